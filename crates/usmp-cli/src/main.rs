@@ -1,0 +1,124 @@
+//! `usmp`: plan, inspect and benchmark static memory plans without building firmware.
+//!
+//! Exit codes: 0 a plan was found; 1 no plan fits the pools; 2 malformed input or usage.
+
+mod bench;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use usmp_core::{Algorithm, report};
+
+/// Unified Static Memory Planning: give every buffer a pool and an offset at build time.
+#[derive(Debug, Parser)]
+#[command(name = "usmp", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Plan one problem and print the plan.
+    ///
+    /// FILE is a CSV with header `id,lower,upper,size` (half-open live ranges, one
+    /// workspace pool called `workspace`) or a JSON problem
+    /// `{"pools": [...], "buffers": [...]}` in the RFC's shape.
+    Plan {
+        /// The problem file (.csv or .json).
+        file: PathBuf,
+        /// Planning algorithm.
+        #[arg(long, short, default_value = "greedy_by_size", value_parser = algorithm_name)]
+        algorithm: String,
+        /// Size limit in bytes of the pool of a CSV problem (default: unbounded).
+        #[arg(long)]
+        capacity: Option<u64>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Also write the memory map as SVG to this file.
+        #[arg(long, value_name = "OUT")]
+        svg: Option<PathBuf>,
+    },
+    /// Time algorithms over problem files and print a table of peaks and times.
+    Bench(bench::Args),
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    /// A readable per-pool summary, then every buffer.
+    Table,
+    /// One JSON object on one line.
+    Json,
+}
+
+fn algorithm_name(name: &str) -> Result<String, String> {
+    match usmp_core::algo::by_name(name) {
+        Some(_) => Ok(name.to_string()),
+        None => Err(format!("unknown algorithm; use one of: {}", usmp_core::algo::BUILT_IN.join(", "))),
+    }
+}
+
+/// Looks up a name that `algorithm_name` already accepted.
+fn algorithm(name: &str) -> Result<Box<dyn Algorithm>, Failure> {
+    usmp_core::algo::by_name(name).ok_or_else(|| Failure::Input(format!("unknown algorithm \"{name}\"")))
+}
+
+/// How a command failed, and so which exit code it ends with.
+#[derive(Debug)]
+enum Failure {
+    /// Malformed input or unusable arguments: exit 2.
+    Input(String),
+    /// No plan fits the pools: exit 1.
+    NoPlan(String),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Plan {
+            file,
+            algorithm: name,
+            capacity,
+            format,
+            svg,
+        } => plan(&file, &name, capacity, format, svg),
+        Command::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::NoPlan(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Input(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Writes to standard output; a reader that went away (`usmp plan ... | head`) ends the
+/// command quietly instead of panicking as `print!` would.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+        std::process::exit(0);
+    }
+}
+
+fn plan(file: &std::path::Path, name: &str, capacity: Option<u64>, format: Format, svg: Option<PathBuf>) -> Result<(), Failure> {
+    let problem = usmp_core::input::read_problem(file, capacity).map_err(|e| Failure::Input(e.to_string()))?;
+    let plan = usmp_core::plan(&problem, algorithm(name)?.as_ref()).map_err(|e| Failure::NoPlan(e.to_string()))?;
+    match format {
+        Format::Table => emit(&report::table(&problem, &plan)),
+        Format::Json => emit(&(report::json(&problem, &plan) + "\n")),
+    }
+    if let Some(out) = svg {
+        std::fs::write(&out, report::svg(&problem, &plan))
+            .map_err(|e| Failure::Input(format!("{}: cannot write the SVG: {e}", out.display())))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,79 @@
+//! Planning algorithms behind one trait (RFC goal G2: the algorithm is changeable).
+//!
+//! Built in, with TVM's semantics and none of its defects (see the crate docs):
+//! [`GreedyBySize`], [`GreedyByConflicts`], [`FirstFit`] (TensorFlow Lite Micro's planner)
+//! and [`HillClimb`]. Any type implementing [`Algorithm`] can be passed to
+//! [`plan`](crate::plan()) instead; its result is verified all the same.
+
+mod greedy;
+mod hill_climb;
+mod place;
+
+pub use greedy::{FirstFit, GreedyByConflicts, GreedyBySize};
+pub use hill_climb::HillClimb;
+
+use crate::bound::LowerBound;
+use crate::plan::{PlanError, Solution};
+use crate::problem::Problem;
+
+/// A memory planning algorithm: the RFC's
+/// `Map<BufferInfo, PoolAllocation> (*foo)(Array<BufferInfo>, memory_pressure)`.
+///
+/// Implementations place every buffer of `problem` in one of its candidate pools. They
+/// need not check their own work: [`plan`](crate::plan()) verifies every solution.
+///
+/// ```
+/// use usmp_core::{Algorithm, Allocation, LowerBound, PlanError, Problem, Solution};
+///
+/// /// Puts every buffer at its own offset in its first pool: valid, never small.
+/// struct Stack;
+///
+/// impl Algorithm for Stack {
+///     fn name(&self) -> &str {
+///         "stack"
+///     }
+///     fn allocate(&self, problem: &Problem, _: &LowerBound) -> Result<Solution, PlanError> {
+///         let mut next = vec![0u64; problem.pools().len()];
+///         let allocations = problem
+///             .buffers()
+///             .iter()
+///             .enumerate()
+///             .map(|(i, b)| {
+///                 let pool = b.candidates[0];
+///                 let align = problem.alignment_in(i, pool);
+///                 let offset = next[pool].next_multiple_of(align);
+///                 next[pool] = offset + b.size;
+///                 Allocation { pool, offset }
+///             })
+///             .collect();
+///         Ok(Solution::new(allocations))
+///     }
+/// }
+///
+/// let problem = usmp_core::input::parse_csv("id,lower,upper,size\na,0,2,8\nb,1,3,8\n", "x.csv", None)?;
+/// let plan = usmp_core::plan(&problem, &Stack)?;
+/// assert_eq!(plan.pool_sizes, vec![16]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait Algorithm {
+    /// The name shown in plans and reports.
+    fn name(&self) -> &str;
+
+    /// Places every buffer. `lower_bound` is the RFC's memory pressure: an algorithm may
+    /// stop searching once it reaches it.
+    fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError>;
+}
+
+/// The names [`by_name`] accepts, in the order the command lists them.
+pub const BUILT_IN: &[&str] = &["greedy_by_size", "greedy_by_conflicts", "first_fit", "hill_climb"];
+
+/// The built-in algorithm called `name`, if there is one.
+pub fn by_name(name: &str) -> Option<Box<dyn Algorithm>> {
+    Some(match name {
+        "greedy_by_size" => Box::new(GreedyBySize),
+        "greedy_by_conflicts" => Box::new(GreedyByConflicts),
+        "first_fit" => Box::new(FirstFit),
+        "hill_climb" => Box::new(HillClimb::default()),
+        _ => return None,
+    })
+}

@@ -1,0 +1,171 @@
+//! Lower bounds: how many bytes no plan can go below.
+//!
+//! Buffers that conflict pairwise occupy disjoint bytes, so the total of any set of
+//! mutually conflicting buffers (a clique) bounds the sum of the pool sizes from below.
+//! For live ranges the largest clique is exact to compute: the peak of the summed sizes of
+//! the buffers live at one step. For a general conflict graph the largest clique is
+//! NP-hard, so a greedy search finds a good clique, and any clique is a valid bound.
+//! Alignment padding is ignored, which only makes the bound weaker, never wrong.
+
+use crate::problem::{Conflicts, PoolKind, Problem};
+
+/// The bound reported with every plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LowerBound {
+    /// Bound on the sum of all pool sizes (workspace and constant).
+    pub total: u64,
+    /// Bound per pool from the buffers that can only go to that pool; 0 when none must.
+    pub per_pool: Vec<u64>,
+}
+
+/// How many starting buffers the greedy clique search tries for conflict graphs; enough
+/// to find the dense core of real problems while staying linear in practice.
+const CLIQUE_STARTS: usize = 64;
+
+impl LowerBound {
+    /// Computes the bound for `problem`.
+    pub fn of(problem: &Problem) -> LowerBound {
+        let buffers = problem.buffers();
+        let all = |kind: PoolKind| -> Vec<usize> {
+            (0..buffers.len()).filter(|&i| buffers[i].kind == kind).collect()
+        };
+        let total = clique_bound(problem, &all(PoolKind::Workspace))
+            .saturating_add(clique_bound(problem, &all(PoolKind::Constant)));
+        let per_pool = (0..problem.pools().len())
+            .map(|p| {
+                let forced: Vec<usize> = (0..buffers.len())
+                    .filter(|&i| buffers[i].candidates == [p])
+                    .collect();
+                clique_bound(problem, &forced)
+            })
+            .collect();
+        LowerBound { total, per_pool }
+    }
+}
+
+/// A lower bound on the memory the buffers `members` need together.
+fn clique_bound(problem: &Problem, members: &[usize]) -> u64 {
+    match problem.conflicts() {
+        Conflicts::Intervals => peak(problem, members),
+        Conflicts::Graph(adj) => greedy_clique(problem, adj, members),
+    }
+}
+
+/// The largest summed size of buffers live at one step.
+fn peak(problem: &Problem, members: &[usize]) -> u64 {
+    let buffers = problem.buffers();
+    let mut events: Vec<(u64, bool, u64)> = Vec::with_capacity(members.len() * 2);
+    for &i in members {
+        if let Some(live) = buffers[i].live {
+            // `false` sorts first: at equal steps a range that ends frees its bytes
+            // before one that starts takes them (ranges are half-open).
+            events.push((live.start, true, buffers[i].size));
+            events.push((live.end, false, buffers[i].size));
+        }
+    }
+    events.sort_unstable();
+    let (mut live, mut best) = (0u64, 0u64);
+    for (_, starts, size) in events {
+        if starts {
+            live = live.saturating_add(size);
+            best = best.max(live);
+        } else {
+            live -= size;
+        }
+    }
+    best
+}
+
+fn greedy_clique(problem: &Problem, adj: &[Vec<usize>], members: &[usize]) -> u64 {
+    let buffers = problem.buffers();
+    let size = |i: usize| buffers[i].size;
+    let mut in_set = vec![false; buffers.len()];
+    for &m in members {
+        in_set[m] = true;
+    }
+    // Start from the buffers with the heaviest neighbourhoods; ties by index keep the
+    // result deterministic.
+    let weight = |i: usize| -> u64 {
+        adj[i]
+            .iter()
+            .filter(|&&j| in_set[j])
+            .fold(size(i), |w, &j| w.saturating_add(size(j)))
+    };
+    let mut starts: Vec<(u64, usize)> = members.iter().map(|&i| (weight(i), i)).collect();
+    starts.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut best = 0u64;
+    for &(_, start) in starts.iter().take(CLIQUE_STARTS) {
+        let mut neighbours: Vec<usize> = adj[start].iter().copied().filter(|&j| in_set[j]).collect();
+        neighbours.sort_unstable_by(|&a, &b| size(b).cmp(&size(a)).then(a.cmp(&b)));
+        let mut clique = vec![start];
+        let mut total = size(start);
+        for j in neighbours {
+            if clique.iter().all(|&c| adj[j].binary_search(&c).is_ok()) {
+                clique.push(j);
+                total = total.saturating_add(size(j));
+            }
+        }
+        best = best.max(total);
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::{Buffer, Pool};
+
+    #[test]
+    fn interval_peak_respects_half_open_ranges() {
+        let mut b = Problem::builder();
+        let w = b.pool(Pool::workspace("w"));
+        b.buffer(Buffer::new("a", 10).with_candidates([w]).with_live(0, 2));
+        b.buffer(Buffer::new("b", 20).with_candidates([w]).with_live(2, 3));
+        b.buffer(Buffer::new("c", 5).with_candidates([w]).with_live(1, 3));
+        let lb = LowerBound::of(&b.build().unwrap());
+        assert_eq!(lb.total, 25);
+        assert_eq!(lb.per_pool, vec![25]);
+    }
+
+    #[test]
+    fn graph_clique_finds_the_heavy_core() {
+        // A 4-clique of 210 bytes plus a heavy buffer with a single neighbour.
+        let mut b = Problem::builder();
+        let w = b.pool(Pool::workspace("w"));
+        let sizes = [20, 100, 40, 50, 150];
+        let ids: Vec<usize> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| b.buffer(Buffer::new(format!("b{i}"), s).with_candidates([w])))
+            .collect();
+        for i in 0..4 {
+            for j in i + 1..4 {
+                b.conflict(ids[i], ids[j]);
+            }
+        }
+        b.conflict(ids[4], ids[0]);
+        let lb = LowerBound::of(&b.build().unwrap());
+        assert_eq!(lb.total, 210);
+    }
+
+    #[test]
+    fn per_pool_bound_counts_only_forced_buffers() {
+        let mut b = Problem::builder();
+        let fast = b.pool(Pool::workspace("fast").with_limit(64));
+        let slow = b.pool(Pool::workspace("slow"));
+        b.buffer(Buffer::new("a", 30).with_candidates([fast]).with_live(0, 2));
+        b.buffer(Buffer::new("b", 50).with_candidates([fast, slow]).with_live(0, 2));
+        b.buffer(Buffer::new("k", 7).constant().with_candidates([]).with_live(0, 1));
+        assert!(b.clone().build().is_err(), "a constant with no candidates is rejected");
+        let mut b2 = Problem::builder();
+        let fast = b2.pool(Pool::workspace("fast"));
+        let slow = b2.pool(Pool::workspace("slow"));
+        let flash = b2.pool(Pool::constant("flash"));
+        b2.buffer(Buffer::new("a", 30).with_candidates([fast]).with_live(0, 2));
+        b2.buffer(Buffer::new("b", 50).with_candidates([fast, slow]).with_live(0, 2));
+        b2.buffer(Buffer::new("k", 7).constant().with_candidates([flash]).with_live(0, 1));
+        let lb = LowerBound::of(&b2.build().unwrap());
+        assert_eq!(lb.total, 87);
+        assert_eq!(lb.per_pool, vec![30, 0, 7]);
+    }
+}

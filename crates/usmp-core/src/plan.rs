@@ -1,0 +1,185 @@
+//! The planner's output: one [`Allocation`] per buffer, checked and summarised as a
+//! [`Plan`], and the errors planning can end in.
+
+use std::fmt;
+
+use crate::algo::Algorithm;
+use crate::bound::LowerBound;
+use crate::problem::Problem;
+use crate::verify::{self, Violation};
+
+/// Where one buffer lives (the RFC's `PoolAllocation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Allocation {
+    /// Index into [`Problem::pools`].
+    pub pool: usize,
+    /// Byte offset from the start of the pool.
+    pub offset: u64,
+}
+
+/// What an [`Algorithm`] returns: an allocation for every buffer, in buffer order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Solution {
+    /// `allocations[i]` places buffer `i`.
+    pub allocations: Vec<Allocation>,
+    /// Set by an exact algorithm that exhausted its search: no smaller plan exists.
+    pub proven_optimal: bool,
+}
+
+impl Solution {
+    /// A solution with no optimality claim.
+    pub fn new(allocations: Vec<Allocation>) -> Self {
+        Solution {
+            allocations,
+            proven_optimal: false,
+        }
+    }
+}
+
+/// A verified plan: every buffer's place, every pool's size, and how good it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Name of the algorithm that produced it.
+    pub algorithm: String,
+    /// `allocations[i]` places buffer `i` of the problem.
+    pub allocations: Vec<Allocation>,
+    /// Bytes each pool must provide: the highest end of a buffer placed in it.
+    pub pool_sizes: Vec<u64>,
+    /// What no plan can beat.
+    pub lower_bound: LowerBound,
+    /// Whether no plan with a smaller total exists (bound reached, or search exhausted).
+    pub optimal: bool,
+}
+
+impl Plan {
+    /// Sum of all pool sizes: the figure of merit compared with the lower bound.
+    pub fn total(&self) -> u64 {
+        self.pool_sizes.iter().sum()
+    }
+}
+
+/// A buffer's best attempt in one candidate pool, for [`PlanError::NoFit`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// Pool name.
+    pub pool: String,
+    /// Its size limit.
+    pub limit: u64,
+    /// The end the buffer would have needed, at the lowest offset the algorithm found.
+    pub needed: u64,
+}
+
+/// Why planning failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// A buffer fits in none of its candidate pools.
+    NoFit {
+        /// The buffer that did not fit.
+        buffer: String,
+        /// Size of that buffer.
+        size: u64,
+        /// One entry per candidate, in preference order.
+        attempts: Vec<Attempt>,
+        /// The problem's lower bound on total bytes.
+        lower_bound: u64,
+    },
+    /// An algorithm returned a plan that breaks the rules: a bug in that algorithm.
+    Invalid {
+        /// The algorithm's name.
+        algorithm: String,
+        /// What the verifier found.
+        violations: Vec<Violation>,
+    },
+    /// The algorithm gave up for a reason of its own.
+    Failed {
+        /// The algorithm's name.
+        algorithm: String,
+        /// Its explanation.
+        reason: String,
+    },
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::NoFit {
+                buffer,
+                size,
+                attempts,
+                lower_bound,
+            } => {
+                writeln!(
+                    f,
+                    "buffer \"{buffer}\" ({size} bytes) fits in none of its candidate pools:"
+                )?;
+                for a in attempts {
+                    writeln!(
+                        f,
+                        "  pool \"{}\": limit {} bytes, needs {} bytes ({} missing)",
+                        a.pool,
+                        a.limit,
+                        a.needed,
+                        a.needed.saturating_sub(a.limit)
+                    )?;
+                }
+                write!(
+                    f,
+                    "no plan can use fewer than {lower_bound} bytes in total (lower bound); \
+                     raise a pool's limit, add a candidate pool, or try another algorithm"
+                )
+            }
+            PlanError::Invalid {
+                algorithm,
+                violations,
+            } => {
+                write!(f, "algorithm \"{algorithm}\" produced an invalid plan:")?;
+                for v in violations {
+                    write!(f, "\n  {v}")?;
+                }
+                Ok(())
+            }
+            PlanError::Failed { algorithm, reason } => {
+                write!(f, "algorithm \"{algorithm}\" failed: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// Runs `algorithm` on `problem`, then verifies and summarises its result.
+///
+/// Every plan this returns has passed [`verify::verify`]: a faulty algorithm, built in or
+/// the user's, produces [`PlanError::Invalid`], never a silently wrong plan.
+pub fn plan(problem: &Problem, algorithm: &dyn Algorithm) -> Result<Plan, PlanError> {
+    let lower_bound = LowerBound::of(problem);
+    let solution = algorithm.allocate(problem, &lower_bound)?;
+    let name = algorithm.name().to_string();
+    if let Err(violations) = verify::verify(problem, &solution.allocations) {
+        return Err(PlanError::Invalid {
+            algorithm: name,
+            violations,
+        });
+    }
+    let pool_sizes = pool_sizes(problem, &solution.allocations);
+    let optimal = solution.proven_optimal || pool_sizes.iter().sum::<u64>() <= lower_bound.total;
+    Ok(Plan {
+        algorithm: name,
+        allocations: solution.allocations,
+        pool_sizes,
+        lower_bound,
+        optimal,
+    })
+}
+
+/// Bytes each pool needs for `allocations`. Callers pass verified allocations, whose ends
+/// cannot overflow.
+pub fn pool_sizes(problem: &Problem, allocations: &[Allocation]) -> Vec<u64> {
+    let mut sizes = vec![0u64; problem.pools().len()];
+    for (buffer, a) in problem.buffers().iter().zip(allocations) {
+        let end = a.offset.saturating_add(buffer.size);
+        sizes[a.pool] = sizes[a.pool].max(end);
+    }
+    sizes
+}

@@ -1,0 +1,607 @@
+//! Pools, buffers and their conflicts: the planner's input, named after the RFC's
+//! `PoolInfo` and `BufferInfo`.
+//!
+//! A [`Problem`] is only ever built through [`ProblemBuilder`], which checks every
+//! invariant the algorithms rely on (positive sizes, power-of-two alignments, known pool
+//! names, at least one candidate of the right kind, symmetric and duplicate-free
+//! conflicts). Algorithms can therefore index freely without re-validating user data.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Whether a pool holds read-write scratch or read-only constants (RFC goal G3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PoolKind {
+    /// Read-write memory for activations and scratch; buffers in it are reused over time.
+    Workspace,
+    /// Read-only memory (flash, ITCM) for weights and other constant data.
+    Constant,
+}
+
+impl PoolKind {
+    /// The lower-case name used in files and reports: `workspace` or `constant`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PoolKind::Workspace => "workspace",
+            PoolKind::Constant => "constant",
+        }
+    }
+}
+
+impl fmt::Display for PoolKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A memory that buffers are placed into (the RFC's `PoolInfo`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pool {
+    /// Unique name, e.g. `dtcm` or `sram`.
+    pub name: String,
+    /// Workspace or constant.
+    pub kind: PoolKind,
+    /// Upper bound on the pool's size in bytes; `None` means unbounded.
+    pub size_limit: Option<u64>,
+    /// Every offset in this pool is a multiple of this (a power of two).
+    pub alignment: u64,
+    /// Targets (e.g. `cpu`, `npu`) that may access the pool; empty means all.
+    pub targets: Vec<String>,
+}
+
+impl Pool {
+    /// An unbounded workspace pool with alignment 1 reachable from every target.
+    pub fn workspace(name: impl Into<String>) -> Self {
+        Pool {
+            name: name.into(),
+            kind: PoolKind::Workspace,
+            size_limit: None,
+            alignment: 1,
+            targets: Vec::new(),
+        }
+    }
+
+    /// An unbounded constant pool with alignment 1 reachable from every target.
+    pub fn constant(name: impl Into<String>) -> Self {
+        Pool {
+            kind: PoolKind::Constant,
+            ..Pool::workspace(name)
+        }
+    }
+
+    /// Sets the size limit in bytes.
+    pub fn with_limit(mut self, bytes: u64) -> Self {
+        self.size_limit = Some(bytes);
+        self
+    }
+
+    /// Sets the pool's alignment in bytes.
+    pub fn with_alignment(mut self, bytes: u64) -> Self {
+        self.alignment = bytes;
+        self
+    }
+
+    /// Whether `bytes` bytes fit under the pool's limit.
+    pub fn admits(&self, bytes: u64) -> bool {
+        self.size_limit.is_none_or(|limit| bytes <= limit)
+    }
+}
+
+/// A half-open live range `[start, end)` in abstract time steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Live {
+    /// First step at which the buffer holds data.
+    pub start: u64,
+    /// First step at which it no longer does.
+    pub end: u64,
+}
+
+impl Live {
+    /// Whether two live ranges share a step.
+    pub fn overlaps(self, other: Live) -> bool {
+        self.start < other.end && other.start < self.end
+    }
+}
+
+/// A buffer to place (the RFC's `BufferInfo`), as given to [`ProblemBuilder::buffer`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    /// Unique name.
+    pub name: String,
+    /// Size in bytes, at least 1.
+    pub size: u64,
+    /// The buffer's offset is a multiple of this (a power of two).
+    pub alignment: u64,
+    /// The kind of pool the buffer must live in.
+    pub kind: PoolKind,
+    /// Pools it may go to, most preferred first (indices into [`Problem::pools`]).
+    pub candidates: Vec<usize>,
+    /// Its live range, for problems whose conflicts come from liveness.
+    pub live: Option<Live>,
+}
+
+impl Buffer {
+    /// A workspace buffer of `size` bytes with alignment 1 and no candidates yet.
+    pub fn new(name: impl Into<String>, size: u64) -> Self {
+        Buffer {
+            name: name.into(),
+            size,
+            alignment: 1,
+            kind: PoolKind::Workspace,
+            candidates: Vec::new(),
+            live: None,
+        }
+    }
+
+    /// Sets the alignment in bytes.
+    pub fn with_alignment(mut self, bytes: u64) -> Self {
+        self.alignment = bytes;
+        self
+    }
+
+    /// Sets the candidate pools, most preferred first.
+    pub fn with_candidates(mut self, pools: impl IntoIterator<Item = usize>) -> Self {
+        self.candidates = pools.into_iter().collect();
+        self
+    }
+
+    /// Sets the live range `[start, end)`.
+    pub fn with_live(mut self, start: u64, end: u64) -> Self {
+        self.live = Some(Live { start, end });
+        self
+    }
+
+    /// Marks the buffer as constant data.
+    pub fn constant(mut self) -> Self {
+        self.kind = PoolKind::Constant;
+        self
+    }
+}
+
+/// How a problem states which buffers may not share memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Conflicts {
+    /// Every buffer has a live range; two conflict iff their ranges overlap. Large
+    /// liveness problems are stored this way so no quadratic edge list is ever built.
+    Intervals,
+    /// An explicit, symmetric, sorted, duplicate-free adjacency list per buffer.
+    Graph(Vec<Vec<usize>>),
+}
+
+/// A checked planning problem: pools, buffers and conflicts.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    pools: Vec<Pool>,
+    buffers: Vec<Buffer>,
+    conflicts: Conflicts,
+}
+
+impl Problem {
+    /// Starts building a problem.
+    pub fn builder() -> ProblemBuilder {
+        ProblemBuilder::default()
+    }
+
+    /// The pools, in declaration (preference) order.
+    pub fn pools(&self) -> &[Pool] {
+        &self.pools
+    }
+
+    /// The buffers, in declaration order.
+    pub fn buffers(&self) -> &[Buffer] {
+        &self.buffers
+    }
+
+    /// How conflicts are represented.
+    pub fn conflicts(&self) -> &Conflicts {
+        &self.conflicts
+    }
+
+    /// Whether buffers `a` and `b` may not overlap in memory.
+    pub fn conflict(&self, a: usize, b: usize) -> bool {
+        if a == b {
+            return false;
+        }
+        match &self.conflicts {
+            Conflicts::Graph(adj) => adj[a].binary_search(&b).is_ok(),
+            Conflicts::Intervals => match (self.buffers[a].live, self.buffers[b].live) {
+                (Some(x), Some(y)) => x.overlaps(y),
+                _ => false,
+            },
+        }
+    }
+
+    /// The number of buffers each buffer conflicts with, in O(n log n) for intervals.
+    pub fn conflict_counts(&self) -> Vec<usize> {
+        match &self.conflicts {
+            Conflicts::Graph(adj) => adj.iter().map(Vec::len).collect(),
+            Conflicts::Intervals => {
+                let lives: Vec<Live> = self.buffers.iter().filter_map(|b| b.live).collect();
+                let mut starts: Vec<u64> = lives.iter().map(|l| l.start).collect();
+                let mut ends: Vec<u64> = lives.iter().map(|l| l.end).collect();
+                starts.sort_unstable();
+                ends.sort_unstable();
+                let n = lives.len();
+                lives
+                    .iter()
+                    .map(|l| {
+                        // Those that end by our start, or start at or after our end, miss us.
+                        let ended = ends.partition_point(|&e| e <= l.start);
+                        let later = n - starts.partition_point(|&s| s < l.end);
+                        n - ended - later - 1
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Index of the pool called `name`.
+    pub fn pool_index(&self, name: &str) -> Option<usize> {
+        self.pools.iter().position(|p| p.name == name)
+    }
+
+    /// The alignment an offset of `buffer` in `pool` must have: the larger of the two.
+    pub fn alignment_in(&self, buffer: usize, pool: usize) -> u64 {
+        self.buffers[buffer].alignment.max(self.pools[pool].alignment)
+    }
+}
+
+/// Which part of a problem an error is about, so a front end can point at the line and
+/// column the user wrote it on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Locus {
+    /// Pool number `.0` (declaration order), field `.1`.
+    Pool(usize, Field),
+    /// Buffer number `.0` (declaration order), field `.1`.
+    Buffer(usize, Field),
+}
+
+/// A field of a pool or buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// The name.
+    Name,
+    /// The size.
+    Size,
+    /// The alignment.
+    Alignment,
+    /// The candidate pool at this position in the list.
+    Candidate(usize),
+    /// The candidate list as a whole.
+    Candidates,
+    /// The conflict list.
+    Conflicts,
+    /// The live range.
+    Live,
+}
+
+/// Why a problem could not be built: what is wrong, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProblemError {
+    /// The pool or buffer, and the field.
+    pub locus: Locus,
+    /// What is wrong.
+    pub kind: ProblemErrorKind,
+}
+
+impl fmt::Display for ProblemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.kind.fmt(f)
+    }
+}
+
+impl std::error::Error for ProblemError {}
+
+/// What is wrong with a problem. Names are the user's, so the message stands alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProblemErrorKind {
+    /// Two pools share a name.
+    DuplicatePool(String),
+    /// Two buffers share a name.
+    DuplicateBuffer(String),
+    /// A pool or buffer alignment is zero or not a power of two.
+    BadAlignment {
+        /// `pool "x"` or `buffer "x"`.
+        what: String,
+        /// The alignment given.
+        alignment: u64,
+    },
+    /// A buffer of size zero.
+    ZeroSize(String),
+    /// A buffer with no candidate pools.
+    NoCandidates(String),
+    /// A candidate index that names no pool.
+    UnknownPool {
+        /// The buffer.
+        buffer: String,
+        /// The bad index.
+        index: usize,
+    },
+    /// A candidate listed twice for one buffer.
+    DuplicateCandidate {
+        /// The buffer.
+        buffer: String,
+        /// The pool listed twice.
+        pool: String,
+    },
+    /// A buffer listed a candidate pool of the wrong kind.
+    KindMismatch {
+        /// The buffer.
+        buffer: String,
+        /// The buffer's kind.
+        kind: PoolKind,
+        /// The pool.
+        pool: String,
+    },
+    /// A conflict naming a buffer index that does not exist.
+    UnknownBuffer(usize),
+    /// A buffer listed as conflicting with itself.
+    SelfConflict(String),
+    /// A live range with `start >= end`.
+    EmptyLive {
+        /// The buffer.
+        buffer: String,
+        /// Its live range.
+        live: Live,
+    },
+    /// Some buffers have live ranges and others do not, or ranges and explicit conflicts
+    /// were mixed.
+    MixedConflicts(String),
+}
+
+impl fmt::Display for ProblemErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ProblemErrorKind as ProblemError;
+        match self {
+            ProblemError::DuplicatePool(n) => {
+                write!(f, "pool \"{n}\" is declared twice; give each pool its own name")
+            }
+            ProblemError::DuplicateBuffer(n) => {
+                write!(f, "buffer \"{n}\" is declared twice; give each buffer its own name")
+            }
+            ProblemError::BadAlignment { what, alignment } => write!(
+                f,
+                "{what} has alignment {alignment}, which is not a power of two; write 1, 2, 4, 8, 16, ..."
+            ),
+            ProblemError::ZeroSize(n) => {
+                write!(f, "buffer \"{n}\" has size 0; sizes are at least 1 byte")
+            }
+            ProblemError::NoCandidates(n) => write!(
+                f,
+                "buffer \"{n}\" has no candidate pools; list at least one pool it may go to"
+            ),
+            ProblemError::UnknownPool { buffer, index } => {
+                write!(f, "buffer \"{buffer}\" names pool #{index}, which does not exist")
+            }
+            ProblemError::DuplicateCandidate { buffer, pool } => write!(
+                f,
+                "buffer \"{buffer}\" lists pool \"{pool}\" twice among its candidates; list it once"
+            ),
+            ProblemError::KindMismatch { buffer, kind, pool } => write!(
+                f,
+                "buffer \"{buffer}\" is {kind} data but candidate pool \"{pool}\" is not a {kind} pool; \
+                 list only {kind} pools for it"
+            ),
+            ProblemError::UnknownBuffer(i) => write!(f, "a conflict names buffer #{i}, which does not exist"),
+            ProblemError::SelfConflict(n) => {
+                write!(f, "buffer \"{n}\" lists itself as a conflict; remove it from its own list")
+            }
+            ProblemError::EmptyLive { buffer, live } => write!(
+                f,
+                "buffer \"{buffer}\" has live range [{}, {}), which is empty; the end must be greater than the start",
+                live.start, live.end
+            ),
+            ProblemError::MixedConflicts(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Collects pools, buffers and conflicts, then checks them all in [`build`](Self::build).
+#[derive(Clone, Debug, Default)]
+pub struct ProblemBuilder {
+    pools: Vec<Pool>,
+    buffers: Vec<Buffer>,
+    edges: Vec<(usize, usize)>,
+}
+
+impl ProblemBuilder {
+    /// Adds a pool and returns its index (its preference rank among pools).
+    pub fn pool(&mut self, pool: Pool) -> usize {
+        self.pools.push(pool);
+        self.pools.len() - 1
+    }
+
+    /// Adds a buffer and returns its index.
+    pub fn buffer(&mut self, buffer: Buffer) -> usize {
+        self.buffers.push(buffer);
+        self.buffers.len() - 1
+    }
+
+    /// Declares that buffers `a` and `b` may not overlap. Order and repetition do not
+    /// matter: conflicts are symmetric and deduplicated.
+    pub fn conflict(&mut self, a: usize, b: usize) {
+        self.edges.push((a, b));
+    }
+
+    /// Checks everything and returns the problem, or the first problem found.
+    pub fn build(self) -> Result<Problem, ProblemError> {
+        let ProblemBuilder {
+            pools,
+            buffers,
+            edges,
+        } = self;
+        let mut pool_names = BTreeMap::new();
+        for (p, pool) in pools.iter().enumerate() {
+            let at = |field| Locus::Pool(p, field);
+            if pool_names.insert(pool.name.as_str(), ()).is_some() {
+                return Err(fail(at(Field::Name), Kind::DuplicatePool(pool.name.clone())));
+            }
+            check_alignment(format!("pool \"{}\"", pool.name), pool.alignment).map_err(|k| fail(at(Field::Alignment), k))?;
+        }
+        let mut buffer_names = BTreeMap::new();
+        for (i, buffer) in buffers.iter().enumerate() {
+            if buffer_names.insert(buffer.name.as_str(), ()).is_some() {
+                return Err(fail(Locus::Buffer(i, Field::Name), Kind::DuplicateBuffer(buffer.name.clone())));
+            }
+            check_buffer(buffer, &pools).map_err(|(field, k)| fail(Locus::Buffer(i, field), k))?;
+        }
+        let conflicts = conflicts_of(&buffers, edges)?;
+        Ok(Problem {
+            pools,
+            buffers,
+            conflicts,
+        })
+    }
+}
+
+use ProblemErrorKind as Kind;
+
+fn fail(locus: Locus, kind: Kind) -> ProblemError {
+    ProblemError { locus, kind }
+}
+
+fn check_alignment(what: String, alignment: u64) -> Result<(), Kind> {
+    if alignment.is_power_of_two() {
+        Ok(())
+    } else {
+        Err(Kind::BadAlignment { what, alignment })
+    }
+}
+
+fn check_buffer(buffer: &Buffer, pools: &[Pool]) -> Result<(), (Field, Kind)> {
+    let name = &buffer.name;
+    if buffer.size == 0 {
+        return Err((Field::Size, Kind::ZeroSize(name.clone())));
+    }
+    check_alignment(format!("buffer \"{name}\""), buffer.alignment).map_err(|k| (Field::Alignment, k))?;
+    if buffer.candidates.is_empty() {
+        return Err((Field::Candidates, Kind::NoCandidates(name.clone())));
+    }
+    for (k, &index) in buffer.candidates.iter().enumerate() {
+        let at = Field::Candidate(k);
+        let pool = pools.get(index).ok_or_else(|| {
+            let buffer = name.clone();
+            (at, Kind::UnknownPool { buffer, index })
+        })?;
+        if buffer.candidates[..k].contains(&index) {
+            let pool = pool.name.clone();
+            return Err((at, Kind::DuplicateCandidate { buffer: name.clone(), pool }));
+        }
+        if pool.kind != buffer.kind {
+            let (kind, pool) = (buffer.kind, pool.name.clone());
+            return Err((at, Kind::KindMismatch { buffer: name.clone(), kind, pool }));
+        }
+    }
+    if let Some(live) = buffer.live
+        && live.start >= live.end
+    {
+        return Err((Field::Live, Kind::EmptyLive { buffer: name.clone(), live }));
+    }
+    Ok(())
+}
+
+fn conflicts_of(buffers: &[Buffer], edges: Vec<(usize, usize)>) -> Result<Conflicts, ProblemError> {
+    let with_live = buffers.iter().filter(|b| b.live.is_some()).count();
+    if with_live > 0 {
+        if let Some(missing) = buffers.iter().position(|b| b.live.is_none()) {
+            let why = format!(
+                "buffer \"{}\" has no live range but others do; give every buffer a live \
+                 range, or none and list conflicts instead",
+                buffers[missing].name
+            );
+            return Err(fail(Locus::Buffer(missing, Field::Live), Kind::MixedConflicts(why)));
+        }
+        if let Some(&(a, _)) = edges.first() {
+            let why = "the problem has both live ranges and explicit conflicts; use one or the other".into();
+            return Err(fail(Locus::Buffer(a.min(buffers.len().saturating_sub(1)), Field::Conflicts), Kind::MixedConflicts(why)));
+        }
+        return Ok(Conflicts::Intervals);
+    }
+    let mut adj = vec![Vec::new(); buffers.len()];
+    for (a, b) in edges {
+        if let Some(bad) = [a, b].into_iter().find(|&i| i >= buffers.len()) {
+            let owner = if a < buffers.len() { a } else { 0 };
+            return Err(fail(Locus::Buffer(owner, Field::Conflicts), Kind::UnknownBuffer(bad)));
+        }
+        if a == b {
+            return Err(fail(Locus::Buffer(a, Field::Conflicts), Kind::SelfConflict(buffers[a].name.clone())));
+        }
+        adj[a].push(b);
+        adj[b].push(a);
+    }
+    for list in &mut adj {
+        list.sort_unstable();
+        list.dedup();
+    }
+    Ok(Conflicts::Graph(adj))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_buffers() -> ProblemBuilder {
+        let mut b = Problem::builder();
+        let p = b.pool(Pool::workspace("sram"));
+        b.buffer(Buffer::new("a", 8).with_candidates([p]));
+        b.buffer(Buffer::new("b", 8).with_candidates([p]));
+        b
+    }
+
+    #[test]
+    fn conflicts_are_symmetric_and_deduplicated() {
+        let mut b = two_buffers();
+        b.conflict(0, 1);
+        b.conflict(0, 1);
+        b.conflict(1, 0);
+        let p = b.build().unwrap();
+        assert_eq!(p.conflicts(), &Conflicts::Graph(vec![vec![1], vec![0]]));
+        assert!(p.conflict(1, 0) && p.conflict(0, 1));
+        assert_eq!(p.conflict_counts(), vec![1, 1]);
+    }
+
+    #[test]
+    fn interval_conflicts_are_half_open() {
+        let mut b = Problem::builder();
+        let p = b.pool(Pool::workspace("w"));
+        b.buffer(Buffer::new("a", 1).with_candidates([p]).with_live(0, 2));
+        b.buffer(Buffer::new("b", 1).with_candidates([p]).with_live(2, 4));
+        b.buffer(Buffer::new("c", 1).with_candidates([p]).with_live(1, 3));
+        let p = b.build().unwrap();
+        assert!(!p.conflict(0, 1));
+        assert!(p.conflict(0, 2) && p.conflict(1, 2));
+        assert_eq!(p.conflict_counts(), vec![1, 1, 2]);
+    }
+
+    #[test]
+    fn rejects_bad_input_with_names() {
+        let mut b = two_buffers();
+        b.conflict(1, 1);
+        assert_eq!(b.build().unwrap_err(), fail(Locus::Buffer(1, Field::Conflicts), Kind::SelfConflict("b".into())));
+
+        let mut b = Problem::builder();
+        let p = b.pool(Pool::workspace("w").with_alignment(12));
+        b.buffer(Buffer::new("a", 1).with_candidates([p]));
+        let e = b.build().unwrap_err();
+        assert!(e.to_string().contains("pool \"w\" has alignment 12"), "{e}");
+
+        let mut b = Problem::builder();
+        let p = b.pool(Pool::workspace("w"));
+        b.buffer(Buffer::new("k", 4).constant().with_candidates([p]));
+        let e = b.build().unwrap_err();
+        assert!(matches!(e.kind, Kind::KindMismatch { .. }), "{e}");
+        assert_eq!(e.locus, Locus::Buffer(0, Field::Candidate(0)));
+
+        let mut b = Problem::builder();
+        b.pool(Pool::workspace("w"));
+        b.buffer(Buffer::new("a", 0).with_candidates([0]));
+        assert_eq!(b.build().unwrap_err(), fail(Locus::Buffer(0, Field::Size), Kind::ZeroSize("a".into())));
+
+        let mut b = Problem::builder();
+        b.pool(Pool::workspace("w"));
+        b.buffer(Buffer::new("a", 1).with_candidates([0]).with_live(0, 1));
+        b.buffer(Buffer::new("b", 1).with_candidates([0]));
+        assert_eq!(b.build().unwrap_err().locus, Locus::Buffer(1, Field::Live));
+    }
+}

@@ -1,0 +1,103 @@
+//! The memory map as SVG: one panel per pool, addresses upward, time (or, without live
+//! ranges, placement by address) across, one labelled rectangle per buffer. People read
+//! this rather than a list of offsets.
+
+use std::fmt::Write;
+
+use crate::plan::Plan;
+use crate::problem::Problem;
+
+const WIDTH: f64 = 960.0;
+const PANEL: f64 = 300.0;
+const LEFT: f64 = 90.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 40.0;
+const GAP: f64 = 70.0;
+
+/// A fixed palette; colour `i % len` keeps output identical everywhere.
+const COLOURS: [&str; 10] = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Renders the plan as a standalone SVG document.
+pub fn svg(problem: &Problem, plan: &Plan) -> String {
+    let pools = problem.pools();
+    let buffers = problem.buffers();
+    let height = TOP + pools.len() as f64 * (PANEL + GAP);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" font-family=\"sans-serif\" font-size=\"11\">"
+    );
+    let _ = writeln!(out, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
+    let _ = writeln!(
+        out,
+        "<text x=\"{LEFT}\" y=\"22\" font-size=\"14\">{} — {} bytes in total, lower bound {}</text>",
+        escape(&plan.algorithm),
+        plan.total(),
+        plan.lower_bound.total
+    );
+    let timed = buffers.iter().all(|b| b.live.is_some()) && !buffers.is_empty();
+    let (t0, t1) = if timed {
+        let lives = buffers.iter().filter_map(|b| b.live);
+        let lo = lives.clone().map(|l| l.start).min().unwrap_or(0);
+        (lo, lives.map(|l| l.end).max().unwrap_or(1))
+    } else {
+        (0, 1)
+    };
+    for (p, pool) in pools.iter().enumerate() {
+        let y0 = TOP + p as f64 * (PANEL + GAP) + 20.0;
+        let size = plan.pool_sizes[p];
+        let members: Vec<usize> = (0..buffers.len()).filter(|&i| plan.allocations[i].pool == p).collect();
+        let limit = pool.size_limit.map_or(String::new(), |l| format!(", limit {l}"));
+        let _ = writeln!(
+            out,
+            "<text x=\"{LEFT}\" y=\"{:.1}\" font-size=\"13\" font-weight=\"bold\">pool {} ({}): {size} bytes{limit}, {} buffers</text>",
+            y0 - 6.0,
+            escape(&pool.name),
+            pool.kind,
+            members.len()
+        );
+        let plot_w = WIDTH - LEFT - RIGHT;
+        let _ = writeln!(out, "<rect x=\"{LEFT}\" y=\"{y0:.1}\" width=\"{plot_w:.1}\" height=\"{PANEL}\" fill=\"#f7f7f7\" stroke=\"#333\"/>");
+        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{size}</text>", LEFT - 4.0, y0 + 10.0);
+        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">0</text>", LEFT - 4.0, y0 + PANEL);
+        let axis = if timed { format!("time step {t0} → {t1}") } else { "buffers in address order".into() };
+        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{axis}</text>", LEFT + plot_w / 2.0, y0 + PANEL + 16.0);
+        if size == 0 {
+            continue;
+        }
+        // Without live ranges, each buffer gets a column, ordered by address.
+        let mut by_address = members.clone();
+        by_address.sort_by_key(|&i| (plan.allocations[i].offset, i));
+        let columns = by_address.len().max(1) as f64;
+        let y_scale = PANEL / size as f64;
+        let x_scale = plot_w / (t1 - t0).max(1) as f64;
+        for (column, &i) in by_address.iter().enumerate() {
+            let b = &buffers[i];
+            let offset = plan.allocations[i].offset;
+            let (x, w) = match b.live {
+                Some(l) if timed => (LEFT + (l.start - t0) as f64 * x_scale, (l.end - l.start) as f64 * x_scale),
+                _ => (LEFT + column as f64 * plot_w / columns, plot_w / columns),
+            };
+            let h = b.size as f64 * y_scale;
+            let y = y0 + PANEL - (offset + b.size) as f64 * y_scale;
+            let live = b.live.map_or(String::new(), |l| format!(", live [{}, {})", l.start, l.end));
+            let _ = writeln!(
+                out,
+                "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"{w:.2}\" height=\"{h:.2}\" fill=\"{}\" stroke=\"#222\" stroke-width=\"0.3\"><title>{}: offset {offset}, {} bytes{live}</title></rect>",
+                COLOURS[i % COLOURS.len()],
+                escape(&b.name),
+                b.size
+            );
+            let label = escape(&b.name);
+            if w > 7.0 * label.chars().count() as f64 && h > 13.0 {
+                let _ = writeln!(out, "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"middle\" fill=\"white\">{label}</text>", x + w / 2.0, y + h / 2.0 + 4.0);
+            }
+        }
+    }
+    out.push_str("</svg>\n");
+    out
+}

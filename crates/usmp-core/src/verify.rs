@@ -1,0 +1,291 @@
+//! The independent verifier: checks any allocation against the problem's rules.
+//!
+//! It shares no code with the algorithms on purpose. Overlaps are found by a sweep over
+//! time (live ranges) or over the edge list (conflict graphs), not by the placement
+//! structures the algorithms use, so a bug in those cannot hide itself here.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::plan::Allocation;
+use crate::problem::{Conflicts, Problem};
+
+/// At most this many violations are reported; one is enough to reject a plan.
+const MAX_VIOLATIONS: usize = 20;
+
+/// One broken rule, naming the buffers and pools involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Violation {
+    /// The number of allocations differs from the number of buffers.
+    WrongCount {
+        /// Buffers in the problem.
+        buffers: usize,
+        /// Allocations given.
+        allocations: usize,
+    },
+    /// An allocation names a pool that does not exist.
+    UnknownPool {
+        /// The buffer.
+        buffer: String,
+        /// The bad pool index.
+        pool: usize,
+    },
+    /// A buffer sits in a pool that is not one of its candidates (this also catches
+    /// constants outside constant pools, since candidates always match the buffer's kind).
+    NotACandidate {
+        /// The buffer.
+        buffer: String,
+        /// The pool.
+        pool: String,
+    },
+    /// An offset that is not a multiple of the buffer's and the pool's alignment.
+    Misaligned {
+        /// The buffer.
+        buffer: String,
+        /// Its offset.
+        offset: u64,
+        /// The alignment required.
+        alignment: u64,
+    },
+    /// A buffer that ends past its pool's limit (or past the address space).
+    OverLimit {
+        /// The buffer.
+        buffer: String,
+        /// The pool.
+        pool: String,
+        /// Where the buffer ends.
+        end: u64,
+        /// The pool's limit.
+        limit: u64,
+    },
+    /// Two conflicting buffers share bytes.
+    Overlap {
+        /// One buffer.
+        a: String,
+        /// The other.
+        b: String,
+        /// Their pool.
+        pool: String,
+    },
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::WrongCount {
+                buffers,
+                allocations,
+            } => write!(f, "{allocations} allocations for {buffers} buffers"),
+            Violation::UnknownPool { buffer, pool } => {
+                write!(f, "buffer \"{buffer}\" is placed in pool #{pool}, which does not exist")
+            }
+            Violation::NotACandidate { buffer, pool } => {
+                write!(f, "buffer \"{buffer}\" is placed in pool \"{pool}\", which is not one of its candidates")
+            }
+            Violation::Misaligned {
+                buffer,
+                offset,
+                alignment,
+            } => write!(f, "buffer \"{buffer}\" is at offset {offset}, not a multiple of {alignment}"),
+            Violation::OverLimit {
+                buffer,
+                pool,
+                end,
+                limit,
+            } => write!(f, "buffer \"{buffer}\" ends at {end}, past pool \"{pool}\"'s limit of {limit}"),
+            Violation::Overlap { a, b, pool } => {
+                write!(f, "conflicting buffers \"{a}\" and \"{b}\" overlap in pool \"{pool}\"")
+            }
+        }
+    }
+}
+
+/// Checks `allocations` against every rule of `problem`.
+pub fn verify(problem: &Problem, allocations: &[Allocation]) -> Result<(), Vec<Violation>> {
+    let buffers = problem.buffers();
+    if allocations.len() != buffers.len() {
+        return Err(vec![Violation::WrongCount {
+            buffers: buffers.len(),
+            allocations: allocations.len(),
+        }]);
+    }
+    let mut found = Vec::new();
+    let pools = problem.pools();
+    for (b, a) in buffers.iter().zip(allocations) {
+        let Some(pool) = pools.get(a.pool) else {
+            found.push(Violation::UnknownPool {
+                buffer: b.name.clone(),
+                pool: a.pool,
+            });
+            continue;
+        };
+        if !b.candidates.contains(&a.pool) {
+            found.push(Violation::NotACandidate {
+                buffer: b.name.clone(),
+                pool: pool.name.clone(),
+            });
+        }
+        let alignment = b.alignment.max(pool.alignment);
+        if a.offset % alignment != 0 {
+            found.push(Violation::Misaligned {
+                buffer: b.name.clone(),
+                offset: a.offset,
+                alignment,
+            });
+        }
+        let end = a.offset.checked_add(b.size);
+        let limit = pool.size_limit.unwrap_or(u64::MAX);
+        if end.is_none_or(|end| end > limit) {
+            found.push(Violation::OverLimit {
+                buffer: b.name.clone(),
+                pool: pool.name.clone(),
+                end: end.unwrap_or(u64::MAX),
+                limit,
+            });
+        }
+    }
+    // Overlaps are only meaningful once every allocation is individually sound.
+    if found.is_empty() {
+        match problem.conflicts() {
+            Conflicts::Graph(adj) => overlaps_in_graph(problem, adj, allocations, &mut found),
+            Conflicts::Intervals => overlaps_in_time(problem, allocations, &mut found),
+        }
+    }
+    found.truncate(MAX_VIOLATIONS);
+    if found.is_empty() { Ok(()) } else { Err(found) }
+}
+
+fn overlap_violation(problem: &Problem, a: usize, b: usize, pool: usize) -> Violation {
+    let name = |i: usize| problem.buffers()[i].name.clone();
+    Violation::Overlap {
+        a: name(a),
+        b: name(b),
+        pool: problem.pools()[pool].name.clone(),
+    }
+}
+
+fn overlaps_in_graph(problem: &Problem, adj: &[Vec<usize>], allocs: &[Allocation], found: &mut Vec<Violation>) {
+    let buffers = problem.buffers();
+    for (i, neighbours) in adj.iter().enumerate() {
+        for &j in neighbours.iter().filter(|&&j| j > i) {
+            let (x, y) = (allocs[i], allocs[j]);
+            let disjoint = x.offset + buffers[i].size <= y.offset || y.offset + buffers[j].size <= x.offset;
+            if x.pool == y.pool && !disjoint {
+                found.push(overlap_violation(problem, i, j, x.pool));
+                if found.len() >= MAX_VIOLATIONS {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Sweeps time; at each step the live buffers of one pool must be disjoint, so a new
+/// buffer only has to be compared with its neighbours by address.
+fn overlaps_in_time(problem: &Problem, allocs: &[Allocation], found: &mut Vec<Violation>) {
+    let buffers = problem.buffers();
+    let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(buffers.len() * 2);
+    for (i, b) in buffers.iter().enumerate() {
+        if let Some(live) = b.live {
+            // `false` (an end) sorts before `true` (a start) at the same step.
+            events.push((live.start, true, i));
+            events.push((live.end, false, i));
+        }
+    }
+    events.sort_unstable();
+    // Per pool, the live buffers keyed by (offset, buffer).
+    let mut live: Vec<BTreeMap<(u64, usize), u64>> = vec![BTreeMap::new(); problem.pools().len()];
+    for (_, starts, i) in events {
+        let a = allocs[i];
+        let key = (a.offset, i);
+        let set = &mut live[a.pool];
+        if !starts {
+            set.remove(&key);
+            continue;
+        }
+        let end = a.offset + buffers[i].size;
+        let below = set.range(..key).next_back().filter(|(_, e)| **e > a.offset);
+        let above = set.range(key..).next().filter(|((o, _), _)| *o < end);
+        for (&(_, j), _) in below.into_iter().chain(above) {
+            found.push(overlap_violation(problem, j.min(i), j.max(i), a.pool));
+        }
+        if found.len() >= MAX_VIOLATIONS {
+            return;
+        }
+        set.insert(key, end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::{Buffer, Pool};
+
+    fn at(pool: usize, offset: u64) -> Allocation {
+        Allocation { pool, offset }
+    }
+
+    fn interval_problem() -> Problem {
+        let mut b = Problem::builder();
+        let w = b.pool(Pool::workspace("w").with_limit(100).with_alignment(4));
+        b.buffer(Buffer::new("a", 10).with_candidates([w]).with_live(0, 2));
+        b.buffer(Buffer::new("b", 10).with_candidates([w]).with_live(1, 3));
+        b.buffer(Buffer::new("c", 10).with_candidates([w]).with_live(2, 4).with_alignment(8));
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn accepts_a_valid_plan() {
+        let p = interval_problem();
+        assert_eq!(verify(&p, &[at(0, 0), at(0, 12), at(0, 0)]), Ok(()));
+    }
+
+    #[test]
+    fn finds_overlaps_in_time() {
+        let p = interval_problem();
+        let err = verify(&p, &[at(0, 0), at(0, 8), at(0, 24)]).unwrap_err();
+        assert_eq!(
+            err,
+            vec![Violation::Overlap {
+                a: "a".into(),
+                b: "b".into(),
+                pool: "w".into()
+            }]
+        );
+        // b overlaps c from above too.
+        let err = verify(&p, &[at(0, 40), at(0, 4), at(0, 0)]).unwrap_err();
+        assert_eq!(err.len(), 1);
+        assert!(err[0].to_string().contains("\"b\" and \"c\""), "{}", err[0]);
+    }
+
+    #[test]
+    fn finds_alignment_limit_and_candidate_faults() {
+        let p = interval_problem();
+        let err = verify(&p, &[at(0, 2), at(0, 92), at(0, 12)]).unwrap_err();
+        let text: Vec<String> = err.iter().map(ToString::to_string).collect();
+        assert!(text[0].contains("\"a\" is at offset 2, not a multiple of 4"));
+        assert!(text[1].contains("\"b\" ends at 102, past pool \"w\"'s limit of 100"));
+        assert!(text[2].contains("\"c\" is at offset 12, not a multiple of 8"));
+        assert_eq!(verify(&p, &[at(0, 0)]).unwrap_err().len(), 1);
+        assert!(matches!(verify(&p, &[at(3, 0), at(0, 20), at(0, 40)]).unwrap_err()[0], Violation::UnknownPool { .. }));
+    }
+
+    #[test]
+    fn graph_conflicts_and_candidates() {
+        let mut b = Problem::builder();
+        let w = b.pool(Pool::workspace("w"));
+        let v = b.pool(Pool::workspace("v"));
+        let x = b.buffer(Buffer::new("x", 4).with_candidates([w, v]));
+        let y = b.buffer(Buffer::new("y", 4).with_candidates([w]));
+        b.conflict(x, y);
+        let p = b.build().unwrap();
+        assert_eq!(verify(&p, &[at(1, 0), at(0, 0)]), Ok(()));
+        assert_eq!(verify(&p, &[at(0, 4), at(0, 0)]), Ok(()));
+        assert!(matches!(verify(&p, &[at(0, 2), at(0, 0)]).unwrap_err()[0], Violation::Overlap { .. }));
+        assert!(matches!(
+            verify(&p, &[at(0, 8), at(1, 0)]).unwrap_err()[0],
+            Violation::NotACandidate { .. }
+        ));
+    }
+}
