@@ -36,7 +36,8 @@ fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let entries = std::fs::read_dir(path).map_err(|e| Failure::Input(format!("{}: cannot list: {e}", path.display())))?;
+            let entries = std::fs::read_dir(path)
+                .map_err(|e| Failure::Input(format!("{}: cannot list: {e}", path.display())))?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "csv" || x == "json"))
@@ -51,21 +52,31 @@ fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
 }
 
 fn name_of(path: &Path) -> String {
-    let parent = path.parent().and_then(Path::file_name).map(|p| p.to_string_lossy().into_owned());
-    let file = path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
+    let parent = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|p| p.to_string_lossy().into_owned());
+    let file = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
     parent.map_or(file.clone(), |p| format!("{p}/{file}"))
 }
 
 /// Runs the benchmark and prints the table.
 pub fn run(args: &Args) -> Result<(), Failure> {
     let algorithms: Vec<String> = if args.algorithm.is_empty() {
-        usmp_core::algo::BUILT_IN.iter().map(ToString::to_string).collect()
+        usmp_core::algo::BUILT_IN
+            .iter()
+            .map(ToString::to_string)
+            .collect()
     } else {
         args.algorithm.clone()
     };
     let mut rows = Vec::new();
     for path in files(&args.paths)? {
-        let problem = usmp_core::input::read_problem(&path, None).map_err(|e| Failure::Input(e.to_string()))?;
+        let problem = usmp_core::input::read_problem(&path, None)
+            .map_err(|e| Failure::Input(e.to_string()))?;
         let lower_bound = usmp_core::LowerBound::of(&problem).total;
         for name in &algorithms {
             let algo = algorithm(name)?;
@@ -74,7 +85,9 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                 let start = Instant::now();
                 let outcome = usmp_core::plan(&problem, algo.as_ref());
                 let took = start.elapsed();
-                let r = outcome.map(|p| (p.total(), took)).map_err(|e| e.to_string().lines().next().unwrap_or("").to_string());
+                let r = outcome
+                    .map(|p| (p.total(), took))
+                    .map_err(|e| e.to_string().lines().next().unwrap_or("").to_string());
                 best = Some(match (best, r) {
                     (Some(Ok((total, t))), Ok((_, u))) => Ok((total, t.min(u))),
                     (_, r) => r,
@@ -93,7 +106,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     }
     super::emit(&render(&rows, false));
     if let Some(out) = &args.markdown {
-        std::fs::write(out, render(&rows, true)).map_err(|e| Failure::Input(format!("{}: cannot write: {e}", out.display())))?;
+        std::fs::write(out, render(&rows, true))
+            .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", out.display())))?;
     }
     Ok(())
 }
@@ -101,27 +115,58 @@ pub fn run(args: &Args) -> Result<(), Failure> {
 fn line(row: &Row, markdown: bool) -> String {
     let (peak, excess, time) = match &row.result {
         Ok((total, took)) => {
-            let excess = if row.lower_bound == 0 { 0.0 } else { (*total as f64 - row.lower_bound as f64) * 100.0 / row.lower_bound as f64 };
-            (total.to_string(), format!("{excess:.2}%"), format!("{:.1}", took.as_secs_f64() * 1000.0))
+            let excess = if row.lower_bound == 0 {
+                0.0
+            } else {
+                (*total as f64 - row.lower_bound as f64) * 100.0 / row.lower_bound as f64
+            };
+            (
+                total.to_string(),
+                format!("{excess:.2}%"),
+                format!("{:.1}", took.as_secs_f64() * 1000.0),
+            )
         }
         Err(e) => (format!("failed: {e}"), "-".into(), "-".into()),
     };
-    let cells = [row.instance.clone(), row.buffers.to_string(), row.lower_bound.to_string(), row.algorithm.clone(), peak, excess, time];
+    let cells = [
+        row.instance.clone(),
+        row.buffers.to_string(),
+        row.lower_bound.to_string(),
+        row.algorithm.clone(),
+        peak,
+        excess,
+        time,
+    ];
     if markdown {
         format!("| {} |", cells.join(" | "))
     } else {
-        format!("{:<40} {:>7} {:>14} {:<20} {:>14} {:>8} {:>10}", cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6])
+        format!(
+            "{:<40} {:>7} {:>14} {:<20} {:>14} {:>8} {:>10}",
+            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]
+        )
     }
 }
 
 fn render(rows: &[Row], markdown: bool) -> String {
     let mut out = String::new();
-    let head = ["instance", "buffers", "lower bound", "algorithm", "peak", "over LB", "ms"];
+    let head = [
+        "instance",
+        "buffers",
+        "lower bound",
+        "algorithm",
+        "peak",
+        "over LB",
+        "ms",
+    ];
     if markdown {
         let _ = writeln!(out, "| {} |", head.join(" | "));
         let _ = writeln!(out, "|---|---:|---:|---|---:|---:|---:|");
     } else {
-        let _ = writeln!(out, "{:<40} {:>7} {:>14} {:<20} {:>14} {:>8} {:>10}", head[0], head[1], head[2], head[3], head[4], head[5], head[6]);
+        let _ = writeln!(
+            out,
+            "{:<40} {:>7} {:>14} {:<20} {:>14} {:>8} {:>10}",
+            head[0], head[1], head[2], head[3], head[4], head[5], head[6]
+        );
     }
     for row in rows {
         let _ = writeln!(out, "{}", line(row, markdown));

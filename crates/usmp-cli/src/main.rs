@@ -56,13 +56,17 @@ enum Format {
 fn algorithm_name(name: &str) -> Result<String, String> {
     match usmp_core::algo::by_name(name) {
         Some(_) => Ok(name.to_string()),
-        None => Err(format!("unknown algorithm; use one of: {}", usmp_core::algo::BUILT_IN.join(", "))),
+        None => Err(format!(
+            "unknown algorithm; use one of: {}",
+            usmp_core::algo::BUILT_IN.join(", ")
+        )),
     }
 }
 
 /// Looks up a name that `algorithm_name` already accepted.
 fn algorithm(name: &str) -> Result<Box<dyn Algorithm>, Failure> {
-    usmp_core::algo::by_name(name).ok_or_else(|| Failure::Input(format!("unknown algorithm \"{name}\"")))
+    usmp_core::algo::by_name(name)
+        .ok_or_else(|| Failure::Input(format!("unknown algorithm \"{name}\"")))
 }
 
 /// How a command failed, and so which exit code it ends with.
@@ -104,14 +108,26 @@ fn main() -> ExitCode {
 fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
         std::process::exit(0);
     }
 }
 
-fn plan(file: &std::path::Path, name: &str, capacity: Option<u64>, format: Format, svg: Option<PathBuf>) -> Result<(), Failure> {
-    let problem = usmp_core::input::read_problem(file, capacity).map_err(|e| Failure::Input(e.to_string()))?;
-    let plan = usmp_core::plan(&problem, algorithm(name)?.as_ref()).map_err(|e| Failure::NoPlan(e.to_string()))?;
+fn plan(
+    file: &std::path::Path,
+    name: &str,
+    capacity: Option<u64>,
+    format: Format,
+    svg: Option<PathBuf>,
+) -> Result<(), Failure> {
+    let problem = usmp_core::input::read_problem(file, capacity)
+        .map_err(|e| Failure::Input(e.to_string()))?;
+    let plan = usmp_core::plan(&problem, algorithm(name)?.as_ref())
+        .map_err(|e| Failure::NoPlan(e.to_string()))?;
     match format {
         Format::Table => emit(&report::table(&problem, &plan)),
         Format::Json => emit(&(report::json(&problem, &plan) + "\n")),

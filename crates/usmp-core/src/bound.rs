@@ -27,7 +27,9 @@ impl LowerBound {
     pub fn of(problem: &Problem) -> LowerBound {
         let buffers = problem.buffers();
         let all = |kind: PoolKind| -> Vec<usize> {
-            (0..buffers.len()).filter(|&i| buffers[i].kind == kind).collect()
+            (0..buffers.len())
+                .filter(|&i| buffers[i].kind == kind)
+                .collect()
         };
         let total = clique_bound(problem, &all(PoolKind::Workspace))
             .saturating_add(clique_bound(problem, &all(PoolKind::Constant)));
@@ -95,7 +97,8 @@ fn greedy_clique(problem: &Problem, adj: &[Vec<usize>], members: &[usize]) -> u6
     starts.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut best = 0u64;
     for &(_, start) in starts.iter().take(CLIQUE_STARTS) {
-        let mut neighbours: Vec<usize> = adj[start].iter().copied().filter(|&j| in_set[j]).collect();
+        let mut neighbours: Vec<usize> =
+            adj[start].iter().copied().filter(|&j| in_set[j]).collect();
         neighbours.sort_unstable_by(|&a, &b| size(b).cmp(&size(a)).then(a.cmp(&b)));
         let mut clique = vec![start];
         let mut total = size(start);
@@ -154,16 +157,37 @@ mod tests {
         let fast = b.pool(Pool::workspace("fast").with_limit(64));
         let slow = b.pool(Pool::workspace("slow"));
         b.buffer(Buffer::new("a", 30).with_candidates([fast]).with_live(0, 2));
-        b.buffer(Buffer::new("b", 50).with_candidates([fast, slow]).with_live(0, 2));
-        b.buffer(Buffer::new("k", 7).constant().with_candidates([]).with_live(0, 1));
-        assert!(b.clone().build().is_err(), "a constant with no candidates is rejected");
+        b.buffer(
+            Buffer::new("b", 50)
+                .with_candidates([fast, slow])
+                .with_live(0, 2),
+        );
+        b.buffer(
+            Buffer::new("k", 7)
+                .constant()
+                .with_candidates([])
+                .with_live(0, 1),
+        );
+        assert!(
+            b.clone().build().is_err(),
+            "a constant with no candidates is rejected"
+        );
         let mut b2 = Problem::builder();
         let fast = b2.pool(Pool::workspace("fast"));
         let slow = b2.pool(Pool::workspace("slow"));
         let flash = b2.pool(Pool::constant("flash"));
         b2.buffer(Buffer::new("a", 30).with_candidates([fast]).with_live(0, 2));
-        b2.buffer(Buffer::new("b", 50).with_candidates([fast, slow]).with_live(0, 2));
-        b2.buffer(Buffer::new("k", 7).constant().with_candidates([flash]).with_live(0, 1));
+        b2.buffer(
+            Buffer::new("b", 50)
+                .with_candidates([fast, slow])
+                .with_live(0, 2),
+        );
+        b2.buffer(
+            Buffer::new("k", 7)
+                .constant()
+                .with_candidates([flash])
+                .with_live(0, 1),
+        );
         let lb = LowerBound::of(&b2.build().unwrap());
         assert_eq!(lb.total, 87);
         assert_eq!(lb.per_pool, vec![30, 0, 7]);

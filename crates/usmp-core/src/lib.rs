@@ -68,4 +68,7 @@ pub mod verify;
 pub use algo::{Algorithm, FirstFit, GreedyByConflicts, GreedyBySize, HillClimb};
 pub use bound::LowerBound;
 pub use plan::{Allocation, Attempt, Plan, PlanError, Solution, plan, pool_sizes};
-pub use problem::{Buffer, Conflicts, Field, Live, Locus, Pool, PoolKind, Problem, ProblemBuilder, ProblemError, ProblemErrorKind};
+pub use problem::{
+    Buffer, Conflicts, Field, Live, Locus, Pool, PoolKind, Problem, ProblemBuilder, ProblemError,
+    ProblemErrorKind,
+};

@@ -242,7 +242,9 @@ impl Problem {
 
     /// The alignment an offset of `buffer` in `pool` must have: the larger of the two.
     pub fn alignment_in(&self, buffer: usize, pool: usize) -> u64 {
-        self.buffers[buffer].alignment.max(self.pools[pool].alignment)
+        self.buffers[buffer]
+            .alignment
+            .max(self.pools[pool].alignment)
     }
 }
 
@@ -355,10 +357,16 @@ impl fmt::Display for ProblemErrorKind {
         use ProblemErrorKind as ProblemError;
         match self {
             ProblemError::DuplicatePool(n) => {
-                write!(f, "pool \"{n}\" is declared twice; give each pool its own name")
+                write!(
+                    f,
+                    "pool \"{n}\" is declared twice; give each pool its own name"
+                )
             }
             ProblemError::DuplicateBuffer(n) => {
-                write!(f, "buffer \"{n}\" is declared twice; give each buffer its own name")
+                write!(
+                    f,
+                    "buffer \"{n}\" is declared twice; give each buffer its own name"
+                )
             }
             ProblemError::BadAlignment { what, alignment } => write!(
                 f,
@@ -372,7 +380,10 @@ impl fmt::Display for ProblemErrorKind {
                 "buffer \"{n}\" has no candidate pools; list at least one pool it may go to"
             ),
             ProblemError::UnknownPool { buffer, index } => {
-                write!(f, "buffer \"{buffer}\" names pool #{index}, which does not exist")
+                write!(
+                    f,
+                    "buffer \"{buffer}\" names pool #{index}, which does not exist"
+                )
             }
             ProblemError::DuplicateCandidate { buffer, pool } => write!(
                 f,
@@ -383,9 +394,14 @@ impl fmt::Display for ProblemErrorKind {
                 "buffer \"{buffer}\" is {kind} data but candidate pool \"{pool}\" is not a {kind} pool; \
                  list only {kind} pools for it"
             ),
-            ProblemError::UnknownBuffer(i) => write!(f, "a conflict names buffer #{i}, which does not exist"),
+            ProblemError::UnknownBuffer(i) => {
+                write!(f, "a conflict names buffer #{i}, which does not exist")
+            }
             ProblemError::SelfConflict(n) => {
-                write!(f, "buffer \"{n}\" lists itself as a conflict; remove it from its own list")
+                write!(
+                    f,
+                    "buffer \"{n}\" lists itself as a conflict; remove it from its own list"
+                )
             }
             ProblemError::EmptyLive { buffer, live } => write!(
                 f,
@@ -435,14 +451,21 @@ impl ProblemBuilder {
         for (p, pool) in pools.iter().enumerate() {
             let at = |field| Locus::Pool(p, field);
             if pool_names.insert(pool.name.as_str(), ()).is_some() {
-                return Err(fail(at(Field::Name), Kind::DuplicatePool(pool.name.clone())));
+                return Err(fail(
+                    at(Field::Name),
+                    Kind::DuplicatePool(pool.name.clone()),
+                ));
             }
-            check_alignment(format!("pool \"{}\"", pool.name), pool.alignment).map_err(|k| fail(at(Field::Alignment), k))?;
+            check_alignment(format!("pool \"{}\"", pool.name), pool.alignment)
+                .map_err(|k| fail(at(Field::Alignment), k))?;
         }
         let mut buffer_names = BTreeMap::new();
         for (i, buffer) in buffers.iter().enumerate() {
             if buffer_names.insert(buffer.name.as_str(), ()).is_some() {
-                return Err(fail(Locus::Buffer(i, Field::Name), Kind::DuplicateBuffer(buffer.name.clone())));
+                return Err(fail(
+                    Locus::Buffer(i, Field::Name),
+                    Kind::DuplicateBuffer(buffer.name.clone()),
+                ));
             }
             check_buffer(buffer, &pools).map_err(|(field, k)| fail(Locus::Buffer(i, field), k))?;
         }
@@ -474,7 +497,8 @@ fn check_buffer(buffer: &Buffer, pools: &[Pool]) -> Result<(), (Field, Kind)> {
     if buffer.size == 0 {
         return Err((Field::Size, Kind::ZeroSize(name.clone())));
     }
-    check_alignment(format!("buffer \"{name}\""), buffer.alignment).map_err(|k| (Field::Alignment, k))?;
+    check_alignment(format!("buffer \"{name}\""), buffer.alignment)
+        .map_err(|k| (Field::Alignment, k))?;
     if buffer.candidates.is_empty() {
         return Err((Field::Candidates, Kind::NoCandidates(name.clone())));
     }
@@ -486,17 +510,36 @@ fn check_buffer(buffer: &Buffer, pools: &[Pool]) -> Result<(), (Field, Kind)> {
         })?;
         if buffer.candidates[..k].contains(&index) {
             let pool = pool.name.clone();
-            return Err((at, Kind::DuplicateCandidate { buffer: name.clone(), pool }));
+            return Err((
+                at,
+                Kind::DuplicateCandidate {
+                    buffer: name.clone(),
+                    pool,
+                },
+            ));
         }
         if pool.kind != buffer.kind {
             let (kind, pool) = (buffer.kind, pool.name.clone());
-            return Err((at, Kind::KindMismatch { buffer: name.clone(), kind, pool }));
+            return Err((
+                at,
+                Kind::KindMismatch {
+                    buffer: name.clone(),
+                    kind,
+                    pool,
+                },
+            ));
         }
     }
     if let Some(live) = buffer.live
         && live.start >= live.end
     {
-        return Err((Field::Live, Kind::EmptyLive { buffer: name.clone(), live }));
+        return Err((
+            Field::Live,
+            Kind::EmptyLive {
+                buffer: name.clone(),
+                live,
+            },
+        ));
     }
     Ok(())
 }
@@ -510,11 +553,19 @@ fn conflicts_of(buffers: &[Buffer], edges: Vec<(usize, usize)>) -> Result<Confli
                  range, or none and list conflicts instead",
                 buffers[missing].name
             );
-            return Err(fail(Locus::Buffer(missing, Field::Live), Kind::MixedConflicts(why)));
+            return Err(fail(
+                Locus::Buffer(missing, Field::Live),
+                Kind::MixedConflicts(why),
+            ));
         }
         if let Some(&(a, _)) = edges.first() {
-            let why = "the problem has both live ranges and explicit conflicts; use one or the other".into();
-            return Err(fail(Locus::Buffer(a.min(buffers.len().saturating_sub(1)), Field::Conflicts), Kind::MixedConflicts(why)));
+            let why =
+                "the problem has both live ranges and explicit conflicts; use one or the other"
+                    .into();
+            return Err(fail(
+                Locus::Buffer(a.min(buffers.len().saturating_sub(1)), Field::Conflicts),
+                Kind::MixedConflicts(why),
+            ));
         }
         return Ok(Conflicts::Intervals);
     }
@@ -522,10 +573,16 @@ fn conflicts_of(buffers: &[Buffer], edges: Vec<(usize, usize)>) -> Result<Confli
     for (a, b) in edges {
         if let Some(bad) = [a, b].into_iter().find(|&i| i >= buffers.len()) {
             let owner = if a < buffers.len() { a } else { 0 };
-            return Err(fail(Locus::Buffer(owner, Field::Conflicts), Kind::UnknownBuffer(bad)));
+            return Err(fail(
+                Locus::Buffer(owner, Field::Conflicts),
+                Kind::UnknownBuffer(bad),
+            ));
         }
         if a == b {
-            return Err(fail(Locus::Buffer(a, Field::Conflicts), Kind::SelfConflict(buffers[a].name.clone())));
+            return Err(fail(
+                Locus::Buffer(a, Field::Conflicts),
+                Kind::SelfConflict(buffers[a].name.clone()),
+            ));
         }
         adj[a].push(b);
         adj[b].push(a);
@@ -578,7 +635,13 @@ mod tests {
     fn rejects_bad_input_with_names() {
         let mut b = two_buffers();
         b.conflict(1, 1);
-        assert_eq!(b.build().unwrap_err(), fail(Locus::Buffer(1, Field::Conflicts), Kind::SelfConflict("b".into())));
+        assert_eq!(
+            b.build().unwrap_err(),
+            fail(
+                Locus::Buffer(1, Field::Conflicts),
+                Kind::SelfConflict("b".into())
+            )
+        );
 
         let mut b = Problem::builder();
         let p = b.pool(Pool::workspace("w").with_alignment(12));
@@ -596,7 +659,10 @@ mod tests {
         let mut b = Problem::builder();
         b.pool(Pool::workspace("w"));
         b.buffer(Buffer::new("a", 0).with_candidates([0]));
-        assert_eq!(b.build().unwrap_err(), fail(Locus::Buffer(0, Field::Size), Kind::ZeroSize("a".into())));
+        assert_eq!(
+            b.build().unwrap_err(),
+            fail(Locus::Buffer(0, Field::Size), Kind::ZeroSize("a".into()))
+        );
 
         let mut b = Problem::builder();
         b.pool(Pool::workspace("w"));

@@ -78,24 +78,39 @@ impl fmt::Display for Violation {
                 allocations,
             } => write!(f, "{allocations} allocations for {buffers} buffers"),
             Violation::UnknownPool { buffer, pool } => {
-                write!(f, "buffer \"{buffer}\" is placed in pool #{pool}, which does not exist")
+                write!(
+                    f,
+                    "buffer \"{buffer}\" is placed in pool #{pool}, which does not exist"
+                )
             }
             Violation::NotACandidate { buffer, pool } => {
-                write!(f, "buffer \"{buffer}\" is placed in pool \"{pool}\", which is not one of its candidates")
+                write!(
+                    f,
+                    "buffer \"{buffer}\" is placed in pool \"{pool}\", which is not one of its candidates"
+                )
             }
             Violation::Misaligned {
                 buffer,
                 offset,
                 alignment,
-            } => write!(f, "buffer \"{buffer}\" is at offset {offset}, not a multiple of {alignment}"),
+            } => write!(
+                f,
+                "buffer \"{buffer}\" is at offset {offset}, not a multiple of {alignment}"
+            ),
             Violation::OverLimit {
                 buffer,
                 pool,
                 end,
                 limit,
-            } => write!(f, "buffer \"{buffer}\" ends at {end}, past pool \"{pool}\"'s limit of {limit}"),
+            } => write!(
+                f,
+                "buffer \"{buffer}\" ends at {end}, past pool \"{pool}\"'s limit of {limit}"
+            ),
             Violation::Overlap { a, b, pool } => {
-                write!(f, "conflicting buffers \"{a}\" and \"{b}\" overlap in pool \"{pool}\"")
+                write!(
+                    f,
+                    "conflicting buffers \"{a}\" and \"{b}\" overlap in pool \"{pool}\""
+                )
             }
         }
     }
@@ -165,12 +180,18 @@ fn overlap_violation(problem: &Problem, a: usize, b: usize, pool: usize) -> Viol
     }
 }
 
-fn overlaps_in_graph(problem: &Problem, adj: &[Vec<usize>], allocs: &[Allocation], found: &mut Vec<Violation>) {
+fn overlaps_in_graph(
+    problem: &Problem,
+    adj: &[Vec<usize>],
+    allocs: &[Allocation],
+    found: &mut Vec<Violation>,
+) {
     let buffers = problem.buffers();
     for (i, neighbours) in adj.iter().enumerate() {
         for &j in neighbours.iter().filter(|&&j| j > i) {
             let (x, y) = (allocs[i], allocs[j]);
-            let disjoint = x.offset + buffers[i].size <= y.offset || y.offset + buffers[j].size <= x.offset;
+            let disjoint =
+                x.offset + buffers[i].size <= y.offset || y.offset + buffers[j].size <= x.offset;
             if x.pool == y.pool && !disjoint {
                 found.push(overlap_violation(problem, i, j, x.pool));
                 if found.len() >= MAX_VIOLATIONS {
@@ -231,7 +252,12 @@ mod tests {
         let w = b.pool(Pool::workspace("w").with_limit(100).with_alignment(4));
         b.buffer(Buffer::new("a", 10).with_candidates([w]).with_live(0, 2));
         b.buffer(Buffer::new("b", 10).with_candidates([w]).with_live(1, 3));
-        b.buffer(Buffer::new("c", 10).with_candidates([w]).with_live(2, 4).with_alignment(8));
+        b.buffer(
+            Buffer::new("c", 10)
+                .with_candidates([w])
+                .with_live(2, 4)
+                .with_alignment(8),
+        );
         b.build().unwrap()
     }
 
@@ -268,7 +294,10 @@ mod tests {
         assert!(text[1].contains("\"b\" ends at 102, past pool \"w\"'s limit of 100"));
         assert!(text[2].contains("\"c\" is at offset 12, not a multiple of 8"));
         assert_eq!(verify(&p, &[at(0, 0)]).unwrap_err().len(), 1);
-        assert!(matches!(verify(&p, &[at(3, 0), at(0, 20), at(0, 40)]).unwrap_err()[0], Violation::UnknownPool { .. }));
+        assert!(matches!(
+            verify(&p, &[at(3, 0), at(0, 20), at(0, 40)]).unwrap_err()[0],
+            Violation::UnknownPool { .. }
+        ));
     }
 
     #[test]
@@ -282,7 +311,10 @@ mod tests {
         let p = b.build().unwrap();
         assert_eq!(verify(&p, &[at(1, 0), at(0, 0)]), Ok(()));
         assert_eq!(verify(&p, &[at(0, 4), at(0, 0)]), Ok(()));
-        assert!(matches!(verify(&p, &[at(0, 2), at(0, 0)]).unwrap_err()[0], Violation::Overlap { .. }));
+        assert!(matches!(
+            verify(&p, &[at(0, 2), at(0, 0)]).unwrap_err()[0],
+            Violation::Overlap { .. }
+        ));
         assert!(matches!(
             verify(&p, &[at(0, 8), at(1, 0)]).unwrap_err()[0],
             Violation::NotACandidate { .. }

@@ -12,8 +12,8 @@
 
 use std::cmp::Reverse;
 
-use super::place::{Fit, Layout, place_in_order};
 use super::Algorithm;
+use super::place::{Fit, Layout, place_in_order};
 use crate::bound::LowerBound;
 use crate::plan::{PlanError, Solution};
 use crate::problem::Problem;
@@ -36,7 +36,11 @@ fn size_order(problem: &Problem) -> Vec<usize> {
     let b = problem.buffers();
     let mut order: Vec<usize> = (0..b.len()).collect();
     order.sort_unstable_by(|&x, &y| {
-        (b[y].size, counts[y], b[y].name.as_bytes()).cmp(&(b[x].size, counts[x], b[x].name.as_bytes()))
+        (b[y].size, counts[y], b[y].name.as_bytes()).cmp(&(
+            b[x].size,
+            counts[x],
+            b[x].name.as_bytes(),
+        ))
     });
     order
 }
@@ -46,7 +50,11 @@ fn conflicts_order(problem: &Problem) -> Vec<usize> {
     let b = problem.buffers();
     let mut order: Vec<usize> = (0..b.len()).collect();
     order.sort_unstable_by(|&x, &y| {
-        (counts[y], b[y].size, b[y].name.as_bytes()).cmp(&(counts[x], b[x].size, b[x].name.as_bytes()))
+        (counts[y], b[y].size, b[y].name.as_bytes()).cmp(&(
+            counts[x],
+            b[x].size,
+            b[x].name.as_bytes(),
+        ))
     });
     order
 }

@@ -57,7 +57,9 @@ impl SplitMix {
 /// Position in `order` of the buffer that ends highest in the tallest pool.
 fn top_position(problem: &Problem, order: &[usize], allocs: &[Allocation]) -> usize {
     let sizes = pool_sizes(problem, allocs);
-    let tallest = (0..sizes.len()).max_by_key(|&p| (sizes[p], std::cmp::Reverse(p))).unwrap_or(0);
+    let tallest = (0..sizes.len())
+        .max_by_key(|&p| (sizes[p], std::cmp::Reverse(p)))
+        .unwrap_or(0);
     let end = |i: usize| allocs[i].offset + problem.buffers()[i].size;
     (0..order.len())
         .filter(|&k| allocs[order[k]].pool == tallest)
@@ -76,10 +78,11 @@ impl Algorithm for HillClimb {
         let total = |allocs: &[Allocation]| pool_sizes(problem, allocs).iter().sum::<u64>();
         // Starting from first fit's order means the climb never ends worse than first fit.
         let mut order = first_fit_order(problem);
-        let (mut current, mut work, first_error) = match place_in_order(&layout, &order, Fit::FirstFit) {
-            Ok((allocs, work)) => (Some(allocs), work, None),
-            Err(e) => (None, n as u64, Some(e)),
-        };
+        let (mut current, mut work, first_error) =
+            match place_in_order(&layout, &order, Fit::FirstFit) {
+                Ok((allocs, work)) => (Some(allocs), work, None),
+                Err(e) => (None, n as u64, Some(e)),
+            };
         let mut current_total = current.as_deref().map_or(u64::MAX, total);
         let mut best = current.clone();
         let mut best_total = current_total;
@@ -92,7 +95,10 @@ impl Algorithm for HillClimb {
             // that plateaus do not trap the search.
             let top = current.as_deref().map(|a| top_position(problem, &order, a));
             let mv = match top {
-                Some(i) if i > 0 && rng.below(4) != 0 => Move::Promote { from: i, to: rng.below(i) },
+                Some(i) if i > 0 && rng.below(4) != 0 => Move::Promote {
+                    from: i,
+                    to: rng.below(i),
+                },
                 _ => {
                     let a = rng.below(n);
                     let b = (a + 1 + rng.below(n - 1)) % n;
@@ -132,7 +138,10 @@ impl Algorithm for HillClimb {
 #[derive(Clone, Copy, Debug)]
 enum Move {
     /// Move the buffer at `from` to the earlier position `to`.
-    Promote { from: usize, to: usize },
+    Promote {
+        from: usize,
+        to: usize,
+    },
     Swap(usize, usize),
 }
 

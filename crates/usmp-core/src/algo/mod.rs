@@ -65,7 +65,12 @@ pub trait Algorithm {
 }
 
 /// The names [`by_name`] accepts, in the order the command lists them.
-pub const BUILT_IN: &[&str] = &["greedy_by_size", "greedy_by_conflicts", "first_fit", "hill_climb"];
+pub const BUILT_IN: &[&str] = &[
+    "greedy_by_size",
+    "greedy_by_conflicts",
+    "first_fit",
+    "hill_climb",
+];
 
 /// The built-in algorithm called `name`, if there is one.
 pub fn by_name(name: &str) -> Option<Box<dyn Algorithm>> {

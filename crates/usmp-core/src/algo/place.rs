@@ -74,7 +74,9 @@ impl MaxTree {
             return self.max[node];
         }
         let mid = (nl + nr) / 2;
-        let below = self.max_in(2 * node, nl, mid, lo, hi).max(self.max_in(2 * node + 1, mid, nr, lo, hi));
+        let below =
+            self.max_in(2 * node, nl, mid, lo, hi)
+                .max(self.max_in(2 * node + 1, mid, nr, lo, hi));
         self.raised[node].max(below)
     }
 
@@ -84,7 +86,15 @@ impl MaxTree {
         self.leaves_in(1, 0, self.len, end, threshold, f);
     }
 
-    fn leaves_in(&self, node: usize, nl: usize, nr: usize, end: usize, threshold: u64, f: &mut impl FnMut(usize)) {
+    fn leaves_in(
+        &self,
+        node: usize,
+        nl: usize,
+        nr: usize,
+        end: usize,
+        threshold: u64,
+        f: &mut impl FnMut(usize),
+    ) {
         if nl >= end || self.max[node] <= threshold {
             return;
         }
@@ -163,7 +173,12 @@ impl<'l, 'p> Occupancy<'l, 'p> {
         let problem = layout.problem;
         let trees = match &layout.time {
             Some(t) => (0..problem.pools().len())
-                .map(|_| (MaxTree::new(t.segment_count), MaxTree::new(t.by_start.len())))
+                .map(|_| {
+                    (
+                        MaxTree::new(t.segment_count),
+                        MaxTree::new(t.by_start.len()),
+                    )
+                })
                 .collect(),
             None => Vec::new(),
         };
@@ -187,13 +202,18 @@ impl<'l, 'p> Occupancy<'l, 'p> {
                 return align_up(self.trees[pool].0.max_of(lo, hi), align);
             }
             (Some(t), Fit::FirstFit) => {
-                let live = self.layout.problem.buffers()[buffer].live.unwrap_or(crate::problem::Live { start: 0, end: 0 });
+                let live = self.layout.problem.buffers()[buffer]
+                    .live
+                    .unwrap_or(crate::problem::Live { start: 0, end: 0 });
                 let ends = &self.trees[pool].1;
                 let before = t.starts.partition_point(|&s| s < live.end);
                 let (placed, spans) = (&self.placed, &mut self.spans);
                 ends.leaves_above(before, live.start, &mut |r| {
                     if let Some(a) = placed[t.by_start[r]] {
-                        spans.push((a.offset, a.offset + self.layout.problem.buffers()[t.by_start[r]].size));
+                        spans.push((
+                            a.offset,
+                            a.offset + self.layout.problem.buffers()[t.by_start[r]].size,
+                        ));
                     }
                 });
             }
@@ -214,7 +234,11 @@ impl<'l, 'p> Occupancy<'l, 'p> {
             }
         }
         self.work += self.spans.len() as u64;
-        lowest_gap(&mut self.spans, self.layout.problem.buffers()[buffer].size, align)
+        lowest_gap(
+            &mut self.spans,
+            self.layout.problem.buffers()[buffer].size,
+            align,
+        )
     }
 
     pub(crate) fn place(&mut self, buffer: usize, at: Allocation) {
@@ -225,7 +249,9 @@ impl<'l, 'p> Occupancy<'l, 'p> {
             let (lo, hi) = t.segments[buffer];
             skyline.raise(lo, hi, end);
             let rank = t.rank[buffer];
-            let live_end = self.layout.problem.buffers()[buffer].live.map_or(0, |l| l.end);
+            let live_end = self.layout.problem.buffers()[buffer]
+                .live
+                .map_or(0, |l| l.end);
             ends.raise(rank, rank + 1, live_end);
         }
     }
@@ -255,7 +281,11 @@ fn lowest_gap(spans: &mut [(u64, u64)], size: u64, align: u64) -> u64 {
 
 /// Places the buffers in `order`, each in its most preferred candidate pool where it fits
 /// under the pool's limit (the RFC's fallback). Returns the allocations and the work done.
-pub(crate) fn place_in_order(layout: &Layout<'_>, order: &[usize], fit: Fit) -> Result<(Vec<Allocation>, u64), PlanError> {
+pub(crate) fn place_in_order(
+    layout: &Layout<'_>,
+    order: &[usize],
+    fit: Fit,
+) -> Result<(Vec<Allocation>, u64), PlanError> {
     let problem = layout.problem;
     let mut occupancy = Occupancy::new(layout);
     for &buffer in order {

@@ -76,7 +76,10 @@ struct Parser<'a> {
 impl Parser<'_> {
     fn pos(&self) -> Pos {
         // Columns count characters, not bytes, so they match what an editor shows.
-        let column = String::from_utf8_lossy(&self.bytes[self.line_start..self.at]).chars().count() + 1;
+        let column = String::from_utf8_lossy(&self.bytes[self.line_start..self.at])
+            .chars()
+            .count()
+            + 1;
         Pos {
             line: self.line,
             column,
@@ -119,17 +122,20 @@ impl Parser<'_> {
             return Err(self.error(format!("nesting deeper than {MAX_DEPTH} levels")));
         }
         let pos = self.pos();
-        let value = match self.peek() {
-            Some(b'{') => self.object(depth)?,
-            Some(b'[') => self.array(depth)?,
-            Some(b'"') => Value::String(self.string()?),
-            Some(b'-' | b'0'..=b'9') => Value::Number(self.number()?),
-            Some(b't') => self.word("true", Value::Bool(true))?,
-            Some(b'f') => self.word("false", Value::Bool(false))?,
-            Some(b'n') => self.word("null", Value::Null)?,
-            Some(_) => return Err(self.error("expected a JSON value (object, array, string, number, true, false or null)")),
-            None => return Err(self.error("the file ends where a JSON value was expected")),
-        };
+        let value =
+            match self.peek() {
+                Some(b'{') => self.object(depth)?,
+                Some(b'[') => self.array(depth)?,
+                Some(b'"') => Value::String(self.string()?),
+                Some(b'-' | b'0'..=b'9') => Value::Number(self.number()?),
+                Some(b't') => self.word("true", Value::Bool(true))?,
+                Some(b'f') => self.word("false", Value::Bool(false))?,
+                Some(b'n') => self.word("null", Value::Null)?,
+                Some(_) => return Err(self.error(
+                    "expected a JSON value (object, array, string, number, true, false or null)",
+                )),
+                None => return Err(self.error("the file ends where a JSON value was expected")),
+            };
         Ok(Json { value, pos })
     }
 
@@ -160,7 +166,11 @@ impl Parser<'_> {
             }
             let key = self.string()?;
             if entries.iter().any(|(k, _, _)| *k == key) {
-                return Err(InputError::at(self.file, key_pos, format!("key \"{key}\" appears twice in this object")));
+                return Err(InputError::at(
+                    self.file,
+                    key_pos,
+                    format!("key \"{key}\" appears twice in this object"),
+                ));
             }
             self.skip_space();
             self.expect(b':', "':' after the key")?;
@@ -212,7 +222,8 @@ impl Parser<'_> {
             match c {
                 b'"' => {
                     self.bump();
-                    return String::from_utf8(out).map_err(|_| self.error("the string is not valid UTF-8"));
+                    return String::from_utf8(out)
+                        .map_err(|_| self.error("the string is not valid UTF-8"));
                 }
                 b'\\' => {
                     self.bump();
@@ -228,7 +239,11 @@ impl Parser<'_> {
                                 b'n' => '\n',
                                 b'r' => '\r',
                                 b't' => '\t',
-                                _ => return Err(self.error("unknown escape in string; write \\\\ for a backslash")),
+                                _ => {
+                                    return Err(self.error(
+                                        "unknown escape in string; write \\\\ for a backslash",
+                                    ));
+                                }
                             };
                             self.bump();
                             simple
@@ -269,9 +284,14 @@ impl Parser<'_> {
     /// At `u`: consumes `uXXXX` and returns the value.
     fn hex4(&mut self) -> Result<u32, InputError> {
         self.bump();
-        let digits = self.bytes.get(self.at..self.at + 4).ok_or_else(|| self.error("\\u needs four hex digits"))?;
-        let text = std::str::from_utf8(digits).map_err(|_| self.error("\\u needs four hex digits"))?;
-        let value = u32::from_str_radix(text, 16).map_err(|_| self.error("\\u needs four hex digits"))?;
+        let digits = self
+            .bytes
+            .get(self.at..self.at + 4)
+            .ok_or_else(|| self.error("\\u needs four hex digits"))?;
+        let text =
+            std::str::from_utf8(digits).map_err(|_| self.error("\\u needs four hex digits"))?;
+        let value =
+            u32::from_str_radix(text, 16).map_err(|_| self.error("\\u needs four hex digits"))?;
         for _ in 0..4 {
             self.bump();
         }
@@ -319,25 +339,50 @@ mod tests {
     #[test]
     fn parses_nested_values_with_positions() {
         let j = parse("{\n  \"a\": [1, -2.5e3, \"x\\n\\u00e9\\ud83d\\ude00\"],\n  \"b\": {\"c\": null, \"d\": true}\n}", "t.json").unwrap();
-        let Value::Object(entries) = &j.value else { panic!() };
+        let Value::Object(entries) = &j.value else {
+            panic!()
+        };
         assert_eq!(entries[0].0, "a");
         assert_eq!(entries[0].1, Pos { line: 2, column: 3 });
-        let Value::Array(items) = &entries[0].2.value else { panic!() };
+        let Value::Array(items) = &entries[0].2.value else {
+            panic!()
+        };
         assert_eq!(items[1].value, Value::Number("-2.5e3".into()));
         assert_eq!(items[2].value, Value::String("x\né😀".into()));
-        assert_eq!(items[2].pos, Pos { line: 2, column: 20 });
+        assert_eq!(
+            items[2].pos,
+            Pos {
+                line: 2,
+                column: 20
+            }
+        );
         assert_eq!(entries[1].1, Pos { line: 3, column: 3 });
     }
 
     #[test]
     fn errors_name_file_line_and_column() {
         let e = parse("{\"a\": 1,\n \"a\": 2}", "f.json").unwrap_err();
-        assert_eq!(e.to_string(), "f.json:2:2: key \"a\" appears twice in this object");
+        assert_eq!(
+            e.to_string(),
+            "f.json:2:2: key \"a\" appears twice in this object"
+        );
         let e = parse("[1, 2", "f.json").unwrap_err();
-        assert_eq!(e.to_string(), "f.json:1:6: expected ',' or ']' in the array");
+        assert_eq!(
+            e.to_string(),
+            "f.json:1:6: expected ',' or ']' in the array"
+        );
         let e = parse("{'a': 1}", "f.json").unwrap_err();
-        assert!(e.to_string().starts_with("f.json:1:2: expected a key in double quotes"), "{e}");
-        assert!(parse(&"[".repeat(1000), "deep.json").unwrap_err().to_string().contains("nesting"));
+        assert!(
+            e.to_string()
+                .starts_with("f.json:1:2: expected a key in double quotes"),
+            "{e}"
+        );
+        assert!(
+            parse(&"[".repeat(1000), "deep.json")
+                .unwrap_err()
+                .to_string()
+                .contains("nesting")
+        );
         assert!(parse("\"\\ud800\"", "s.json").is_err());
         assert!(parse("1 2", "s.json").is_err());
         assert!(parse("", "s.json").is_err());

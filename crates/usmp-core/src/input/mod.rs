@@ -89,7 +89,8 @@ impl Format {
 /// problem states its pools' limits itself, so giving one there is an error.
 pub fn read_problem(path: &Path, capacity: Option<u64>) -> Result<Problem, InputError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::whole(&file, format!("cannot read the file: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::whole(&file, format!("cannot read the file: {e}")))?;
     match Format::detect(path, &text) {
         Format::Csv => parse_csv(&text, &file, capacity),
         Format::Json if capacity.is_some() => Err(InputError::whole(

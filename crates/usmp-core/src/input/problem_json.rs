@@ -19,15 +19,26 @@ use crate::problem::{Buffer, Field, Locus, Pool, PoolKind, Problem};
 
 const TOP_KEYS: &[&str] = &["pools", "buffers"];
 const POOL_KEYS: &[&str] = &["name", "kind", "size_hint_bytes", "alignment", "targets"];
-const BUFFER_KEYS: &[&str] = &["name", "size_bytes", "alignment", "kind", "pool_candidates", "conflicts", "live"];
+const BUFFER_KEYS: &[&str] = &[
+    "name",
+    "size_bytes",
+    "alignment",
+    "kind",
+    "pool_candidates",
+    "conflicts",
+    "live",
+];
 
 /// Parses a JSON problem; errors name `file`, the line and column, and the field.
 pub fn parse_problem_json(text: &str, file: &str) -> Result<Problem, InputError> {
     let root = json::parse(text, file)?;
     let r = Reader { file };
     let top = r.object(&root, "the problem", TOP_KEYS)?;
-    let pools_json = r.array(r.required(&top, &root, "pools", "the problem")?, "`pools`")?;
-    let buffers_json = r.array(r.required(&top, &root, "buffers", "the problem")?, "`buffers`")?;
+    let pools_json = r.array(r.required(top, &root, "pools", "the problem")?, "`pools`")?;
+    let buffers_json = r.array(
+        r.required(top, &root, "buffers", "the problem")?,
+        "`buffers`",
+    )?;
 
     let mut builder = Problem::builder();
     let mut pool_spans = Vec::new();
@@ -54,7 +65,10 @@ pub fn parse_problem_json(text: &str, file: &str) -> Result<Problem, InputError>
                 return Err(InputError::at(
                     file,
                     pos,
-                    format!("buffers[{a}].conflicts: no buffer is named \"{name}\"; {}", known("buffers", &buffer_index)),
+                    format!(
+                        "buffers[{a}].conflicts: no buffer is named \"{name}\"; {}",
+                        known("buffers", &buffer_index)
+                    ),
                 ));
             };
             builder.conflict(a, b);
@@ -92,7 +106,13 @@ impl Spans {
             Field::Size => "size_bytes",
             Field::Alignment => "alignment",
             Field::Candidates => "pool_candidates",
-            Field::Candidate(k) => return self.candidates.get(k).copied().unwrap_or(self.of(Field::Candidates)),
+            Field::Candidate(k) => {
+                return self
+                    .candidates
+                    .get(k)
+                    .copied()
+                    .unwrap_or(self.of(Field::Candidates));
+            }
             Field::Conflicts => "conflicts",
             Field::Live => "live",
         };
@@ -112,14 +132,29 @@ impl Reader<'_> {
         InputError::at(self.file, pos, message)
     }
 
-    fn object<'j>(&self, j: &'j Json, what: &str, allowed: &[&str]) -> Result<Entries<'j>, InputError> {
+    fn object<'j>(
+        &self,
+        j: &'j Json,
+        what: &str,
+        allowed: &[&str],
+    ) -> Result<Entries<'j>, InputError> {
         let Value::Object(entries) = &j.value else {
-            return Err(self.err(j.pos, format!("{what} must be an object, found {}", j.value.describe())));
+            return Err(self.err(
+                j.pos,
+                format!("{what} must be an object, found {}", j.value.describe()),
+            ));
         };
         for (key, pos, _) in entries {
             if !allowed.contains(&key.as_str()) {
-                let list = allowed.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ");
-                return Err(self.err(*pos, format!("{what}: unknown key \"{key}\"; expected one of {list}")));
+                let list = allowed
+                    .iter()
+                    .map(|k| format!("\"{k}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(self.err(
+                    *pos,
+                    format!("{what}: unknown key \"{key}\"; expected one of {list}"),
+                ));
             }
         }
         Ok(entries)
@@ -129,7 +164,13 @@ impl Reader<'_> {
         entries.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v)
     }
 
-    fn required<'j>(&self, entries: Entries<'j>, whole: &Json, key: &str, what: &str) -> Result<&'j Json, InputError> {
+    fn required<'j>(
+        &self,
+        entries: Entries<'j>,
+        whole: &Json,
+        key: &str,
+        what: &str,
+    ) -> Result<&'j Json, InputError> {
         self.get(entries, key)
             .ok_or_else(|| self.err(whole.pos, format!("{what} has no \"{key}\"; add it")))
     }
@@ -137,7 +178,10 @@ impl Reader<'_> {
     fn array<'j>(&self, j: &'j Json, what: &str) -> Result<&'j [Json], InputError> {
         match &j.value {
             Value::Array(items) => Ok(items),
-            other => Err(self.err(j.pos, format!("{what} must be an array, found {}", other.describe()))),
+            other => Err(self.err(
+                j.pos,
+                format!("{what} must be an array, found {}", other.describe()),
+            )),
         }
     }
 
@@ -145,34 +189,64 @@ impl Reader<'_> {
         match &j.value {
             Value::String(s) if !s.is_empty() => Ok(s.clone()),
             Value::String(_) => Err(self.err(j.pos, format!("{what} is empty; write a name"))),
-            other => Err(self.err(j.pos, format!("{what} must be a string, found {}", other.describe()))),
+            other => Err(self.err(
+                j.pos,
+                format!("{what} must be a string, found {}", other.describe()),
+            )),
         }
     }
 
     /// A whole number; `-1` is returned as `None` when `minus_one_is_none`.
-    fn integer(&self, j: &Json, what: &str, minus_one_is_none: bool) -> Result<Option<u64>, InputError> {
+    fn integer(
+        &self,
+        j: &Json,
+        what: &str,
+        minus_one_is_none: bool,
+    ) -> Result<Option<u64>, InputError> {
         let Value::Number(text) = &j.value else {
-            return Err(self.err(j.pos, format!("{what} must be a whole number, found {}", j.value.describe())));
+            return Err(self.err(
+                j.pos,
+                format!(
+                    "{what} must be a whole number, found {}",
+                    j.value.describe()
+                ),
+            ));
         };
         if minus_one_is_none && text == "-1" {
             return Ok(None);
         }
         if text.starts_with('-') {
-            let hint = if minus_one_is_none { " (or -1 for unbounded)" } else { "" };
-            return Err(self.err(j.pos, format!("{what} is {text}; write a number of 0 or more{hint}")));
+            let hint = if minus_one_is_none {
+                " (or -1 for unbounded)"
+            } else {
+                ""
+            };
+            return Err(self.err(
+                j.pos,
+                format!("{what} is {text}; write a number of 0 or more{hint}"),
+            ));
         }
         text.parse::<u64>().map(Some).map_err(|_| {
-            let why = if text.bytes().all(|b| b.is_ascii_digit()) { "too large for 64 bits" } else { "not a whole number" };
+            let why = if text.bytes().all(|b| b.is_ascii_digit()) {
+                "too large for 64 bits"
+            } else {
+                "not a whole number"
+            };
             self.err(j.pos, format!("{what} is {text}, which is {why}"))
         })
     }
 
     fn kind(&self, j: Option<&Json>, what: &str) -> Result<PoolKind, InputError> {
-        let Some(j) = j else { return Ok(PoolKind::Workspace) };
+        let Some(j) = j else {
+            return Ok(PoolKind::Workspace);
+        };
         match self.string(j, what)?.as_str() {
             "workspace" => Ok(PoolKind::Workspace),
             "constant" => Ok(PoolKind::Constant),
-            other => Err(self.err(j.pos, format!("{what} is \"{other}\"; write \"workspace\" or \"constant\""))),
+            other => Err(self.err(
+                j.pos,
+                format!("{what} is \"{other}\"; write \"workspace\" or \"constant\""),
+            )),
         }
     }
 
@@ -200,52 +274,89 @@ impl Reader<'_> {
             pool.size_limit = self.integer(limit, &format!("{what}.size_hint_bytes"), true)?;
         }
         if let Some(a) = self.get(e, "alignment") {
-            pool.alignment = self.integer(a, &format!("{what}.alignment"), false)?.unwrap_or(1);
+            pool.alignment = self
+                .integer(a, &format!("{what}.alignment"), false)?
+                .unwrap_or(1);
         }
         if let Some(t) = self.get(e, "targets") {
-            for (n, target) in self.array(t, &format!("{what}.targets"))?.iter().enumerate() {
-                pool.targets.push(self.string(target, &format!("{what}.targets[{n}]"))?);
+            for (n, target) in self
+                .array(t, &format!("{what}.targets"))?
+                .iter()
+                .enumerate()
+            {
+                pool.targets
+                    .push(self.string(target, &format!("{what}.targets[{n}]"))?);
             }
         }
         Ok((pool, self.spans(j, e)))
     }
 
     #[allow(clippy::type_complexity)]
-    fn buffer(&self, j: &Json, k: usize, pools: &BTreeMap<String, usize>) -> Result<(Buffer, Spans, Vec<(String, Pos)>), InputError> {
+    fn buffer(
+        &self,
+        j: &Json,
+        k: usize,
+        pools: &BTreeMap<String, usize>,
+    ) -> Result<(Buffer, Spans, Vec<(String, Pos)>), InputError> {
         let what = format!("buffers[{k}]");
         let e = self.object(j, &what, BUFFER_KEYS)?;
         let name = self.string(self.required(e, j, "name", &what)?, &format!("{what}.name"))?;
         let what = format!("buffers[{k}] (\"{name}\")");
         let size_json = self.required(e, j, "size_bytes", &what)?;
-        let size = self.integer(size_json, &format!("{what}.size_bytes"), false)?.unwrap_or(0);
+        let size = self
+            .integer(size_json, &format!("{what}.size_bytes"), false)?
+            .unwrap_or(0);
         let mut buffer = Buffer::new(name, size);
         if let Some(a) = self.get(e, "alignment") {
-            buffer.alignment = self.integer(a, &format!("{what}.alignment"), false)?.unwrap_or(1);
+            buffer.alignment = self
+                .integer(a, &format!("{what}.alignment"), false)?
+                .unwrap_or(1);
         }
         buffer.kind = self.kind(self.get(e, "kind"), &format!("{what}.kind"))?;
         let mut spans = self.spans(j, e);
         let candidates = self.required(e, j, "pool_candidates", &what)?;
-        for (n, c) in self.array(candidates, &format!("{what}.pool_candidates"))?.iter().enumerate() {
+        for (n, c) in self
+            .array(candidates, &format!("{what}.pool_candidates"))?
+            .iter()
+            .enumerate()
+        {
             let pool_name = self.string(c, &format!("{what}.pool_candidates[{n}]"))?;
             let Some(&p) = pools.get(&pool_name) else {
-                return Err(self.err(c.pos, format!("{what}.pool_candidates: no pool is named \"{pool_name}\"; {}", known("pools", pools))));
+                return Err(self.err(
+                    c.pos,
+                    format!(
+                        "{what}.pool_candidates: no pool is named \"{pool_name}\"; {}",
+                        known("pools", pools)
+                    ),
+                ));
             };
             buffer.candidates.push(p);
             spans.candidates.push(c.pos);
         }
         let mut conflicts = Vec::new();
         if let Some(list) = self.get(e, "conflicts") {
-            for (n, c) in self.array(list, &format!("{what}.conflicts"))?.iter().enumerate() {
+            for (n, c) in self
+                .array(list, &format!("{what}.conflicts"))?
+                .iter()
+                .enumerate()
+            {
                 conflicts.push((self.string(c, &format!("{what}.conflicts[{n}]"))?, c.pos));
             }
         }
         if let Some(live) = self.get(e, "live") {
             let range = self.array(live, &format!("{what}.live"))?;
             let [start, end] = range else {
-                return Err(self.err(live.pos, format!("{what}.live must be [start, end], two whole numbers")));
+                return Err(self.err(
+                    live.pos,
+                    format!("{what}.live must be [start, end], two whole numbers"),
+                ));
             };
-            let start = self.integer(start, &format!("{what}.live[0]"), false)?.unwrap_or(0);
-            let end = self.integer(end, &format!("{what}.live[1]"), false)?.unwrap_or(0);
+            let start = self
+                .integer(start, &format!("{what}.live[0]"), false)?
+                .unwrap_or(0);
+            let end = self
+                .integer(end, &format!("{what}.live[1]"), false)?
+                .unwrap_or(0);
             buffer = buffer.with_live(start, end);
         }
         Ok((buffer, spans, conflicts))
@@ -278,7 +389,10 @@ mod tests {
         assert_eq!(p.pools()[1].size_limit, None);
         assert_eq!(p.pools()[2].kind, PoolKind::Constant);
         assert_eq!(p.buffers()[0].candidates, vec![0, 1]);
-        assert_eq!(p.conflicts(), &Conflicts::Graph(vec![vec![1], vec![0], vec![]]));
+        assert_eq!(
+            p.conflicts(),
+            &Conflicts::Graph(vec![vec![1], vec![0], vec![]])
+        );
     }
 
     fn error(text: &str) -> String {
@@ -287,32 +401,84 @@ mod tests {
 
     #[test]
     fn errors_name_line_column_and_field() {
-        let bad = GOOD.replace("\"pool_candidates\": [\"dtcm\", \"sram\"], \"conflicts\"", "\"pool_candidates\": [\"dtcm\", \"sarm\"], \"conflicts\"");
+        let bad = GOOD.replace(
+            "\"pool_candidates\": [\"dtcm\", \"sram\"], \"conflicts\"",
+            "\"pool_candidates\": [\"dtcm\", \"sarm\"], \"conflicts\"",
+        );
         assert_eq!(
             error(&bad),
             "p.json:8:82: buffers[0] (\"a\").pool_candidates: no pool is named \"sarm\"; known pools: \"dtcm\", \"flash\", \"sram\""
         );
         let bad = GOOD.replace("\"conflicts\": [\"b\"]", "\"conflicts\": [\"c\"]");
-        assert!(error(&bad).starts_with("p.json:8:105: buffers[0].conflicts: no buffer is named \"c\""), "{}", error(&bad));
+        assert!(
+            error(&bad).starts_with("p.json:8:105: buffers[0].conflicts: no buffer is named \"c\""),
+            "{}",
+            error(&bad)
+        );
         let bad = GOOD.replace("\"size_bytes\": 64", "\"size_bytes\": 0");
-        assert_eq!(error(&bad), "p.json:9:33: buffer \"b\" has size 0; sizes are at least 1 byte");
+        assert_eq!(
+            error(&bad),
+            "p.json:9:33: buffer \"b\" has size 0; sizes are at least 1 byte"
+        );
         let bad = GOOD.replace("\"size_bytes\": 64", "\"size_bytes\": -64");
-        assert_eq!(error(&bad), "p.json:9:33: buffers[1] (\"b\").size_bytes is -64; write a number of 0 or more");
+        assert_eq!(
+            error(&bad),
+            "p.json:9:33: buffers[1] (\"b\").size_bytes is -64; write a number of 0 or more"
+        );
         let bad = GOOD.replace("\"alignment\": 16, \"pool", "\"alignment\": 12, \"pool");
-        assert!(error(&bad).starts_with("p.json:8:50: buffer \"a\" has alignment 12"), "{}", error(&bad));
+        assert!(
+            error(&bad).starts_with("p.json:8:50: buffer \"a\" has alignment 12"),
+            "{}",
+            error(&bad)
+        );
         let bad = GOOD.replace("\"size_hint_bytes\": 128", "\"size_hnit_bytes\": 128");
-        assert!(error(&bad).starts_with("p.json:3:22: pools[0]: unknown key \"size_hnit_bytes\"; expected one of"), "{}", error(&bad));
+        assert!(
+            error(&bad).starts_with(
+                "p.json:3:22: pools[0]: unknown key \"size_hnit_bytes\"; expected one of"
+            ),
+            "{}",
+            error(&bad)
+        );
         let bad = GOOD.replace("\"name\": \"w\"", "\"name\": \"a\"");
-        assert_eq!(error(&bad), "p.json:10:14: buffer \"a\" is declared twice; give each buffer its own name");
+        assert_eq!(
+            error(&bad),
+            "p.json:10:14: buffer \"a\" is declared twice; give each buffer its own name"
+        );
         let bad = GOOD.replace("[\"flash\"]", "[]");
-        assert!(error(&bad).starts_with("p.json:10:76: buffer \"w\" has no candidate pools"), "{}", error(&bad));
-        let bad = GOOD.replace("\"kind\": \"constant\", \"pool_candidates\": [\"flash\"]", "\"kind\": \"constant\", \"pool_candidates\": [\"sram\"]");
-        assert!(error(&bad).starts_with("p.json:10:77: buffer \"w\" is constant data but candidate pool \"sram\""), "{}", error(&bad));
-        assert_eq!(error("{\"pools\": []}"), "p.json:1:1: the problem has no \"buffers\"; add it");
-        assert_eq!(error("[]"), "p.json:1:1: the problem must be an object, found an array");
-        let e = error(r#"{"pools":[{"name":"p","size_hint_bytes":99999999999999999999}],"buffers":[]}"#);
+        assert!(
+            error(&bad).starts_with("p.json:10:76: buffer \"w\" has no candidate pools"),
+            "{}",
+            error(&bad)
+        );
+        let bad = GOOD.replace(
+            "\"kind\": \"constant\", \"pool_candidates\": [\"flash\"]",
+            "\"kind\": \"constant\", \"pool_candidates\": [\"sram\"]",
+        );
+        assert!(
+            error(&bad).starts_with(
+                "p.json:10:77: buffer \"w\" is constant data but candidate pool \"sram\""
+            ),
+            "{}",
+            error(&bad)
+        );
+        assert_eq!(
+            error("{\"pools\": []}"),
+            "p.json:1:1: the problem has no \"buffers\"; add it"
+        );
+        assert_eq!(
+            error("[]"),
+            "p.json:1:1: the problem must be an object, found an array"
+        );
+        let e = error(
+            r#"{"pools":[{"name":"p","size_hint_bytes":99999999999999999999}],"buffers":[]}"#,
+        );
         assert!(e.contains("too large for 64 bits"), "{e}");
-        let e = error(r#"{"pools":[{"name":"p"}],"buffers":[{"name":"x","size_bytes":1.5,"pool_candidates":["p"]}]}"#);
-        assert!(e.contains("size_bytes is 1.5, which is not a whole number"), "{e}");
+        let e = error(
+            r#"{"pools":[{"name":"p"}],"buffers":[{"name":"x","size_bytes":1.5,"pool_candidates":["p"]}]}"#,
+        );
+        assert!(
+            e.contains("size_bytes is 1.5, which is not a whole number"),
+            "{e}"
+        );
     }
 }

@@ -43,18 +43,42 @@ pub fn json(problem: &Problem, plan: &Plan) -> String {
         }
         out.push('}');
     };
-    map(&mut out, "pool_sizes", &mut pools.iter().zip(&plan.pool_sizes).map(|(p, s)| (p.name.as_str(), s.to_string())));
-    map(&mut out, "pool_kinds", &mut pools.iter().map(|p| (p.name.as_str(), format!("\"{}\"", p.kind))));
+    map(
+        &mut out,
+        "pool_sizes",
+        &mut pools
+            .iter()
+            .zip(&plan.pool_sizes)
+            .map(|(p, s)| (p.name.as_str(), s.to_string())),
+    );
+    map(
+        &mut out,
+        "pool_kinds",
+        &mut pools
+            .iter()
+            .map(|p| (p.name.as_str(), format!("\"{}\"", p.kind))),
+    );
     map(
         &mut out,
         "allocations",
-        &mut problem.buffers().iter().zip(&plan.allocations).map(|(b, a)| {
-            let mut pool = String::new();
-            write_json_string(&mut pool, &pools[a.pool].name);
-            (b.name.as_str(), format!("{{\"pool\":{pool},\"offset\":{}}}", a.offset))
-        }),
+        &mut problem
+            .buffers()
+            .iter()
+            .zip(&plan.allocations)
+            .map(|(b, a)| {
+                let mut pool = String::new();
+                write_json_string(&mut pool, &pools[a.pool].name);
+                (
+                    b.name.as_str(),
+                    format!("{{\"pool\":{pool},\"offset\":{}}}", a.offset),
+                )
+            }),
     );
-    let _ = write!(out, ",\"lower_bound\":{},\"optimal\":{}}}", plan.lower_bound.total, plan.optimal);
+    let _ = write!(
+        out,
+        ",\"lower_bound\":{},\"optimal\":{}}}",
+        plan.lower_bound.total, plan.optimal
+    );
     out
 }
 

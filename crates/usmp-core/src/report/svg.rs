@@ -15,10 +15,16 @@ const TOP: f64 = 40.0;
 const GAP: f64 = 70.0;
 
 /// A fixed palette; colour `i % len` keeps output identical everywhere.
-const COLOURS: [&str; 10] = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+const COLOURS: [&str; 10] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#bab0ac",
+];
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Renders the plan as a standalone SVG document.
@@ -50,8 +56,12 @@ pub fn svg(problem: &Problem, plan: &Plan) -> String {
     for (p, pool) in pools.iter().enumerate() {
         let y0 = TOP + p as f64 * (PANEL + GAP) + 20.0;
         let size = plan.pool_sizes[p];
-        let members: Vec<usize> = (0..buffers.len()).filter(|&i| plan.allocations[i].pool == p).collect();
-        let limit = pool.size_limit.map_or(String::new(), |l| format!(", limit {l}"));
+        let members: Vec<usize> = (0..buffers.len())
+            .filter(|&i| plan.allocations[i].pool == p)
+            .collect();
+        let limit = pool
+            .size_limit
+            .map_or(String::new(), |l| format!(", limit {l}"));
         let _ = writeln!(
             out,
             "<text x=\"{LEFT}\" y=\"{:.1}\" font-size=\"13\" font-weight=\"bold\">pool {} ({}): {size} bytes{limit}, {} buffers</text>",
@@ -61,11 +71,33 @@ pub fn svg(problem: &Problem, plan: &Plan) -> String {
             members.len()
         );
         let plot_w = WIDTH - LEFT - RIGHT;
-        let _ = writeln!(out, "<rect x=\"{LEFT}\" y=\"{y0:.1}\" width=\"{plot_w:.1}\" height=\"{PANEL}\" fill=\"#f7f7f7\" stroke=\"#333\"/>");
-        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{size}</text>", LEFT - 4.0, y0 + 10.0);
-        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">0</text>", LEFT - 4.0, y0 + PANEL);
-        let axis = if timed { format!("time step {t0} → {t1}") } else { "buffers in address order".into() };
-        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{axis}</text>", LEFT + plot_w / 2.0, y0 + PANEL + 16.0);
+        let _ = writeln!(
+            out,
+            "<rect x=\"{LEFT}\" y=\"{y0:.1}\" width=\"{plot_w:.1}\" height=\"{PANEL}\" fill=\"#f7f7f7\" stroke=\"#333\"/>"
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{size}</text>",
+            LEFT - 4.0,
+            y0 + 10.0
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">0</text>",
+            LEFT - 4.0,
+            y0 + PANEL
+        );
+        let axis = if timed {
+            format!("time step {t0} → {t1}")
+        } else {
+            "buffers in address order".into()
+        };
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{axis}</text>",
+            LEFT + plot_w / 2.0,
+            y0 + PANEL + 16.0
+        );
         if size == 0 {
             continue;
         }
@@ -79,12 +111,17 @@ pub fn svg(problem: &Problem, plan: &Plan) -> String {
             let b = &buffers[i];
             let offset = plan.allocations[i].offset;
             let (x, w) = match b.live {
-                Some(l) if timed => (LEFT + (l.start - t0) as f64 * x_scale, (l.end - l.start) as f64 * x_scale),
+                Some(l) if timed => (
+                    LEFT + (l.start - t0) as f64 * x_scale,
+                    (l.end - l.start) as f64 * x_scale,
+                ),
                 _ => (LEFT + column as f64 * plot_w / columns, plot_w / columns),
             };
             let h = b.size as f64 * y_scale;
             let y = y0 + PANEL - (offset + b.size) as f64 * y_scale;
-            let live = b.live.map_or(String::new(), |l| format!(", live [{}, {})", l.start, l.end));
+            let live = b.live.map_or(String::new(), |l| {
+                format!(", live [{}, {})", l.start, l.end)
+            });
             let _ = writeln!(
                 out,
                 "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"{w:.2}\" height=\"{h:.2}\" fill=\"{}\" stroke=\"#222\" stroke-width=\"0.3\"><title>{}: offset {offset}, {} bytes{live}</title></rect>",
@@ -94,7 +131,12 @@ pub fn svg(problem: &Problem, plan: &Plan) -> String {
             );
             let label = escape(&b.name);
             if w > 7.0 * label.chars().count() as f64 && h > 13.0 {
-                let _ = writeln!(out, "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"middle\" fill=\"white\">{label}</text>", x + w / 2.0, y + h / 2.0 + 4.0);
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"middle\" fill=\"white\">{label}</text>",
+                    x + w / 2.0,
+                    y + h / 2.0 + 4.0
+                );
             }
         }
     }

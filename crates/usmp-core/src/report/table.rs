@@ -9,7 +9,10 @@ fn gap(used: u64, bound: u64) -> String {
     if bound == 0 {
         "-".into()
     } else {
-        format!("{:.1}%", (used as f64 - bound as f64) * 100.0 / bound as f64)
+        format!(
+            "{:.1}%",
+            (used as f64 - bound as f64) * 100.0 / bound as f64
+        )
     }
 }
 
@@ -18,7 +21,11 @@ pub fn table(problem: &Problem, plan: &Plan) -> String {
     let mut out = String::new();
     let total = plan.total();
     let lb = plan.lower_bound.total;
-    let verdict = if plan.optimal { "optimal" } else { "not proven optimal" };
+    let verdict = if plan.optimal {
+        "optimal"
+    } else {
+        "not proven optimal"
+    };
     let _ = writeln!(
         out,
         "plan by {}: {} buffers in {} pools, {total} bytes in total; lower bound {lb} (gap {}, {verdict})",
@@ -27,19 +34,52 @@ pub fn table(problem: &Problem, plan: &Plan) -> String {
         problem.pools().len(),
         gap(total, lb),
     );
-    let _ = writeln!(out, "\n{:<16} {:<9} {:>14} {:>14} {:>14} {:>8}", "pool", "kind", "used", "limit", "lower bound", "gap");
+    let _ = writeln!(
+        out,
+        "\n{:<16} {:<9} {:>14} {:>14} {:>14} {:>8}",
+        "pool", "kind", "used", "limit", "lower bound", "gap"
+    );
     for (p, pool) in problem.pools().iter().enumerate() {
         let used = plan.pool_sizes[p];
         let bound = plan.lower_bound.per_pool[p];
-        let limit = pool.size_limit.map_or("unbounded".to_string(), |l| l.to_string());
-        let bound_text = if bound == 0 { "-".to_string() } else { bound.to_string() };
-        let _ = writeln!(out, "{:<16} {:<9} {:>14} {:>14} {:>14} {:>8}", pool.name, pool.kind.as_str(), used, limit, bound_text, gap(used, bound));
+        let limit = pool
+            .size_limit
+            .map_or("unbounded".to_string(), |l| l.to_string());
+        let bound_text = if bound == 0 {
+            "-".to_string()
+        } else {
+            bound.to_string()
+        };
+        let _ = writeln!(
+            out,
+            "{:<16} {:<9} {:>14} {:>14} {:>14} {:>8}",
+            pool.name,
+            pool.kind.as_str(),
+            used,
+            limit,
+            bound_text,
+            gap(used, bound)
+        );
     }
-    let _ = writeln!(out, "\n{:<24} {:<16} {:>14} {:>12} {:>14}  live", "buffer", "pool", "offset", "size", "end");
+    let _ = writeln!(
+        out,
+        "\n{:<24} {:<16} {:>14} {:>12} {:>14}  live",
+        "buffer", "pool", "offset", "size", "end"
+    );
     for (b, a) in problem.buffers().iter().zip(&plan.allocations) {
-        let live = b.live.map_or(String::new(), |l| format!("[{}, {})", l.start, l.end));
+        let live = b
+            .live
+            .map_or(String::new(), |l| format!("[{}, {})", l.start, l.end));
         let pool = &problem.pools()[a.pool].name;
-        let _ = writeln!(out, "{:<24} {:<16} {:>14} {:>12} {:>14}  {live}", b.name, pool, a.offset, b.size, a.offset + b.size);
+        let _ = writeln!(
+            out,
+            "{:<24} {:<16} {:>14} {:>12} {:>14}  {live}",
+            b.name,
+            pool,
+            a.offset,
+            b.size,
+            a.offset + b.size
+        );
     }
     out
 }

@@ -1,0 +1,384 @@
+//! The `usmp` command end to end: plans of the shared benchmarks checked from outside,
+//! and bad input ending in the documented exit code with a message that says where.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn usmp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_usmp"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `../shared/benchmarks`, or `None` (with the reason printed) on a clone without it.
+fn benchmarks() -> Option<PathBuf> {
+    let dir = repo().join("../shared/benchmarks");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!(
+            "skipped: {} is absent (it is always present in CI)",
+            dir.display()
+        );
+        None
+    }
+}
+
+struct Row {
+    id: String,
+    lower: u64,
+    upper: u64,
+    size: u64,
+}
+
+fn rows(csv: &Path) -> Vec<Row> {
+    std::fs::read_to_string(csv)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            Row {
+                id: f[0].to_string(),
+                lower: f[1].parse().unwrap(),
+                upper: f[2].parse().unwrap(),
+                size: f[3].parse().unwrap(),
+            }
+        })
+        .collect()
+}
+
+/// Pulls `"id":{"pool":"workspace","offset":N}` pairs out of the JSON output (the ids of
+/// the benchmark files need no escaping), and the pool size.
+fn offsets(json: &str) -> (u64, Vec<(String, u64)>) {
+    let size_at = json.find("\"pool_sizes\":{\"workspace\":").unwrap() + 26;
+    let size = json[size_at..].split('}').next().unwrap().parse().unwrap();
+    let allocs = &json[json.find("\"allocations\":{").unwrap() + 15..];
+    let mut out = Vec::new();
+    for part in allocs.split("},").take_while(|p| p.contains("\"offset\"")) {
+        let id = part.split('"').nth(1).unwrap().to_string();
+        let offset = part
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .trim_end_matches('}')
+            .parse()
+            .unwrap();
+        out.push((id, offset));
+    }
+    (size, out)
+}
+
+/// Checks a plan against the CSV with a sweep by address, a different method from the
+/// verifier's sweep by time, so a fault in one is not hidden by the same fault in the other.
+fn check_plan(csv: &Path, json: &str) {
+    let rows = rows(csv);
+    let (pool_size, offsets) = offsets(json);
+    assert_eq!(offsets.len(), rows.len(), "{}", csv.display());
+    let mut placed: Vec<(u64, u64, &Row)> = rows
+        .iter()
+        .zip(&offsets)
+        .map(|(r, (id, off))| {
+            assert_eq!(&r.id, id);
+            assert!(off + r.size <= pool_size);
+            (*off, off + r.size, r)
+        })
+        .collect();
+    placed.sort_by_key(|p| (p.0, p.1));
+    // Buffers whose address range is still open, checked pairwise for time overlap.
+    let mut open: Vec<(u64, u64, &Row)> = Vec::new();
+    for p in placed {
+        open.retain(|q| q.1 > p.0);
+        for q in &open {
+            let live_together = q.2.lower < p.2.upper && p.2.lower < q.2.upper;
+            assert!(
+                !live_together,
+                "{}: {} and {} overlap",
+                csv.display(),
+                q.2.id,
+                p.2.id
+            );
+        }
+        open.push(p);
+    }
+}
+
+#[test]
+fn every_benchmark_gets_a_valid_plan() {
+    let Some(dir) = benchmarks() else { return };
+    for folder in ["minimalloc-challenging", "idealloc"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(folder))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for file in files {
+            let big = std::fs::metadata(&file).unwrap().len() > 100_000;
+            // first_fit and hill_climb on the 18k-62k buffer instances take seconds each in
+            // release and much longer in a test build; `usmp bench` measures them instead.
+            let algorithms: &[&str] = if big {
+                &["greedy_by_size", "greedy_by_conflicts"]
+            } else {
+                &[
+                    "greedy_by_size",
+                    "greedy_by_conflicts",
+                    "first_fit",
+                    "hill_climb",
+                ]
+            };
+            for algorithm in algorithms {
+                let out = usmp(&[
+                    "plan",
+                    file.to_str().unwrap(),
+                    "--algorithm",
+                    algorithm,
+                    "--format",
+                    "json",
+                ]);
+                assert!(
+                    out.status.success(),
+                    "{} {algorithm}: {}",
+                    file.display(),
+                    text(&out.stderr)
+                );
+                check_plan(&file, &text(&out.stdout));
+            }
+        }
+    }
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let file = repo().join("examples/problems/kws_two_pools.json");
+    let out = usmp(&["plan", file.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json = text(&out.stdout);
+    assert_eq!(json.lines().count(), 1);
+    assert!(
+        json.starts_with("{\"algorithm\":\"greedy_by_size\",\"pool_sizes\":{\"dtcm\":"),
+        "{json}"
+    );
+    assert!(
+        json.contains(
+            "\"pool_kinds\":{\"dtcm\":\"workspace\",\"sram\":\"workspace\",\"flash\":\"constant\"}"
+        ),
+        "{json}"
+    );
+    assert!(
+        json.contains("\"fc_weights\":{\"pool\":\"flash\",\"offset\":0}"),
+        "{json}"
+    );
+    assert!(
+        json.trim_end()
+            .ends_with(",\"lower_bound\":13402,\"optimal\":false}"),
+        "{json}"
+    );
+    // Byte-identical on a second run.
+    assert_eq!(
+        usmp(&["plan", file.to_str().unwrap(), "--format", "json"]).stdout,
+        out.stdout
+    );
+}
+
+#[test]
+fn table_and_svg_show_every_buffer() {
+    let file = repo().join("examples/problems/tvm_fanout.json");
+    let svg = std::env::temp_dir().join(format!("usmp-test-{}.svg", std::process::id()));
+    let out = usmp(&[
+        "plan",
+        file.to_str().unwrap(),
+        "-a",
+        "hill_climb",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.starts_with("plan by hill_climb: 7 buffers in 1 pools, 210 bytes in total; lower bound 210 (gap 0.0%, optimal)"), "{table}");
+    for name in ["bi_a", "bi_b", "bi_c", "bi_d", "bi_e", "bi_f", "bi_g"] {
+        assert!(table.contains(&format!("\n{name} ")), "{table}");
+    }
+    let drawing = std::fs::read_to_string(&svg).unwrap();
+    std::fs::remove_file(&svg).unwrap();
+    assert!(drawing.starts_with("<svg"));
+    assert_eq!(drawing.matches("<title>bi_").count(), 7);
+    assert!(drawing.contains("pool global_workspace (workspace): 210 bytes"));
+}
+
+fn fails_with(args: &[&str], code: i32, needles: &[&str]) {
+    let out = usmp(args);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for needle in needles {
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected {needle:?} in {err}"
+        );
+    }
+}
+
+fn write(name: &str, contents: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("usmp-{}-{name}", std::process::id()));
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+#[test]
+fn malformed_input_exits_2_naming_file_line_and_field() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "neg.csv",
+            "id,lower,upper,size\na,0,4,16\nb,1,2,-3\n",
+            &["neg.csv:3:7: field `size`: `-3` is not a whole number"],
+        ),
+        (
+            "zero.csv",
+            "id,lower,upper,size\na,0,4,0\n",
+            &["zero.csv:2:7: field `size`: is 0"],
+        ),
+        (
+            "hdr.csv",
+            "name,start,end,bytes\n",
+            &[
+                "hdr.csv:1:1: the header is `name,start,end,bytes`; it must be `id,lower,upper,size`",
+            ],
+        ),
+        (
+            "dup.csv",
+            "id,lower,upper,size\na,0,4,1\na,1,2,1\n",
+            &["dup.csv:3:1: field `id`: `a` was already used on line 2"],
+        ),
+        (
+            "syntax.json",
+            "{\"pools\": [}",
+            &["syntax.json:1:12: expected a JSON value"],
+        ),
+        (
+            "pool.json",
+            "{\"pools\": [{\"name\": \"sram\"}],\n \"buffers\": [{\"name\": \"a\", \"size_bytes\": 4, \"pool_candidates\": [\"dtcm\"]}]}",
+            &[
+                "pool.json:2:65: buffers[0] (\"a\").pool_candidates: no pool is named \"dtcm\"; known pools: \"sram\"",
+            ],
+        ),
+        (
+            "align.json",
+            "{\"pools\": [{\"name\": \"sram\", \"alignment\": 3}],\n \"buffers\": []}",
+            &["align.json:1:42: pool \"sram\" has alignment 3, which is not a power of two"],
+        ),
+        (
+            "nocand.json",
+            "{\"pools\": [{\"name\": \"sram\"}],\n \"buffers\": [{\"name\": \"a\", \"size_bytes\": 4, \"pool_candidates\": []}]}",
+            &["nocand.json:2:64: buffer \"a\" has no candidate pools"],
+        ),
+        (
+            "conflict.json",
+            "{\"pools\": [{\"name\": \"sram\"}],\n \"buffers\": [{\"name\": \"a\", \"size_bytes\": 4, \"pool_candidates\": [\"sram\"], \"conflicts\": [\"zz\"]}]}",
+            &["conflict.json:2:88: buffers[0].conflicts: no buffer is named \"zz\""],
+        ),
+    ];
+    for (name, contents, needles) in cases {
+        let path = write(name, contents);
+        fails_with(&["plan", path.to_str().unwrap()], 2, needles);
+        std::fs::remove_file(path).unwrap();
+    }
+    fails_with(
+        &["plan", "no/such/file.csv"],
+        2,
+        &["no/such/file.csv: cannot read the file"],
+    );
+    let json = repo().join("examples/problems/tvm_fanout.json");
+    fails_with(
+        &["plan", json.to_str().unwrap(), "--capacity", "10"],
+        2,
+        &["a capacity only applies to CSV problems"],
+    );
+    fails_with(
+        &["plan", json.to_str().unwrap(), "--algorithm", "magic"],
+        2,
+        &["unknown algorithm; use one of: greedy_by_size"],
+    );
+}
+
+#[test]
+fn no_plan_within_capacity_exits_1_with_the_whole_story() {
+    let file = repo().join("examples/problems/tflm_greedy_medium.csv");
+    fails_with(
+        &[
+            "plan",
+            file.to_str().unwrap(),
+            "--capacity",
+            "85",
+            "--algorithm",
+            "first_fit",
+        ],
+        1,
+        &[
+            "buffer \"t1\" (20 bytes) fits in none of its candidate pools",
+            "pool \"workspace\": limit 85 bytes, needs 90 bytes (5 missing)",
+            "fewer than 80 bytes",
+        ],
+    );
+    // The same capacity is enough for hill climbing, which finds the 80-byte optimum.
+    let out = usmp(&[
+        "plan",
+        file.to_str().unwrap(),
+        "--capacity",
+        "85",
+        "--algorithm",
+        "hill_climb",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("\"pool_sizes\":{\"workspace\":80}"));
+}
+
+#[test]
+fn bench_prints_a_table_and_markdown() {
+    let md = std::env::temp_dir().join(format!("usmp-bench-{}.md", std::process::id()));
+    let file = repo().join("examples/problems/tflm_greedy_medium.csv");
+    let out = usmp(&[
+        "bench",
+        file.to_str().unwrap(),
+        "-a",
+        "first_fit",
+        "-a",
+        "hill_climb",
+        "--repeat",
+        "1",
+        "--markdown",
+        md.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("first_fit") && table.contains("12.50%"),
+        "{table}"
+    );
+    assert!(
+        table.contains("hill_climb") && table.contains("0.00%"),
+        "{table}"
+    );
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    std::fs::remove_file(&md).unwrap();
+    assert!(
+        markdown
+            .starts_with("| instance | buffers | lower bound | algorithm | peak | over LB | ms |")
+    );
+    assert!(
+        markdown.contains("| problems/tflm_greedy_medium.csv | 5 | 80 | first_fit | 90 | 12.50% |"),
+        "{markdown}"
+    );
+}
