@@ -1,7 +1,6 @@
 //! `usmp bench`: time algorithms over problem files. Times are wall-clock here, on
 //! purpose, and only here: they measure, they never decide a plan.
 
-use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -26,6 +25,8 @@ pub struct Args {
 
 struct Row {
     instance: String,
+    /// Time to read and check the file.
+    read: Duration,
     buffers: usize,
     lower_bound: u64,
     algorithm: String,
@@ -75,8 +76,10 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     };
     let mut rows = Vec::new();
     for path in files(&args.paths)? {
+        let start = Instant::now();
         let problem = usmp_core::input::read_problem(&path, None)
             .map_err(|e| Failure::Input(e.to_string()))?;
+        let read = start.elapsed();
         let lower_bound = usmp_core::LowerBound::of(&problem).total;
         for name in &algorithms {
             let algo = algorithm(name)?;
@@ -95,6 +98,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             }
             let row = Row {
                 instance: name_of(&path),
+                read,
                 buffers: problem.buffers().len(),
                 lower_bound,
                 algorithm: name.clone(),
@@ -112,6 +116,37 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Column titles and widths (negative: left-aligned) of the text table.
+const COLUMNS: [(&str, i32); 8] = [
+    ("instance", -40),
+    ("buffers", 7),
+    ("lower bound", 14),
+    ("algorithm", -20),
+    ("peak", 14),
+    ("over LB", 8),
+    ("read ms", 8),
+    ("plan ms", 9),
+];
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1000.0)
+}
+
+fn format_row(cells: &[String], markdown: bool) -> String {
+    if markdown {
+        return format!("| {} |", cells.join(" | "));
+    }
+    let padded: Vec<String> = cells
+        .iter()
+        .zip(COLUMNS)
+        .map(|(c, (_, w))| match w {
+            w if w < 0 => format!("{c:<width$}", width = w.unsigned_abs() as usize),
+            w => format!("{c:>width$}", width = w as usize),
+        })
+        .collect();
+    padded.join(" ")
+}
+
 fn line(row: &Row, markdown: bool) -> String {
     let (peak, excess, time) = match &row.result {
         Ok((total, took)) => {
@@ -120,11 +155,7 @@ fn line(row: &Row, markdown: bool) -> String {
             } else {
                 (*total as f64 - row.lower_bound as f64) * 100.0 / row.lower_bound as f64
             };
-            (
-                total.to_string(),
-                format!("{excess:.2}%"),
-                format!("{:.1}", took.as_secs_f64() * 1000.0),
-            )
+            (total.to_string(), format!("{excess:.2}%"), ms(*took))
         }
         Err(e) => (format!("failed: {e}"), "-".into(), "-".into()),
     };
@@ -135,41 +166,25 @@ fn line(row: &Row, markdown: bool) -> String {
         row.algorithm.clone(),
         peak,
         excess,
+        ms(row.read),
         time,
     ];
-    if markdown {
-        format!("| {} |", cells.join(" | "))
-    } else {
-        format!(
-            "{:<40} {:>7} {:>14} {:<20} {:>14} {:>8} {:>10}",
-            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]
-        )
-    }
+    format_row(&cells, markdown)
 }
 
 fn render(rows: &[Row], markdown: bool) -> String {
-    let mut out = String::new();
-    let head = [
-        "instance",
-        "buffers",
-        "lower bound",
-        "algorithm",
-        "peak",
-        "over LB",
-        "ms",
-    ];
+    let head: Vec<String> = COLUMNS.iter().map(|(t, _)| t.to_string()).collect();
+    let mut out = format_row(&head, markdown) + "\n";
     if markdown {
-        let _ = writeln!(out, "| {} |", head.join(" | "));
-        let _ = writeln!(out, "|---|---:|---:|---|---:|---:|---:|");
-    } else {
-        let _ = writeln!(
-            out,
-            "{:<40} {:>7} {:>14} {:<20} {:>14} {:>8} {:>10}",
-            head[0], head[1], head[2], head[3], head[4], head[5], head[6]
-        );
+        let rule: Vec<&str> = COLUMNS
+            .iter()
+            .map(|(_, w)| if *w < 0 { "---" } else { "---:" })
+            .collect();
+        out += &format!("|{}|\n", rule.join("|"));
     }
     for row in rows {
-        let _ = writeln!(out, "{}", line(row, markdown));
+        out += &line(row, markdown);
+        out.push('\n');
     }
     out
 }
