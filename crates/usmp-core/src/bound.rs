@@ -72,7 +72,7 @@ fn peak(problem: &Problem, members: &[usize]) -> u64 {
             live = live.saturating_add(size);
             best = best.max(live);
         } else {
-            live -= size;
+            live = live.saturating_sub(size);
         }
     }
     best

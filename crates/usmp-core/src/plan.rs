@@ -63,7 +63,7 @@ impl Plan {
 pub struct Attempt {
     /// Pool name.
     pub pool: String,
-    /// Its size limit.
+    /// Its size limit; `u64::MAX` for an unbounded pool (which can only overflow).
     pub limit: u64,
     /// The end the buffer would have needed, at the lowest offset the algorithm found.
     pub needed: u64,
@@ -114,14 +114,20 @@ impl fmt::Display for PlanError {
                     "buffer \"{buffer}\" ({size} bytes) fits in none of its candidate pools:"
                 )?;
                 for a in attempts {
-                    writeln!(
-                        f,
-                        "  pool \"{}\": limit {} bytes, needs {} bytes ({} missing)",
-                        a.pool,
-                        a.limit,
-                        a.needed,
-                        a.needed.saturating_sub(a.limit)
-                    )?;
+                    if a.limit == u64::MAX {
+                        writeln!(
+                            f,
+                            "  pool \"{}\": unbounded, but the buffer would end past the 64-bit address space",
+                            a.pool
+                        )?;
+                    } else {
+                        let missing = a.needed.saturating_sub(a.limit);
+                        writeln!(
+                            f,
+                            "  pool \"{}\": limit {} bytes, needs {} bytes ({missing} missing)",
+                            a.pool, a.limit, a.needed
+                        )?;
+                    }
                 }
                 write!(
                     f,

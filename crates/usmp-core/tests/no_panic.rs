@@ -1,0 +1,79 @@
+//! The readers and the planner never panic, whatever the input: arbitrary text, and real
+//! problem files with bytes replaced, inserted or removed.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use proptest::prelude::*;
+use usmp_core::algo::{BUILT_IN, by_name};
+use usmp_core::input::{parse_csv, parse_problem_json};
+
+const JSON: &str = include_str!("../../../examples/problems/kws_two_pools.json");
+const GRAPH: &str = include_str!("../../../examples/problems/tvm_fanout.json");
+const CSV: &str =
+    "id,lower,upper,size\na,0,3,18446744073709551615\nb,1,4,18446744073709551615\nc,2,9,7\n";
+
+/// Applies byte edits to `text`, keeping the result valid UTF-8 as the readers take &str.
+fn mutate(text: &str, edits: &[(usize, u8, u8)]) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for &(at, op, byte) in edits {
+        let at = at % (bytes.len() + 1);
+        let byte = b"{}[]\",:-0123456789e.ax \n\\"[byte as usize % 24];
+        match op % 3 {
+            0 if at < bytes.len() => bytes[at] = byte,
+            1 => bytes.insert(at, byte),
+            _ if at < bytes.len() => {
+                bytes.remove(at);
+            }
+            _ => {}
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn plan_all(problem: &usmp_core::Problem) {
+    for name in BUILT_IN {
+        let _ = usmp_core::plan(problem, by_name(name).unwrap().as_ref());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn arbitrary_text_is_an_error_not_a_panic(text in ".{0,200}") {
+        let _ = parse_problem_json(&text, "fuzz.json");
+        let _ = parse_csv(&text, "fuzz.csv", Some(64));
+    }
+
+    #[test]
+    fn mutated_files_are_read_or_rejected(edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 1..6)) {
+        for (source, is_json) in [(JSON, true), (GRAPH, true), (CSV, false)] {
+            let text = mutate(source, &edits);
+            let read = if is_json { parse_problem_json(&text, "m.json") } else { parse_csv(&text, "m.csv", None) };
+            match read {
+                Ok(problem) => plan_all(&problem),
+                Err(e) => prop_assert!(!e.message.is_empty()),
+            }
+        }
+    }
+}
+
+#[test]
+fn buffers_at_the_edge_of_the_address_space_do_not_overflow() {
+    let problem = parse_csv(CSV, "edge.csv", None).unwrap();
+    plan_all(&problem);
+    let err = usmp_core::plan(&problem, &usmp_core::GreedyBySize)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "pool \"workspace\": unbounded, but the buffer would end past the 64-bit address space"
+        ),
+        "{err}"
+    );
+    let lb = usmp_core::LowerBound::of(&problem);
+    assert_eq!(
+        lb.total,
+        u64::MAX,
+        "the bound saturates rather than wrapping"
+    );
+}
