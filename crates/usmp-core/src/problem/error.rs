@@ -1,0 +1,171 @@
+//! Why a problem could not be built, and where: front ends turn the [`Locus`] into a
+//! line and column of their own input.
+
+use std::fmt;
+
+use super::{Live, PoolKind};
+
+/// Which part of a problem an error is about, so a front end can point at the line and
+/// column the user wrote it on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Locus {
+    /// Pool number `.0` (declaration order), field `.1`.
+    Pool(usize, Field),
+    /// Buffer number `.0` (declaration order), field `.1`.
+    Buffer(usize, Field),
+}
+
+/// A field of a pool or buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// The name.
+    Name,
+    /// The size.
+    Size,
+    /// The alignment.
+    Alignment,
+    /// The candidate pool at this position in the list.
+    Candidate(usize),
+    /// The candidate list as a whole.
+    Candidates,
+    /// The conflict list.
+    Conflicts,
+    /// The live range.
+    Live,
+}
+
+/// Why a problem could not be built: what is wrong, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProblemError {
+    /// The pool or buffer, and the field.
+    pub locus: Locus,
+    /// What is wrong.
+    pub kind: ProblemErrorKind,
+}
+
+impl fmt::Display for ProblemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.kind.fmt(f)
+    }
+}
+
+impl std::error::Error for ProblemError {}
+
+/// What is wrong with a problem. Names are the user's, so the message stands alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProblemErrorKind {
+    /// Two pools share a name.
+    DuplicatePool(String),
+    /// Two buffers share a name.
+    DuplicateBuffer(String),
+    /// A pool or buffer alignment is zero or not a power of two.
+    BadAlignment {
+        /// `pool "x"` or `buffer "x"`.
+        what: String,
+        /// The alignment given.
+        alignment: u64,
+    },
+    /// A buffer of size zero.
+    ZeroSize(String),
+    /// A buffer with no candidate pools.
+    NoCandidates(String),
+    /// A candidate index that names no pool.
+    UnknownPool {
+        /// The buffer.
+        buffer: String,
+        /// The bad index.
+        index: usize,
+    },
+    /// A candidate listed twice for one buffer.
+    DuplicateCandidate {
+        /// The buffer.
+        buffer: String,
+        /// The pool listed twice.
+        pool: String,
+    },
+    /// A buffer listed a candidate pool of the wrong kind.
+    KindMismatch {
+        /// The buffer.
+        buffer: String,
+        /// The buffer's kind.
+        kind: PoolKind,
+        /// The pool.
+        pool: String,
+    },
+    /// A conflict naming a buffer index that does not exist.
+    UnknownBuffer(usize),
+    /// A buffer listed as conflicting with itself.
+    SelfConflict(String),
+    /// A live range with `start >= end`.
+    EmptyLive {
+        /// The buffer.
+        buffer: String,
+        /// Its live range.
+        live: Live,
+    },
+    /// Some buffers have live ranges and others do not, or ranges and explicit conflicts
+    /// were mixed.
+    MixedConflicts(String),
+}
+
+impl fmt::Display for ProblemErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ProblemErrorKind as ProblemError;
+        match self {
+            ProblemError::DuplicatePool(n) => {
+                write!(
+                    f,
+                    "pool \"{n}\" is declared twice; give each pool its own name"
+                )
+            }
+            ProblemError::DuplicateBuffer(n) => {
+                write!(
+                    f,
+                    "buffer \"{n}\" is declared twice; give each buffer its own name"
+                )
+            }
+            ProblemError::BadAlignment { what, alignment } => write!(
+                f,
+                "{what} has alignment {alignment}, which is not a power of two; write 1, 2, 4, 8, 16, ..."
+            ),
+            ProblemError::ZeroSize(n) => {
+                write!(f, "buffer \"{n}\" has size 0; sizes are at least 1 byte")
+            }
+            ProblemError::NoCandidates(n) => write!(
+                f,
+                "buffer \"{n}\" has no candidate pools; list at least one pool it may go to"
+            ),
+            ProblemError::UnknownPool { buffer, index } => {
+                write!(
+                    f,
+                    "buffer \"{buffer}\" names pool #{index}, which does not exist"
+                )
+            }
+            ProblemError::DuplicateCandidate { buffer, pool } => write!(
+                f,
+                "buffer \"{buffer}\" lists pool \"{pool}\" twice among its candidates; list it once"
+            ),
+            ProblemError::KindMismatch { buffer, kind, pool } => write!(
+                f,
+                "buffer \"{buffer}\" is {kind} data but candidate pool \"{pool}\" is not a {kind} pool; \
+                 list only {kind} pools for it"
+            ),
+            ProblemError::UnknownBuffer(i) => {
+                write!(f, "a conflict names buffer #{i}, which does not exist")
+            }
+            ProblemError::SelfConflict(n) => {
+                write!(
+                    f,
+                    "buffer \"{n}\" lists itself as a conflict; remove it from its own list"
+                )
+            }
+            ProblemError::EmptyLive { buffer, live } => write!(
+                f,
+                "buffer \"{buffer}\" has live range [{}, {}), which is empty; the end must be greater than the start",
+                live.start, live.end
+            ),
+            ProblemError::MixedConflicts(why) => f.write_str(why),
+        }
+    }
+}
