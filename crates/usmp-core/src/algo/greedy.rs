@@ -59,9 +59,14 @@ fn conflicts_order(problem: &Problem) -> Vec<usize> {
     order
 }
 
-fn run(problem: &Problem, order: &[usize], fit: Fit) -> Result<Solution, PlanError> {
+fn run(
+    problem: &Problem,
+    order: &[usize],
+    fit: Fit,
+    lower_bound: &LowerBound,
+) -> Result<Solution, PlanError> {
     let layout = Layout::new(problem);
-    let (allocations, _) = place_in_order(&layout, order, fit)?;
+    let (allocations, _) = place_in_order(&layout, order, fit, lower_bound.total)?;
     Ok(Solution::new(allocations))
 }
 
@@ -70,8 +75,8 @@ impl Algorithm for GreedyBySize {
         "greedy_by_size"
     }
 
-    fn allocate(&self, problem: &Problem, _: &LowerBound) -> Result<Solution, PlanError> {
-        run(problem, &size_order(problem), Fit::Stack)
+    fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+        run(problem, &size_order(problem), Fit::Stack, lower_bound)
     }
 }
 
@@ -80,8 +85,8 @@ impl Algorithm for GreedyByConflicts {
         "greedy_by_conflicts"
     }
 
-    fn allocate(&self, problem: &Problem, _: &LowerBound) -> Result<Solution, PlanError> {
-        run(problem, &conflicts_order(problem), Fit::Stack)
+    fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+        run(problem, &conflicts_order(problem), Fit::Stack, lower_bound)
     }
 }
 
@@ -99,7 +104,12 @@ impl Algorithm for FirstFit {
         "first_fit"
     }
 
-    fn allocate(&self, problem: &Problem, _: &LowerBound) -> Result<Solution, PlanError> {
-        run(problem, &first_fit_order(problem), Fit::FirstFit)
+    fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+        run(
+            problem,
+            &first_fit_order(problem),
+            Fit::FirstFit,
+            lower_bound,
+        )
     }
 }

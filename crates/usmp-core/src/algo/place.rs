@@ -280,11 +280,13 @@ fn lowest_gap(spans: &mut [(u64, u64)], size: u64, align: u64) -> u64 {
 }
 
 /// Places the buffers in `order`, each in its most preferred candidate pool where it fits
-/// under the pool's limit (the RFC's fallback). Returns the allocations and the work done.
+/// under the pool's limit (the RFC's fallback). Returns the allocations and the work done;
+/// `lower_bound` is only quoted in the error when a buffer fits nowhere.
 pub(crate) fn place_in_order(
     layout: &Layout<'_>,
     order: &[usize],
     fit: Fit,
+    lower_bound: u64,
 ) -> Result<(Vec<Allocation>, u64), PlanError> {
     let problem = layout.problem;
     let mut occupancy = Occupancy::new(layout);
@@ -313,7 +315,7 @@ pub(crate) fn place_in_order(
                 buffer: b.name.clone(),
                 size: b.size,
                 attempts,
-                lower_bound: crate::bound::LowerBound::of(problem).total,
+                lower_bound,
             });
         };
         occupancy.place(buffer, at);
