@@ -30,32 +30,23 @@ pub struct GreedyByConflicts;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FirstFit;
 
-/// Buffers by size descending, conflict count descending, name descending.
-fn size_order(problem: &Problem) -> Vec<usize> {
+/// TVM's orders: descending by size then conflict count (or, with `conflicts_first`,
+/// the other way round), then by name descending byte-wise. Names are unique, so no two
+/// keys are equal and the order is fully determined.
+fn tvm_order(problem: &Problem, conflicts_first: bool) -> Vec<usize> {
     let counts = problem.conflict_counts();
     let b = problem.buffers();
+    let key = |i: usize| {
+        let (size, count) = (b[i].size, counts[i] as u64);
+        let (first, second) = if conflicts_first {
+            (count, size)
+        } else {
+            (size, count)
+        };
+        (first, second, b[i].name.as_bytes())
+    };
     let mut order: Vec<usize> = (0..b.len()).collect();
-    order.sort_unstable_by(|&x, &y| {
-        (b[y].size, counts[y], b[y].name.as_bytes()).cmp(&(
-            b[x].size,
-            counts[x],
-            b[x].name.as_bytes(),
-        ))
-    });
-    order
-}
-
-fn conflicts_order(problem: &Problem) -> Vec<usize> {
-    let counts = problem.conflict_counts();
-    let b = problem.buffers();
-    let mut order: Vec<usize> = (0..b.len()).collect();
-    order.sort_unstable_by(|&x, &y| {
-        (counts[y], b[y].size, b[y].name.as_bytes()).cmp(&(
-            counts[x],
-            b[x].size,
-            b[x].name.as_bytes(),
-        ))
-    });
+    order.sort_unstable_by(|&x, &y| key(y).cmp(&key(x)));
     order
 }
 
@@ -76,7 +67,7 @@ impl Algorithm for GreedyBySize {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        run(problem, &size_order(problem), Fit::Stack, lower_bound)
+        run(problem, &tvm_order(problem, false), Fit::Stack, lower_bound)
     }
 }
 
@@ -86,7 +77,7 @@ impl Algorithm for GreedyByConflicts {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        run(problem, &conflicts_order(problem), Fit::Stack, lower_bound)
+        run(problem, &tvm_order(problem, true), Fit::Stack, lower_bound)
     }
 }
 
