@@ -60,6 +60,8 @@
 pub mod algo;
 mod bound;
 pub mod input;
+pub mod liveness;
+pub mod model;
 mod plan;
 mod problem;
 pub mod report;

@@ -4,6 +4,7 @@
 mod csv;
 pub mod json;
 mod problem_json;
+mod read;
 
 use std::fmt;
 use std::path::Path;

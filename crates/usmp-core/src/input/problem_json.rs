@@ -13,12 +13,12 @@
 
 use std::collections::BTreeMap;
 
-use super::json::{self, Json, Value};
+use super::json::{self, Json};
+use super::read::{Reader, Spans, known};
 use super::{InputError, Pos};
-use crate::problem::{Buffer, Field, Locus, Pool, PoolKind, Problem};
+use crate::problem::{Buffer, Locus, Problem};
 
 const TOP_KEYS: &[&str] = &["pools", "buffers"];
-const POOL_KEYS: &[&str] = &["name", "kind", "size_hint_bytes", "alignment", "targets"];
 const BUFFER_KEYS: &[&str] = &[
     "name",
     "size_bytes",
@@ -53,7 +53,7 @@ pub fn parse_problem_json(text: &str, file: &str) -> Result<Problem, InputError>
     let mut pending_conflicts = Vec::new();
     let mut buffer_index: BTreeMap<String, usize> = BTreeMap::new();
     for (k, bj) in buffers_json.iter().enumerate() {
-        let (buffer, spans, conflicts) = r.buffer(bj, k, &pool_index)?;
+        let (buffer, spans, conflicts) = buffer(&r, bj, k, &pool_index)?;
         buffer_index.entry(buffer.name.clone()).or_insert(k);
         buffer_spans.push(spans);
         pending_conflicts.push(conflicts);
@@ -83,290 +83,81 @@ pub fn parse_problem_json(text: &str, file: &str) -> Result<Problem, InputError>
     })
 }
 
-fn known(what: &str, names: &BTreeMap<String, usize>) -> String {
-    if names.is_empty() {
-        return format!("there are no {what}");
+#[allow(clippy::type_complexity)]
+fn buffer(
+    r: &Reader<'_>,
+    j: &Json,
+    k: usize,
+    pools: &BTreeMap<String, usize>,
+) -> Result<(Buffer, Spans, Vec<(String, Pos)>), InputError> {
+    let what = format!("buffers[{k}]");
+    let e = r.object(j, &what, BUFFER_KEYS)?;
+    let name = r.string(r.required(e, j, "name", &what)?, &format!("{what}.name"))?;
+    let what = format!("buffers[{k}] (\"{name}\")");
+    let size_json = r.required(e, j, "size_bytes", &what)?;
+    let size = r
+        .integer(size_json, &format!("{what}.size_bytes"), false)?
+        .unwrap_or(0);
+    let mut buffer = Buffer::new(name, size);
+    if let Some(a) = r.get(e, "alignment") {
+        buffer.alignment = r
+            .integer(a, &format!("{what}.alignment"), false)?
+            .unwrap_or(1);
     }
-    let list: Vec<String> = names.keys().map(|n| format!("\"{n}\"")).collect();
-    format!("known {what}: {}", list.join(", "))
-}
-
-/// Where each field of one pool or buffer was written.
-#[derive(Clone, Debug, Default)]
-struct Spans {
-    whole: Option<Pos>,
-    fields: BTreeMap<&'static str, Pos>,
-    candidates: Vec<Pos>,
-}
-
-impl Spans {
-    fn of(&self, field: Field) -> Pos {
-        let key = match field {
-            Field::Name => "name",
-            Field::Size => "size_bytes",
-            Field::Alignment => "alignment",
-            Field::Candidates => "pool_candidates",
-            Field::Candidate(k) => {
-                return self
-                    .candidates
-                    .get(k)
-                    .copied()
-                    .unwrap_or(self.of(Field::Candidates));
-            }
-            Field::Conflicts => "conflicts",
-            Field::Live => "live",
-        };
-        let whole = self.whole.unwrap_or(Pos { line: 1, column: 1 });
-        self.fields.get(key).copied().unwrap_or(whole)
-    }
-}
-
-type Entries<'j> = &'j [(String, Pos, Json)];
-
-struct Reader<'f> {
-    file: &'f str,
-}
-
-impl Reader<'_> {
-    fn err(&self, pos: Pos, message: String) -> InputError {
-        InputError::at(self.file, pos, message)
-    }
-
-    fn object<'j>(
-        &self,
-        j: &'j Json,
-        what: &str,
-        allowed: &[&str],
-    ) -> Result<Entries<'j>, InputError> {
-        let Value::Object(entries) = &j.value else {
-            return Err(self.err(
-                j.pos,
-                format!("{what} must be an object, found {}", j.value.describe()),
-            ));
-        };
-        for (key, pos, _) in entries {
-            if !allowed.contains(&key.as_str()) {
-                let list = allowed
-                    .iter()
-                    .map(|k| format!("\"{k}\""))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(self.err(
-                    *pos,
-                    format!("{what}: unknown key \"{key}\"; expected one of {list}"),
-                ));
-            }
-        }
-        Ok(entries)
-    }
-
-    fn get<'j>(&self, entries: Entries<'j>, key: &str) -> Option<&'j Json> {
-        entries.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v)
-    }
-
-    fn required<'j>(
-        &self,
-        entries: Entries<'j>,
-        whole: &Json,
-        key: &str,
-        what: &str,
-    ) -> Result<&'j Json, InputError> {
-        self.get(entries, key)
-            .ok_or_else(|| self.err(whole.pos, format!("{what} has no \"{key}\"; add it")))
-    }
-
-    fn array<'j>(&self, j: &'j Json, what: &str) -> Result<&'j [Json], InputError> {
-        match &j.value {
-            Value::Array(items) => Ok(items),
-            other => Err(self.err(
-                j.pos,
-                format!("{what} must be an array, found {}", other.describe()),
-            )),
-        }
-    }
-
-    fn string(&self, j: &Json, what: &str) -> Result<String, InputError> {
-        match &j.value {
-            Value::String(s) if !s.is_empty() => Ok(s.clone()),
-            Value::String(_) => Err(self.err(j.pos, format!("{what} is empty; write a name"))),
-            other => Err(self.err(
-                j.pos,
-                format!("{what} must be a string, found {}", other.describe()),
-            )),
-        }
-    }
-
-    /// A whole number; `-1` is returned as `None` when `minus_one_is_none`.
-    fn integer(
-        &self,
-        j: &Json,
-        what: &str,
-        minus_one_is_none: bool,
-    ) -> Result<Option<u64>, InputError> {
-        let Value::Number(text) = &j.value else {
-            return Err(self.err(
-                j.pos,
+    buffer.kind = r.kind(r.get(e, "kind"), &format!("{what}.kind"))?;
+    let mut spans = r.spans(j, e);
+    let candidates = r.required(e, j, "pool_candidates", &what)?;
+    for (n, c) in r
+        .array(candidates, &format!("{what}.pool_candidates"))?
+        .iter()
+        .enumerate()
+    {
+        let pool_name = r.string(c, &format!("{what}.pool_candidates[{n}]"))?;
+        let Some(&p) = pools.get(&pool_name) else {
+            return Err(r.err(
+                c.pos,
                 format!(
-                    "{what} must be a whole number, found {}",
-                    j.value.describe()
+                    "{what}.pool_candidates: no pool is named \"{pool_name}\"; {}",
+                    known("pools", pools)
                 ),
             ));
         };
-        if minus_one_is_none && text == "-1" {
-            return Ok(None);
-        }
-        if text.starts_with('-') {
-            let hint = if minus_one_is_none {
-                " (or -1 for unbounded)"
-            } else {
-                ""
-            };
-            return Err(self.err(
-                j.pos,
-                format!("{what} is {text}; write a number of 0 or more{hint}"),
-            ));
-        }
-        text.parse::<u64>().map(Some).map_err(|_| {
-            let why = if text.bytes().all(|b| b.is_ascii_digit()) {
-                "too large for 64 bits"
-            } else {
-                "not a whole number"
-            };
-            self.err(j.pos, format!("{what} is {text}, which is {why}"))
-        })
+        buffer.candidates.push(p);
+        spans.candidates.push(c.pos);
     }
-
-    fn kind(&self, j: Option<&Json>, what: &str) -> Result<PoolKind, InputError> {
-        let Some(j) = j else {
-            return Ok(PoolKind::Workspace);
-        };
-        match self.string(j, what)?.as_str() {
-            "workspace" => Ok(PoolKind::Workspace),
-            "constant" => Ok(PoolKind::Constant),
-            other => Err(self.err(
-                j.pos,
-                format!("{what} is \"{other}\"; write \"workspace\" or \"constant\""),
-            )),
-        }
-    }
-
-    fn spans(&self, j: &Json, entries: Entries<'_>) -> Spans {
-        let mut spans = Spans {
-            whole: Some(j.pos),
-            ..Spans::default()
-        };
-        for (key, _, value) in entries {
-            let all = POOL_KEYS.iter().chain(BUFFER_KEYS);
-            if let Some(k) = all.copied().find(|k| k == key) {
-                spans.fields.insert(k, value.pos);
-            }
-        }
-        spans
-    }
-
-    fn pool(&self, j: &Json, k: usize) -> Result<(Pool, Spans), InputError> {
-        let what = format!("pools[{k}]");
-        let e = self.object(j, &what, POOL_KEYS)?;
-        let name = self.string(self.required(e, j, "name", &what)?, &format!("{what}.name"))?;
-        let mut pool = Pool::workspace(name);
-        pool.kind = self.kind(self.get(e, "kind"), &format!("{what}.kind"))?;
-        if let Some(limit) = self.get(e, "size_hint_bytes") {
-            pool.size_limit = self.integer(limit, &format!("{what}.size_hint_bytes"), true)?;
-        }
-        if let Some(a) = self.get(e, "alignment") {
-            pool.alignment = self
-                .integer(a, &format!("{what}.alignment"), false)?
-                .unwrap_or(1);
-        }
-        if let Some(t) = self.get(e, "targets") {
-            for (n, target) in self
-                .array(t, &format!("{what}.targets"))?
-                .iter()
-                .enumerate()
-            {
-                pool.targets
-                    .push(self.string(target, &format!("{what}.targets[{n}]"))?);
-            }
-        }
-        Ok((pool, self.spans(j, e)))
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn buffer(
-        &self,
-        j: &Json,
-        k: usize,
-        pools: &BTreeMap<String, usize>,
-    ) -> Result<(Buffer, Spans, Vec<(String, Pos)>), InputError> {
-        let what = format!("buffers[{k}]");
-        let e = self.object(j, &what, BUFFER_KEYS)?;
-        let name = self.string(self.required(e, j, "name", &what)?, &format!("{what}.name"))?;
-        let what = format!("buffers[{k}] (\"{name}\")");
-        let size_json = self.required(e, j, "size_bytes", &what)?;
-        let size = self
-            .integer(size_json, &format!("{what}.size_bytes"), false)?
-            .unwrap_or(0);
-        let mut buffer = Buffer::new(name, size);
-        if let Some(a) = self.get(e, "alignment") {
-            buffer.alignment = self
-                .integer(a, &format!("{what}.alignment"), false)?
-                .unwrap_or(1);
-        }
-        buffer.kind = self.kind(self.get(e, "kind"), &format!("{what}.kind"))?;
-        let mut spans = self.spans(j, e);
-        let candidates = self.required(e, j, "pool_candidates", &what)?;
-        for (n, c) in self
-            .array(candidates, &format!("{what}.pool_candidates"))?
+    let mut conflicts = Vec::new();
+    if let Some(list) = r.get(e, "conflicts") {
+        for (n, c) in r
+            .array(list, &format!("{what}.conflicts"))?
             .iter()
             .enumerate()
         {
-            let pool_name = self.string(c, &format!("{what}.pool_candidates[{n}]"))?;
-            let Some(&p) = pools.get(&pool_name) else {
-                return Err(self.err(
-                    c.pos,
-                    format!(
-                        "{what}.pool_candidates: no pool is named \"{pool_name}\"; {}",
-                        known("pools", pools)
-                    ),
-                ));
-            };
-            buffer.candidates.push(p);
-            spans.candidates.push(c.pos);
+            conflicts.push((r.string(c, &format!("{what}.conflicts[{n}]"))?, c.pos));
         }
-        let mut conflicts = Vec::new();
-        if let Some(list) = self.get(e, "conflicts") {
-            for (n, c) in self
-                .array(list, &format!("{what}.conflicts"))?
-                .iter()
-                .enumerate()
-            {
-                conflicts.push((self.string(c, &format!("{what}.conflicts[{n}]"))?, c.pos));
-            }
-        }
-        if let Some(live) = self.get(e, "live") {
-            let range = self.array(live, &format!("{what}.live"))?;
-            let [start, end] = range else {
-                return Err(self.err(
-                    live.pos,
-                    format!("{what}.live must be [start, end], two whole numbers"),
-                ));
-            };
-            let start = self
-                .integer(start, &format!("{what}.live[0]"), false)?
-                .unwrap_or(0);
-            let end = self
-                .integer(end, &format!("{what}.live[1]"), false)?
-                .unwrap_or(0);
-            buffer = buffer.with_live(start, end);
-        }
-        Ok((buffer, spans, conflicts))
     }
+    if let Some(live) = r.get(e, "live") {
+        let range = r.array(live, &format!("{what}.live"))?;
+        let [start, end] = range else {
+            return Err(r.err(
+                live.pos,
+                format!("{what}.live must be [start, end], two whole numbers"),
+            ));
+        };
+        let start = r
+            .integer(start, &format!("{what}.live[0]"), false)?
+            .unwrap_or(0);
+        let end = r
+            .integer(end, &format!("{what}.live[1]"), false)?
+            .unwrap_or(0);
+        buffer = buffer.with_live(start, end);
+    }
+    Ok((buffer, spans, conflicts))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::Conflicts;
+    use crate::problem::{Conflicts, PoolKind};
 
     const GOOD: &str = r#"{
   "pools": [

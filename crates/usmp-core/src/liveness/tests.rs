@@ -1,0 +1,252 @@
+use super::*;
+use crate::model::{Call, InPlace, Tensor};
+use crate::problem::Live;
+
+fn call(op: &str, target: &str, reads: &[usize], writes: &[usize]) -> Call {
+    let mut c = Call::new(op, target);
+    c.reads = reads.to_vec();
+    c.writes = writes.to_vec();
+    c
+}
+
+/// in -conv(w)-> a -relu-> b -fc-> out, with scratch in conv and a state tensor.
+fn chain() -> Model {
+    let mut conv = call("CONV_2D", "cpu", &[0, 4], &[1]);
+    conv.scratch.push(Scratch {
+        name: "im2col".into(),
+        size: Size::Bytes(40),
+        alignment: None,
+    });
+    Model {
+        name: "chain".into(),
+        tensors: vec![
+            Tensor::activation("in", 100),
+            Tensor::activation("a", 200),
+            Tensor::activation("b", 300),
+            Tensor::activation("out", 10),
+            Tensor::constant("w", vec![7; 33]),
+            Tensor::state("h", 8),
+        ],
+        calls: vec![
+            conv,
+            call("RELU", "cpu", &[1], &[2]),
+            call("FC", "cpu", &[2, 5], &[3, 5]),
+        ],
+        inputs: vec![0],
+        outputs: vec![3],
+    }
+}
+
+fn pools() -> Vec<Pool> {
+    vec![
+        Pool::workspace("sram").with_alignment(16),
+        Pool::constant("flash"),
+    ]
+}
+
+fn live_of(l: &Liveness, name: &str) -> Live {
+    let b = l.problem.buffers().iter().find(|b| b.name == name).unwrap();
+    b.live.unwrap()
+}
+
+#[test]
+fn live_ranges_follow_the_program() {
+    let l = analyse(&chain(), &pools(), &Options::default()).unwrap();
+    let r = |s, e| Live { start: s, end: e };
+    assert_eq!(live_of(&l, "in"), r(0, 1));
+    assert_eq!(live_of(&l, "a"), r(0, 2));
+    assert_eq!(live_of(&l, "b"), r(1, 3));
+    assert_eq!(live_of(&l, "out"), r(2, 3));
+    assert_eq!(live_of(&l, "im2col@0"), r(0, 1));
+    assert_eq!(live_of(&l, "h"), r(0, 3));
+    assert_eq!(live_of(&l, "w"), r(0, 3));
+    // Sizes rounded to 16; the constant goes to the constant pool only.
+    let w = l.problem.buffers().iter().find(|b| b.name == "w").unwrap();
+    assert_eq!(
+        (w.size, w.kind, w.candidates.clone()),
+        (48, PoolKind::Constant, vec![1])
+    );
+    assert_eq!(
+        l.steps,
+        vec!["0 CONV_2D (cpu)", "1 RELU (cpu)", "2 FC (cpu)"]
+    );
+    // Scratch and tensors meet in one problem: conv's scratch conflicts with its input
+    // and output but not with "b".
+    let idx = |n: &str| {
+        l.problem
+            .buffers()
+            .iter()
+            .position(|b| b.name == n)
+            .unwrap()
+    };
+    assert!(l.problem.conflict(idx("im2col@0"), idx("in")));
+    assert!(l.problem.conflict(idx("im2col@0"), idx("a")));
+    assert!(!l.problem.conflict(idx("im2col@0"), idx("b")));
+    assert!(!l.problem.conflict(idx("in"), idx("b")));
+    assert_eq!(l.live_at(1).len(), 3, "a, b and h are live during RELU");
+}
+
+#[test]
+fn io_outside_pools_is_left_out_and_listed() {
+    let options = Options {
+        io_in_pools: false,
+        ..Options::default()
+    };
+    let l = analyse(&chain(), &pools(), &options).unwrap();
+    assert_eq!(l.tensor_buffers[0], None);
+    assert_eq!(l.tensor_buffers[3], None);
+    let external: Vec<&str> = l
+        .left_out
+        .iter()
+        .filter(|o| o.reason == Omission::External)
+        .map(|o| o.name.as_str())
+        .collect();
+    assert_eq!(external, vec!["in", "out"]);
+}
+
+#[test]
+fn dynamic_and_unused_tensors_are_listed_not_planned() {
+    let mut m = chain();
+    m.tensors.push(Tensor {
+        size: Size::Dynamic,
+        ..Tensor::activation("tokens", 0)
+    });
+    m.calls[2].writes.push(6);
+    m.tensors.push(Tensor::activation("orphan", 5));
+    let l = analyse(&m, &pools(), &Options::default()).unwrap();
+    assert_eq!(
+        l.left_out,
+        vec![
+            LeftOut {
+                name: "tokens".into(),
+                reason: Omission::Dynamic
+            },
+            LeftOut {
+                name: "orphan".into(),
+                reason: Omission::Unused
+            }
+        ]
+    );
+}
+
+#[test]
+fn an_operator_called_twice_gets_scratch_per_call() {
+    let mut m = chain();
+    m.calls[1].op = "CONV_2D".into();
+    let options = Options {
+        scratch: vec![ScratchRule {
+            calls: CallSelector::Operator("CONV_2D".into()),
+            scratch: Scratch {
+                name: "acc".into(),
+                size: Size::Bytes(64),
+                alignment: Some(32),
+            },
+        }],
+        ..Options::default()
+    };
+    let l = analyse(&m, &pools(), &options).unwrap();
+    assert_eq!(live_of(&l, "acc@0"), Live { start: 0, end: 1 });
+    assert_eq!(live_of(&l, "acc@1"), Live { start: 1, end: 2 });
+    let bad = Options {
+        scratch: vec![ScratchRule {
+            calls: CallSelector::Operator("DEPTHWISE".into()),
+            ..options.scratch[0].clone()
+        }],
+        ..Options::default()
+    };
+    let e = analyse(&m, &pools(), &bad).unwrap_err();
+    assert_eq!(e.locus, ModelLocus::ScratchRule(0));
+    assert!(e.to_string().contains("matches no call"), "{e}");
+}
+
+#[test]
+fn in_place_outputs_share_their_input_buffer() {
+    let mut m = chain();
+    m.calls[1].in_place.push(InPlace {
+        output: 2,
+        input: 1,
+    });
+    let l = analyse(&m, &pools(), &Options::default()).unwrap();
+    assert_eq!(l.tensor_buffers[1], l.tensor_buffers[2]);
+    let b = l.tensor_buffers[1].unwrap();
+    assert_eq!(l.origins[b], Origin::Tensors(vec![1, 2]));
+    let buffer = &l.problem.buffers()[b];
+    assert_eq!(
+        (buffer.size, buffer.live),
+        (304, Some(Live { start: 0, end: 3 }))
+    );
+}
+
+#[test]
+fn targets_filter_the_candidate_pools() {
+    let mut m = chain();
+    m.calls[1].target = "npu".into();
+    let mut p = vec![
+        Pool::workspace("dtcm"),
+        Pool::workspace("shared"),
+        Pool::constant("flash"),
+    ];
+    p[0].targets = vec!["cpu".into()];
+    p[1].targets = vec!["cpu".into(), "npu".into()];
+    let l = analyse(&m, &p, &Options::default()).unwrap();
+    let cands = |n: &str| {
+        let b = l.problem.buffers().iter().find(|b| b.name == n).unwrap();
+        b.candidates.clone()
+    };
+    assert_eq!(cands("in"), vec![0, 1], "cpu only");
+    assert_eq!(cands("a"), vec![1], "cpu writes, npu reads");
+    assert_eq!(cands("im2col@0"), vec![0, 1]);
+
+    p[1].targets = vec!["npu".into()];
+    let e = analyse(&m, &p, &Options::default()).unwrap_err();
+    assert!(
+        matches!(&e.kind, ModelErrorKind::NoSharedPool { buffer, .. } if buffer == "a"),
+        "{e}"
+    );
+    p[1].targets = vec!["dsp".into()];
+    let e = analyse(&m, &p, &Options::default()).unwrap_err();
+    assert_eq!(e.locus, ModelLocus::Call(1, CallField::Target));
+    assert!(
+        e.to_string().contains("add \"npu\" to the `targets`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn constants_need_a_constant_pool() {
+    let e = analyse(&chain(), &[Pool::workspace("sram")], &Options::default()).unwrap_err();
+    assert_eq!(e.locus, ModelLocus::Tensor(4, TensorField::Name));
+    assert!(e.to_string().contains("needs a constant pool"), "{e}");
+}
+
+#[test]
+fn the_constant_image_holds_every_constant() {
+    let mut m = chain();
+    m.tensors.push(Tensor::constant("bias", vec![1, 2, 3]));
+    m.calls[2].reads.push(6);
+    let l = analyse(&m, &pools(), &Options::default()).unwrap();
+    let plan = crate::plan(&l.problem, &crate::GreedyBySize).unwrap();
+    let image = l.constant_image(&m, &plan, 1);
+    for t in [4, 6] {
+        let a = l.tensor_allocation(&plan, t).unwrap();
+        let Role::Constant(data) = &m.tensors[t].role else {
+            unreachable!()
+        };
+        let at = a.offset as usize;
+        assert_eq!(&image[at..at + data.len()], data.as_slice());
+    }
+}
+
+#[test]
+fn duplicate_tensor_names_get_distinct_buffer_names() {
+    let mut m = chain();
+    m.tensors[2].name = "a".into();
+    let l = analyse(&m, &pools(), &Options::default()).unwrap();
+    let names: Vec<&str> = l
+        .problem
+        .buffers()
+        .iter()
+        .map(|b| b.name.as_str())
+        .collect();
+    assert!(names.contains(&"a") && names.contains(&"a#2"), "{names:?}");
+}
