@@ -65,6 +65,7 @@ pub mod model;
 mod plan;
 mod problem;
 pub mod report;
+pub mod tflite;
 pub mod verify;
 
 pub use algo::{Algorithm, FirstFit, GreedyByConflicts, GreedyBySize, HillClimb};

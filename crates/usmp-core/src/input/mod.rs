@@ -1,18 +1,28 @@
-//! Reading planning problems from files: the benchmark CSV format and the RFC-shaped
-//! JSON problem. Every error names the file, the line and column, and the field.
+//! Reading files: planning problems (the benchmark CSV format, the RFC-shaped JSON
+//! problem), models (the JSON IR, `.tflite`) and the pools file that goes with a model.
+//! Every error names the file, the line and column (or, in a `.tflite`, the operator and
+//! tensor), and the field.
 
 mod csv;
 pub mod json;
+mod model_json;
+mod pools_json;
 mod problem_json;
 mod read;
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use csv::parse_csv;
+pub use pools_json::PoolsFile;
 pub use problem_json::parse_problem_json;
 
+use crate::liveness::{self, Liveness};
+use crate::model::{Model, ModelError, ModelLocus};
 use crate::problem::Problem;
+use crate::tflite::read_tflite;
+use model_json::{ModelSpans, parse_model_json};
+use pools_json::parse_pools_json;
 
 /// A 1-based line and column in an input file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -65,40 +75,177 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
-/// The formats [`read_problem`] understands.
+/// The formats [`read`] understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// `id,lower,upper,size` rows with half-open live ranges.
     Csv,
-    /// `{"pools": [...], "buffers": [...]}`.
+    /// A problem: `{"pools": [...], "buffers": [...]}`.
     Json,
+    /// A model in the JSON IR: `{"tensors": [...], "calls": [...], ...}`.
+    ModelJson,
+    /// A TensorFlow Lite flatbuffer.
+    Tflite,
 }
 
 impl Format {
-    /// The format of `path`: by extension, else by the first non-blank character.
-    pub fn detect(path: &Path, text: &str) -> Format {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
-            Some(e) if e.eq_ignore_ascii_case("json") => Format::Json,
-            _ if text.trim_start().starts_with('{') => Format::Json,
-            _ => Format::Csv,
+    /// The format of a file: `.tflite` or the `TFL3` identifier; `.csv`; otherwise JSON
+    /// when it starts with `{` (a model when it has `"calls"`); otherwise CSV.
+    pub fn detect(path: &Path, bytes: &[u8]) -> Format {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ext.eq_ignore_ascii_case("tflite") || bytes.get(4..8) == Some(b"TFL3") {
+            return Format::Tflite;
+        }
+        if ext.eq_ignore_ascii_case("csv") {
+            return Format::Csv;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        if ext.eq_ignore_ascii_case("json") || text.trim_start().starts_with('{') {
+            let is_model = json::parse(&text, "").ok().is_some_and(|j| match j.value {
+                json::Value::Object(entries) => entries.iter().any(|(k, _, _)| k == "calls"),
+                _ => false,
+            });
+            return if is_model {
+                Format::ModelJson
+            } else {
+                Format::Json
+            };
+        }
+        Format::Csv
+    }
+}
+
+/// What a file held.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// A planning problem.
+    Problem(Problem),
+    /// A model, to lower with a [`PoolsFile`].
+    Model(ModelFile),
+}
+
+/// A model read from a file, with what is needed to point at its errors.
+#[derive(Clone, Debug)]
+pub struct ModelFile {
+    /// The model.
+    pub model: Model,
+    /// Every file read to build it: the model and any constant data files.
+    pub files: Vec<PathBuf>,
+    file: String,
+    spans: Option<ModelSpans>,
+}
+
+impl ModelFile {
+    /// Points `e` at the model file: a line and column for the JSON IR; for `.tflite` the
+    /// message itself names the operator and tensor.
+    pub fn error(&self, e: &ModelError) -> InputError {
+        match self.spans.as_ref().and_then(|s| s.pos(e.locus)) {
+            Some(pos) => InputError::at(&self.file, pos, e.to_string()),
+            None => InputError::whole(&self.file, e.to_string()),
         }
     }
 }
 
-/// Reads a problem file. `capacity` bounds the single pool of a CSV problem; a JSON
-/// problem states its pools' limits itself, so giving one there is an error.
-pub fn read_problem(path: &Path, capacity: Option<u64>) -> Result<Problem, InputError> {
+fn read_bytes(path: &Path) -> Result<(String, Vec<u8>), InputError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .map_err(|e| InputError::whole(&file, format!("cannot read the file: {e}")))?;
-    match Format::detect(path, &text) {
-        Format::Csv => parse_csv(&text, &file, capacity),
-        Format::Json if capacity.is_some() => Err(InputError::whole(
+    Ok((file, bytes))
+}
+
+fn text(file: &str, bytes: Vec<u8>) -> Result<String, InputError> {
+    String::from_utf8(bytes).map_err(|e| {
+        InputError::whole(
+            file,
+            format!(
+                "the file is not UTF-8 text (byte {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Reads a problem or a model file, whichever it is. `capacity` bounds the single pool
+/// of a CSV problem; other formats state their pools' limits themselves.
+pub fn read(path: &Path, capacity: Option<u64>) -> Result<Input, InputError> {
+    let (file, bytes) = read_bytes(path)?;
+    let format = Format::detect(path, &bytes);
+    if capacity.is_some() && format != Format::Csv {
+        return Err(InputError::whole(
             &file,
-            "a capacity only applies to CSV problems; give each pool of a JSON problem its \
-             \"size_hint_bytes\" instead",
-        )),
-        Format::Json => parse_problem_json(&text, &file),
+            "a capacity only applies to CSV problems; give each pool its \"size_hint_bytes\" \
+             instead",
+        ));
     }
+    match format {
+        Format::Csv => parse_csv(&text(&file, bytes)?, &file, capacity).map(Input::Problem),
+        Format::Json => parse_problem_json(&text(&file, bytes)?, &file).map(Input::Problem),
+        Format::ModelJson => {
+            let root = json::parse(&text(&file, bytes)?, &file)?;
+            let base = path.parent().unwrap_or(Path::new("."));
+            let mut files = vec![path.to_path_buf()];
+            let (model, spans) = parse_model_json(&root, &file, base, &mut files)?;
+            Ok(Input::Model(ModelFile {
+                model,
+                files,
+                file,
+                spans: Some(spans),
+            }))
+        }
+        Format::Tflite => {
+            let name = path
+                .file_stem()
+                .map_or("model".into(), |s| s.to_string_lossy().into_owned());
+            let model =
+                read_tflite(&bytes, &name).map_err(|e| InputError::whole(&file, e.to_string()))?;
+            Ok(Input::Model(ModelFile {
+                model,
+                files: vec![path.to_path_buf()],
+                file,
+                spans: None,
+            }))
+        }
+    }
+}
+
+/// Reads a problem file; a model file is lowered onto the default pools
+/// ([`PoolsFile::default`]).
+pub fn read_problem(path: &Path, capacity: Option<u64>) -> Result<Problem, InputError> {
+    match read(path, capacity)? {
+        Input::Problem(p) => Ok(p),
+        Input::Model(m) => Ok(lower(&m, &PoolsFile::default())?.problem),
+    }
+}
+
+/// Reads a model file (`.tflite` or the JSON IR).
+pub fn read_model(path: &Path) -> Result<ModelFile, InputError> {
+    match read(path, None)? {
+        Input::Model(m) => Ok(m),
+        Input::Problem(_) => Err(InputError::whole(
+            &path.display().to_string(),
+            "this is a planning problem, not a model; a model has \"tensors\" and \"calls\"",
+        )),
+    }
+}
+
+/// Reads a pools file.
+pub fn read_pools(path: &Path) -> Result<PoolsFile, InputError> {
+    let (file, bytes) = read_bytes(path)?;
+    let root = json::parse(&text(&file, bytes)?, &file)?;
+    parse_pools_json(&root, &file)
+}
+
+/// Lowers a model onto pools; an error points into whichever file it is about.
+pub fn lower(model: &ModelFile, pools: &PoolsFile) -> Result<Liveness, InputError> {
+    liveness::analyse(&model.model, &pools.pools, &pools.options).map_err(|e| {
+        let in_pools = match e.locus {
+            ModelLocus::ScratchRule(k) => pools.rules.get(k).copied(),
+            ModelLocus::Pools => pools.root,
+            _ => return model.error(&e),
+        };
+        match (&pools.file, in_pools) {
+            (Some(f), Some(pos)) => InputError::at(f, pos, e.to_string()),
+            _ => InputError::whole(&model.file, e.to_string()),
+        }
+    })
 }

@@ -123,6 +123,16 @@ impl Reader<'_> {
         }
     }
 
+    pub(crate) fn boolean(&self, j: &Json, what: &str) -> Result<bool, InputError> {
+        match &j.value {
+            Value::Bool(b) => Ok(*b),
+            other => Err(self.err(
+                j.pos,
+                format!("{what} must be true or false, found {}", other.describe()),
+            )),
+        }
+    }
+
     /// A whole number; `-1` is returned as `None` when `minus_one_is_none`.
     pub(crate) fn integer(
         &self,

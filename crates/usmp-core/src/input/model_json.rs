@@ -1,0 +1,442 @@
+//! The model IR: a JSON description of what the RFC's AoT main function does.
+//!
+//! ```json
+//! {
+//!   "name": "kws",
+//!   "tensors": [
+//!     {"name": "audio",  "size_bytes": 490},
+//!     {"name": "conv_w", "kind": "constant", "file": "conv_w.bin"},
+//!     {"name": "bias",   "kind": "constant", "data": [1, 0, 255, 7]},
+//!     {"name": "conv",   "size_bytes": 4000, "alignment": 16},
+//!     {"name": "relu",   "size_bytes": 4000},
+//!     {"name": "state",  "kind": "state", "size_bytes": 256},
+//!     {"name": "tokens", "size_bytes": "dynamic"},
+//!     {"name": "probs",  "size_bytes": 12}
+//!   ],
+//!   "inputs": ["audio"],
+//!   "outputs": ["probs"],
+//!   "calls": [
+//!     {"op": "conv2d", "target": "cpu", "reads": ["audio", "conv_w", "bias"], "writes": ["conv"],
+//!      "scratch": [{"name": "im2col", "size_bytes": 1024, "alignment": 16}]},
+//!     {"op": "relu", "reads": ["conv"], "writes": ["relu"],
+//!      "in_place": [{"output": "relu", "input": "conv"}]},
+//!     {"op": "fc", "target": "npu", "reads": ["relu", "state"], "writes": ["probs", "state", "tokens"]}
+//!   ]
+//! }
+//! ```
+//!
+//! Tensors: `kind` is `activation` (default), `constant` or `state`; `size_bytes` is a
+//! number or `"dynamic"` (left out of the plan and listed); constants take their bytes
+//! from `data` or from `file` (relative to the model file, optionally from `file_offset`),
+//! and their size from the data when `size_bytes` is absent. Calls: `target` defaults to
+//! `cpu`; `scratch` and `in_place` are optional.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::json::{Json, Value};
+use super::read::{Entries, Reader, known};
+use super::{InputError, Pos};
+use crate::model::{
+    Call, CallField, InPlace, Model, ModelLocus, Role, Scratch, Size, Tensor, TensorField,
+};
+
+const TOP_KEYS: &[&str] = &["name", "tensors", "inputs", "outputs", "calls"];
+const TENSOR_KEYS: &[&str] = &[
+    "name",
+    "size_bytes",
+    "alignment",
+    "kind",
+    "data",
+    "file",
+    "file_offset",
+];
+const CALL_KEYS: &[&str] = &["op", "target", "reads", "writes", "scratch", "in_place"];
+const SCRATCH_KEYS: &[&str] = &["name", "size_bytes", "alignment"];
+const IN_PLACE_KEYS: &[&str] = &["output", "input"];
+
+/// Where every part of a model IR file was written, to turn a [`ModelLocus`] into a
+/// line and column.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ModelSpans {
+    root: Option<Pos>,
+    tensors: Vec<BTreeMap<&'static str, Pos>>,
+    calls: Vec<CallSpans>,
+    inputs: Vec<Pos>,
+    outputs: Vec<Pos>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct CallSpans {
+    whole: Option<Pos>,
+    target: Option<Pos>,
+    reads: Vec<Pos>,
+    writes: Vec<Pos>,
+    scratch: Vec<Pos>,
+    in_place: Vec<Pos>,
+}
+
+impl ModelSpans {
+    /// Where `locus` is in the file, if it is in this file.
+    pub(crate) fn pos(&self, locus: ModelLocus) -> Option<Pos> {
+        let root = self.root?;
+        Some(match locus {
+            ModelLocus::Tensor(t, field) => {
+                let spans = self.tensors.get(t)?;
+                let key = match field {
+                    TensorField::Name => "name",
+                    TensorField::Size => "size_bytes",
+                    TensorField::Alignment => "alignment",
+                };
+                spans.get(key).or(spans.get("")).copied().unwrap_or(root)
+            }
+            ModelLocus::Call(i, field) => {
+                let c = self.calls.get(i)?;
+                let whole = c.whole.unwrap_or(root);
+                let item = |list: &Vec<Pos>, k: usize| list.get(k).copied().unwrap_or(whole);
+                match field {
+                    CallField::Op => whole,
+                    CallField::Target => c.target.unwrap_or(whole),
+                    CallField::Read(k) => item(&c.reads, k),
+                    CallField::Write(k) => item(&c.writes, k),
+                    CallField::Scratch(k) => item(&c.scratch, k),
+                    CallField::InPlace(k) => item(&c.in_place, k),
+                }
+            }
+            ModelLocus::Input(k) => self.inputs.get(k).copied().unwrap_or(root),
+            ModelLocus::Output(k) => self.outputs.get(k).copied().unwrap_or(root),
+            ModelLocus::ScratchRule(_) | ModelLocus::Pools => return None,
+        })
+    }
+}
+
+/// Parses a model IR file. `base` is the folder constant `file`s are relative to; every
+/// file read is appended to `read` (for build scripts' `rerun-if-changed`).
+pub(crate) fn parse_model_json(
+    root: &Json,
+    file: &str,
+    base: &Path,
+    read: &mut Vec<PathBuf>,
+) -> Result<(Model, ModelSpans), InputError> {
+    let r = Reader { file };
+    let top = r.object(root, "the model", TOP_KEYS)?;
+    let mut spans = ModelSpans {
+        root: Some(root.pos),
+        ..ModelSpans::default()
+    };
+    let mut model = Model {
+        name: match r.get(top, "name") {
+            Some(n) => r.string(n, "the model's name")?,
+            None => String::from("model"),
+        },
+        ..Model::default()
+    };
+    let tensors = r.array(r.required(top, root, "tensors", "the model")?, "`tensors`")?;
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    for (t, tj) in tensors.iter().enumerate() {
+        let (tensor, tspans) = tensor(&r, tj, t, base, read)?;
+        if index.insert(tensor.name.clone(), t).is_some() {
+            return Err(r.err(
+                tspans.get("name").copied().unwrap_or(tj.pos),
+                format!(
+                    "tensor \"{}\" is declared twice; give each tensor its own name",
+                    tensor.name
+                ),
+            ));
+        }
+        model.tensors.push(tensor);
+        spans.tensors.push(tspans);
+    }
+    let lookup = |item: &Json, what: &str| -> Result<usize, InputError> {
+        let name = r.string(item, what)?;
+        index.get(&name).copied().ok_or_else(|| {
+            r.err(
+                item.pos,
+                format!(
+                    "{what}: no tensor is named \"{name}\"; {}",
+                    known("tensors", &index)
+                ),
+            )
+        })
+    };
+    let names = |j: Option<&Json>, what: &str| -> Result<Vec<(usize, Pos)>, InputError> {
+        let Some(j) = j else {
+            return Ok(Vec::new());
+        };
+        let items = r.array(j, what)?.iter().enumerate();
+        items
+            .map(|(k, item)| Ok((lookup(item, &format!("{what}[{k}]"))?, item.pos)))
+            .collect()
+    };
+    for (t, pos) in names(r.get(top, "inputs"), "inputs")? {
+        model.inputs.push(t);
+        spans.inputs.push(pos);
+    }
+    for (t, pos) in names(r.get(top, "outputs"), "outputs")? {
+        model.outputs.push(t);
+        spans.outputs.push(pos);
+    }
+    let calls = r.array(r.required(top, root, "calls", "the model")?, "`calls`")?;
+    for (i, cj) in calls.iter().enumerate() {
+        let what = format!("calls[{i}]");
+        let e = r.object(cj, &what, CALL_KEYS)?;
+        let op = r.string(r.required(e, cj, "op", &what)?, &format!("{what}.op"))?;
+        let what = format!("calls[{i}] ({op})");
+        let mut call = Call::new(op, "cpu");
+        let mut cs = CallSpans {
+            whole: Some(cj.pos),
+            ..CallSpans::default()
+        };
+        if let Some(t) = r.get(e, "target") {
+            call.target = r.string(t, &format!("{what}.target"))?;
+            cs.target = Some(t.pos);
+        }
+        for (t, pos) in names(r.get(e, "reads"), &format!("{what}.reads"))? {
+            call.reads.push(t);
+            cs.reads.push(pos);
+        }
+        for (t, pos) in names(r.get(e, "writes"), &format!("{what}.writes"))? {
+            call.writes.push(t);
+            cs.writes.push(pos);
+        }
+        if let Some(list) = r.get(e, "scratch") {
+            for (k, sj) in r
+                .array(list, &format!("{what}.scratch"))?
+                .iter()
+                .enumerate()
+            {
+                call.scratch
+                    .push(scratch(&r, sj, &format!("{what}.scratch[{k}]"))?);
+                cs.scratch.push(sj.pos);
+            }
+        }
+        if let Some(list) = r.get(e, "in_place") {
+            for (k, ij) in r
+                .array(list, &format!("{what}.in_place"))?
+                .iter()
+                .enumerate()
+            {
+                let w = format!("{what}.in_place[{k}]");
+                let ie = r.object(ij, &w, IN_PLACE_KEYS)?;
+                let one = |key: &str| -> Result<usize, InputError> {
+                    lookup(r.required(ie, ij, key, &w)?, &format!("{w}.{key}"))
+                };
+                let output = one("output")?;
+                let input = one("input")?;
+                call.in_place.push(InPlace { output, input });
+                cs.in_place.push(ij.pos);
+            }
+        }
+        model.calls.push(call);
+        spans.calls.push(cs);
+    }
+    Ok((model, spans))
+}
+
+/// A size: a whole number, or `"dynamic"` when `dynamic_ok`. Zero is an error: nothing
+/// would be planned, which is never what was meant.
+fn size(r: &Reader<'_>, j: &Json, what: &str) -> Result<Size, InputError> {
+    if let Value::String(s) = &j.value
+        && s == "dynamic"
+    {
+        return Ok(Size::Dynamic);
+    }
+    if let Value::String(s) = &j.value {
+        return Err(r.err(
+            j.pos,
+            format!("{what} is \"{s}\"; write a number of bytes or \"dynamic\""),
+        ));
+    }
+    match r.integer(j, what, false)? {
+        Some(0) | None => Err(r.err(
+            j.pos,
+            format!("{what} is 0; sizes are at least 1 byte (leave unused tensors out)"),
+        )),
+        Some(b) => Ok(Size::Bytes(b)),
+    }
+}
+
+fn alignment(r: &Reader<'_>, e: Entries<'_>, what: &str) -> Result<Option<u64>, InputError> {
+    match r.get(e, "alignment") {
+        Some(a) => r.integer(a, &format!("{what}.alignment"), false),
+        None => Ok(None),
+    }
+}
+
+fn scratch(r: &Reader<'_>, j: &Json, what: &str) -> Result<Scratch, InputError> {
+    let e = r.object(j, what, SCRATCH_KEYS)?;
+    let name = r.string(r.required(e, j, "name", what)?, &format!("{what}.name"))?;
+    let size = size(
+        r,
+        r.required(e, j, "size_bytes", what)?,
+        &format!("{what}.size_bytes"),
+    )?;
+    Ok(Scratch {
+        name,
+        size,
+        alignment: alignment(r, e, what)?,
+    })
+}
+
+fn tensor(
+    r: &Reader<'_>,
+    j: &Json,
+    t: usize,
+    base: &Path,
+    read: &mut Vec<PathBuf>,
+) -> Result<(Tensor, BTreeMap<&'static str, Pos>), InputError> {
+    let what = format!("tensors[{t}]");
+    let e = r.object(j, &what, TENSOR_KEYS)?;
+    let mut spans = BTreeMap::from([("", j.pos)]);
+    for (key, _, value) in e {
+        if let Some(k) = TENSOR_KEYS.iter().find(|k| *k == key) {
+            spans.insert(*k, value.pos);
+        }
+    }
+    let name = r.string(r.required(e, j, "name", &what)?, &format!("{what}.name"))?;
+    let what = format!("tensors[{t}] (\"{name}\")");
+    let kind = match r.get(e, "kind") {
+        None => "activation".to_string(),
+        Some(k) => r.string(k, &format!("{what}.kind"))?,
+    };
+    let size_json = r.get(e, "size_bytes");
+    let declared = match size_json {
+        Some(s) => Some(size(r, s, &format!("{what}.size_bytes"))?),
+        None => None,
+    };
+    let role = match kind.as_str() {
+        "activation" | "state" => {
+            if let Some((key, _, v)) = e.iter().find(|(k, _, _)| DATA_KEYS.contains(&k.as_str())) {
+                return Err(r.err(
+                    v.pos,
+                    format!(
+                        "{what}.{key}: only constants carry data; write \"kind\": \"constant\" \
+                         or remove \"{key}\""
+                    ),
+                ));
+            }
+            if kind == "state" {
+                Role::State
+            } else {
+                Role::Activation
+            }
+        }
+        "constant" => Role::Constant(constant_data(r, j, e, &what, base, read)?),
+        other => {
+            let pos = r.get(e, "kind").map_or(j.pos, |k| k.pos);
+            return Err(r.err(
+                pos,
+                format!(
+                    "{what}.kind is \"{other}\"; write \"activation\", \"constant\" or \"state\""
+                ),
+            ));
+        }
+    };
+    let size = match (&role, declared) {
+        (Role::Constant(data), None) => Size::Bytes(data.len() as u64),
+        (Role::Constant(data), Some(s)) if s != Size::Bytes(data.len() as u64) => {
+            let pos = size_json.map_or(j.pos, |s| s.pos);
+            return Err(r.err(
+                pos,
+                format!(
+                    "{what}.size_bytes does not match its data ({} bytes); remove \
+                     \"size_bytes\" or make them agree",
+                    data.len()
+                ),
+            ));
+        }
+        (_, Some(s)) => s,
+        (_, None) => {
+            return Err(r.err(j.pos, format!("{what} has no \"size_bytes\"; add it")));
+        }
+    };
+    Ok((
+        Tensor {
+            name,
+            size,
+            alignment: alignment(r, e, &what)?,
+            role,
+        },
+        spans,
+    ))
+}
+
+const DATA_KEYS: &[&str] = &["data", "file", "file_offset"];
+
+fn constant_data(
+    r: &Reader<'_>,
+    j: &Json,
+    e: Entries<'_>,
+    what: &str,
+    base: &Path,
+    read: &mut Vec<PathBuf>,
+) -> Result<Vec<u8>, InputError> {
+    match (r.get(e, "data"), r.get(e, "file")) {
+        (Some(d), None) => {
+            let items = r.array(d, &format!("{what}.data"))?;
+            let mut bytes = Vec::with_capacity(items.len());
+            for (k, b) in items.iter().enumerate() {
+                let v = r
+                    .integer(b, &format!("{what}.data[{k}]"), false)?
+                    .unwrap_or(0);
+                let byte = u8::try_from(v).map_err(|_| {
+                    r.err(
+                        b.pos,
+                        format!("{what}.data[{k}] is {v}; bytes are 0 to 255"),
+                    )
+                })?;
+                bytes.push(byte);
+            }
+            if bytes.is_empty() {
+                return Err(r.err(d.pos, format!("{what}.data is empty; a constant has bytes")));
+            }
+            Ok(bytes)
+        }
+        (None, Some(f)) => {
+            let rel = r.string(f, &format!("{what}.file"))?;
+            let path = base.join(&rel);
+            let all = std::fs::read(&path).map_err(|e| {
+                r.err(
+                    f.pos,
+                    format!("{what}.file: cannot read \"{}\": {e}", path.display()),
+                )
+            })?;
+            read.push(path);
+            let offset = match r.get(e, "file_offset") {
+                Some(o) => r
+                    .integer(o, &format!("{what}.file_offset"), false)?
+                    .unwrap_or(0),
+                None => 0,
+            };
+            let len = match r.get(e, "size_bytes") {
+                Some(s) => r.integer(s, &format!("{what}.size_bytes"), false)?,
+                None => None,
+            };
+            let start = usize::try_from(offset).unwrap_or(usize::MAX);
+            let end = match len {
+                Some(l) => start.saturating_add(usize::try_from(l).unwrap_or(usize::MAX)),
+                None => all.len(),
+            };
+            match all.get(start..end) {
+                Some(bytes) if !bytes.is_empty() => Ok(bytes.to_vec()),
+                _ => Err(r.err(
+                    f.pos,
+                    format!(
+                        "{what}.file: \"{rel}\" has {} bytes, too few for {} bytes from offset \
+                         {offset}",
+                        all.len(),
+                        len.map_or("any".to_string(), |l| l.to_string())
+                    ),
+                )),
+            }
+        }
+        (Some(_), Some(f)) => Err(r.err(
+            f.pos,
+            format!("{what} has both \"data\" and \"file\"; keep one"),
+        )),
+        (None, None) => Err(r.err(
+            j.pos,
+            format!("{what} is a constant without bytes; add \"data\": [...] or \"file\": \"...\""),
+        )),
+    }
+}

@@ -1,0 +1,183 @@
+//! The pools file that goes with a model: the memories to plan into and how to lower
+//! the model onto them.
+//!
+//! ```json
+//! {
+//!   "pools": [
+//!     {"name": "dtcm",  "size_hint_bytes": 16384, "alignment": 16, "targets": ["cpu"]},
+//!     {"name": "sram",  "alignment": 16, "targets": ["cpu", "npu"]},
+//!     {"name": "flash", "kind": "constant", "alignment": 16}
+//!   ],
+//!   "io_in_pools": true,
+//!   "size_granularity": 16,
+//!   "alignment": 16,
+//!   "scratch": [
+//!     {"op": "SVDF", "name": "state_scratch", "size_bytes": 448},
+//!     {"call": 3, "name": "im2col", "size_bytes": 4096, "alignment": 32}
+//!   ]
+//! }
+//! ```
+//!
+//! Pools take the keys of the JSON problem's pools, in preference order. The other keys
+//! are [`Options`](crate::liveness::Options) and default to TFLite Micro's and TVM's
+//! choices: I/O in pools, sizes rounded to 16, alignment 16. A scratch rule selects
+//! calls by operator name (`op`) or by position (`call`).
+
+use super::json::Json;
+use super::read::{Reader, Spans};
+use super::{InputError, Pos};
+use crate::liveness::{CallSelector, Options, ScratchRule};
+use crate::model::{Scratch, Size};
+use crate::problem::Pool;
+
+const TOP_KEYS: &[&str] = &[
+    "pools",
+    "io_in_pools",
+    "size_granularity",
+    "alignment",
+    "scratch",
+];
+const RULE_KEYS: &[&str] = &["op", "call", "name", "size_bytes", "alignment"];
+
+/// Pools and lowering options, and where each was written.
+#[derive(Clone, Debug)]
+pub struct PoolsFile {
+    /// The pools, in preference order.
+    pub pools: Vec<Pool>,
+    /// How the model is lowered.
+    pub options: Options,
+    pub(crate) file: Option<String>,
+    pub(crate) pool_spans: Vec<Spans>,
+    pub(crate) rules: Vec<Pos>,
+    pub(crate) root: Option<Pos>,
+}
+
+impl Default for PoolsFile {
+    /// One unbounded workspace pool `workspace` and one constant pool `constants`, both
+    /// aligned to 16, every target allowed; default options.
+    fn default() -> Self {
+        PoolsFile {
+            pools: vec![
+                Pool::workspace("workspace").with_alignment(16),
+                Pool::constant("constants").with_alignment(16),
+            ],
+            options: Options::default(),
+            file: None,
+            pool_spans: Vec::new(),
+            rules: Vec::new(),
+            root: None,
+        }
+    }
+}
+
+/// Parses a pools file.
+pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, InputError> {
+    let r = Reader { file };
+    let top = r.object(root, "the pools file", TOP_KEYS)?;
+    let mut out = PoolsFile {
+        pools: Vec::new(),
+        file: Some(file.to_string()),
+        root: Some(root.pos),
+        ..PoolsFile::default()
+    };
+    let pools = r.array(r.required(top, root, "pools", "the pools file")?, "`pools`")?;
+    if pools.is_empty() {
+        return Err(r.err(root.pos, "`pools` is empty; list at least one pool".into()));
+    }
+    for (k, pj) in pools.iter().enumerate() {
+        let (pool, spans) = r.pool(pj, k)?;
+        if let Some(first) = out.pools.iter().position(|p| p.name == pool.name) {
+            return Err(r.err(
+                spans.fields.get("name").copied().unwrap_or(pj.pos),
+                format!(
+                    "pools[{k}]: pool \"{}\" is already declared as pools[{first}]; give each \
+                     pool its own name",
+                    pool.name
+                ),
+            ));
+        }
+        if !pool.alignment.is_power_of_two() {
+            return Err(r.err(
+                spans.fields.get("alignment").copied().unwrap_or(pj.pos),
+                format!(
+                    "pools[{k}].alignment is {}, which is not a power of two; write 1, 2, 4, \
+                     8, 16, ...",
+                    pool.alignment
+                ),
+            ));
+        }
+        out.pools.push(pool);
+        out.pool_spans.push(spans);
+    }
+    if let Some(v) = r.get(top, "io_in_pools") {
+        out.options.io_in_pools = r.boolean(v, "io_in_pools")?;
+    }
+    if let Some(v) = r.get(top, "size_granularity") {
+        out.options.size_granularity = positive(&r, v, "size_granularity")?;
+    }
+    if let Some(v) = r.get(top, "alignment") {
+        let a = positive(&r, v, "alignment")?;
+        if !a.is_power_of_two() {
+            return Err(r.err(
+                v.pos,
+                format!("alignment is {a}, which is not a power of two; write 1, 2, 4, 8, 16, ..."),
+            ));
+        }
+        out.options.alignment = a;
+    }
+    if let Some(list) = r.get(top, "scratch") {
+        for (k, rj) in r.array(list, "`scratch`")?.iter().enumerate() {
+            out.options.scratch.push(rule(&r, rj, k)?);
+            out.rules.push(rj.pos);
+        }
+    }
+    Ok(out)
+}
+
+fn positive(r: &Reader<'_>, j: &Json, what: &str) -> Result<u64, InputError> {
+    match r.integer(j, what, false)? {
+        Some(0) | None => Err(r.err(j.pos, format!("{what} is 0; write 1 or more"))),
+        Some(v) => Ok(v),
+    }
+}
+
+fn rule(r: &Reader<'_>, j: &Json, k: usize) -> Result<ScratchRule, InputError> {
+    let what = format!("scratch[{k}]");
+    let e = r.object(j, &what, RULE_KEYS)?;
+    let calls = match (r.get(e, "op"), r.get(e, "call")) {
+        (Some(op), None) => CallSelector::Operator(r.string(op, &format!("{what}.op"))?),
+        (None, Some(c)) => {
+            CallSelector::Index(r.integer(c, &format!("{what}.call"), false)?.unwrap_or(0) as usize)
+        }
+        (Some(_), Some(c)) => {
+            return Err(r.err(
+                c.pos,
+                format!("{what} has both \"op\" and \"call\"; keep one"),
+            ));
+        }
+        (None, None) => {
+            return Err(r.err(
+                j.pos,
+                format!(
+                    "{what} selects no call; add \"op\": \"CONV_2D\" (every call of an \
+                     operator) or \"call\": 3 (one call)"
+                ),
+            ));
+        }
+    };
+    let name = r.string(r.required(e, j, "name", &what)?, &format!("{what}.name"))?;
+    let size_json = r.required(e, j, "size_bytes", &what)?;
+    let bytes = positive(r, size_json, &format!("{what}.size_bytes"))?;
+    let alignment = match r.get(e, "alignment") {
+        Some(a) => Some(positive(r, a, &format!("{what}.alignment"))?),
+        None => None,
+    };
+    Ok(ScratchRule {
+        calls,
+        scratch: Scratch {
+            name,
+            size: Size::Bytes(bytes),
+            alignment,
+        },
+    })
+}

@@ -1,0 +1,349 @@
+//! TensorFlow Lite import: a `.tflite` flatbuffer to a [`Model`], with TensorFlow Lite
+//! Micro's rules, read directly from the file (no TensorFlow, no C++).
+//!
+//! - Subgraph 0; operators in file order; every call runs on target `cpu`.
+//! - A tensor with a non-empty buffer is a constant holding that buffer's bytes.
+//! - A variable tensor (LSTM/SVDF state) is persistent state.
+//! - Every other tensor is an activation of `elements x element size` bytes; zero-size
+//!   ones are left out of the plan, as TFLite Micro does.
+//! - Kernel scratch depends on the kernel library, not on the model, so it comes from
+//!   the planning options ([`ScratchRule`](crate::liveness::ScratchRule)).
+//!
+//! What cannot be planned statically is an error that names the operator or tensor:
+//! control flow (`IF`, `WHILE`, `CALL_ONCE`), dynamic shapes, element types without a
+//! fixed size, and corrupt or truncated files.
+
+mod flatbuffer;
+mod ops;
+
+use std::fmt;
+
+use flatbuffer::{Table, Vector};
+
+use crate::model::{Call, Model, Role, Size, Tensor};
+
+/// Why a `.tflite` file could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TfliteError {
+    /// Not a TensorFlow Lite flatbuffer at all.
+    NotTflite {
+        /// What was found instead.
+        found: String,
+    },
+    /// The bytes do not form a valid model.
+    Corrupt {
+        /// Where in the model (e.g. `tensor 12 "conv1"`).
+        context: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A valid model that static planning cannot handle.
+    Unsupported {
+        /// Where in the model.
+        context: String,
+        /// What and why.
+        detail: String,
+    },
+}
+
+impl fmt::Display for TfliteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TfliteError::NotTflite { found } => write!(
+                f,
+                "not a TensorFlow Lite model: expected the identifier \"TFL3\" at byte 4, \
+                 found {found}"
+            ),
+            TfliteError::Corrupt { context, detail } => {
+                write!(f, "{context}: {detail} (the file is corrupt)")
+            }
+            TfliteError::Unsupported { context, detail } => write!(f, "{context}: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for TfliteError {}
+
+/// Attaches a context to the wire-format errors of one step.
+fn corrupt(context: impl Fn() -> String) -> impl Fn(String) -> TfliteError {
+    move |detail| TfliteError::Corrupt {
+        context: context(),
+        detail,
+    }
+}
+
+/// Bytes per element of a TensorType, for the types with a fixed size.
+fn element_size(code: u8) -> Option<(u64, &'static str)> {
+    Some(match code {
+        0 => (4, "FLOAT32"),
+        1 => (2, "FLOAT16"),
+        2 => (4, "INT32"),
+        3 => (1, "UINT8"),
+        4 => (8, "INT64"),
+        6 => (1, "BOOL"),
+        7 => (2, "INT16"),
+        8 => (8, "COMPLEX64"),
+        9 => (1, "INT8"),
+        10 => (8, "FLOAT64"),
+        11 => (16, "COMPLEX128"),
+        12 => (8, "UINT64"),
+        15 => (4, "UINT32"),
+        16 => (2, "UINT16"),
+        _ => return None,
+    })
+}
+
+fn type_name(code: u8) -> String {
+    match code {
+        5 => "STRING".into(),
+        13 => "RESOURCE".into(),
+        14 => "VARIANT".into(),
+        17 => "INT4".into(),
+        _ => element_size(code).map_or_else(|| format!("type {code}"), |(_, n)| n.into()),
+    }
+}
+
+/// Reads a `.tflite` model. `name` becomes the model's name.
+pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
+    match bytes.get(4..8) {
+        Some(b"TFL3") => {}
+        Some(other) => {
+            return Err(TfliteError::NotTflite {
+                found: format!("{:?}", String::from_utf8_lossy(other)),
+            });
+        }
+        None => {
+            return Err(TfliteError::NotTflite {
+                found: format!("a file of {} bytes", bytes.len()),
+            });
+        }
+    }
+    let root = Table::root(bytes).map_err(corrupt(|| "the model".into()))?;
+    let op_names = operator_names(&root)?;
+    let buffers = root
+        .vector(4)
+        .map_err(corrupt(|| "the buffer list".into()))?;
+    let subgraph = match root
+        .vector(2)
+        .map_err(corrupt(|| "the subgraph list".into()))?
+    {
+        Some(list) if list.len() > 0 => list.table(0).map_err(corrupt(|| "subgraph 0".into()))?,
+        _ => {
+            return Err(TfliteError::Corrupt {
+                context: "the model".into(),
+                detail: "it has no subgraph".into(),
+            });
+        }
+    };
+
+    let tensor_list = subgraph
+        .vector(0)
+        .map_err(corrupt(|| "the tensor list".into()))?;
+    let count = tensor_list.map_or(0, |v| v.len());
+    let mut tensors = Vec::with_capacity(count.min(1 << 16));
+    if let Some(list) = tensor_list {
+        for t in 0..count {
+            tensors.push(tensor(bytes, &list, t, buffers.as_ref())?);
+        }
+    }
+    let index_list = |slot: usize, what: &str| -> Result<Vec<usize>, TfliteError> {
+        let ctx = || format!("the model's {what}");
+        let raw = match subgraph.vector(slot).map_err(corrupt(ctx))? {
+            Some(v) => v.i32s().map_err(corrupt(ctx))?,
+            None => Vec::new(),
+        };
+        raw.into_iter()
+            .map(|i| tensor_index(i, count).map_err(corrupt(ctx)))
+            .collect()
+    };
+    let inputs = index_list(1, "inputs")?;
+    let outputs = index_list(2, "outputs")?;
+
+    let mut calls = Vec::new();
+    if let Some(operators) = subgraph
+        .vector(3)
+        .map_err(corrupt(|| "the operator list".into()))?
+    {
+        for i in 0..operators.len() {
+            calls.push(call(&operators, i, &op_names, count)?);
+        }
+    }
+    Ok(Model {
+        name: name.to_string(),
+        tensors,
+        calls,
+        inputs,
+        outputs,
+    })
+}
+
+fn tensor_index(raw: i32, count: usize) -> Result<usize, String> {
+    usize::try_from(raw)
+        .ok()
+        .filter(|&i| i < count)
+        .ok_or_else(|| format!("tensor index {raw} is out of range (the subgraph has {count})"))
+}
+
+/// Each operator code's name, with its builtin code.
+fn operator_names(root: &Table<'_>) -> Result<Vec<(i32, String)>, TfliteError> {
+    let Some(codes) = root
+        .vector(1)
+        .map_err(corrupt(|| "the operator codes".into()))?
+    else {
+        return Ok(Vec::new());
+    };
+    (0..codes.len())
+        .map(|k| {
+            let ctx = || format!("operator code {k}");
+            let t = codes.table(k).map_err(corrupt(ctx))?;
+            // Codes above 127 live in the newer i32 field; the old byte field stays.
+            let old = i32::from(t.u8(0, 0).map_err(corrupt(ctx))? as i8);
+            let new = t.u32(3, 0).map_err(corrupt(ctx))? as i32;
+            let code = old.max(new);
+            let name = if code == ops::CUSTOM {
+                t.string(1)
+                    .map_err(corrupt(ctx))?
+                    .unwrap_or_else(|| "CUSTOM".into())
+            } else {
+                ops::name(code)
+            };
+            Ok((code, name))
+        })
+        .collect()
+}
+
+fn tensor(
+    file: &[u8],
+    list: &Vector<'_>,
+    t: usize,
+    buffers: Option<&Vector<'_>>,
+) -> Result<Tensor, TfliteError> {
+    let ctx = || format!("tensor {t}");
+    let table = list.table(t).map_err(corrupt(ctx))?;
+    let name = table
+        .string(3)
+        .map_err(corrupt(ctx))?
+        .unwrap_or_else(|| format!("tensor{t}"));
+    let ctx = || format!("tensor {t} \"{name}\"");
+    let shape = match table.vector(0).map_err(corrupt(ctx))? {
+        Some(v) => v.i32s().map_err(corrupt(ctx))?,
+        None => Vec::new(),
+    };
+    let type_code = table.u8(1, 0).map_err(corrupt(ctx))?;
+    let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
+    let is_variable = table.u8(5, 0).map_err(corrupt(ctx))? != 0;
+
+    let data = buffer_data(file, buffers, buffer).map_err(corrupt(ctx))?;
+    if !is_variable && !data.is_empty() {
+        return Ok(Tensor::constant(name, data.to_vec()));
+    }
+    if let Some(&d) = shape.iter().find(|&&d| d < 0) {
+        return Err(TfliteError::Unsupported {
+            context: ctx(),
+            detail: format!(
+                "shape {shape:?} has a dynamic dimension ({d}); static planning needs every \
+                 dimension known (fix the shape when converting the model)"
+            ),
+        });
+    }
+    let Some((element, _)) = element_size(type_code) else {
+        return Err(TfliteError::Unsupported {
+            context: ctx(),
+            detail: format!(
+                "element type {} has no fixed size, so this tensor cannot be planned \
+                 statically",
+                type_name(type_code)
+            ),
+        });
+    };
+    let bytes = shape
+        .iter()
+        .try_fold(element, |acc, &d| acc.checked_mul(d as u64))
+        .ok_or_else(|| TfliteError::Corrupt {
+            context: ctx(),
+            detail: format!("shape {shape:?} overflows 64 bits"),
+        })?;
+    let role = if is_variable {
+        Role::State
+    } else {
+        Role::Activation
+    };
+    Ok(Tensor {
+        name,
+        size: Size::Bytes(bytes),
+        alignment: None,
+        role,
+    })
+}
+
+/// The bytes of buffer `index`: inline, or (for models over 2 GB) at a file offset.
+fn buffer_data<'a>(
+    file: &'a [u8],
+    buffers: Option<&Vector<'a>>,
+    index: usize,
+) -> Result<&'a [u8], String> {
+    if index == 0 {
+        return Ok(&[]);
+    }
+    let Some(list) = buffers.filter(|l| index < l.len()) else {
+        return Err(format!("buffer index {index} is out of range"));
+    };
+    let b = list.table(index)?;
+    if let Some(data) = b.vector(0)? {
+        return data.bytes();
+    }
+    let (offset, size) = (b.u64(1, 0)?, b.u64(2, 0)?);
+    if offset <= 1 {
+        return Ok(&[]);
+    }
+    usize::try_from(offset)
+        .ok()
+        .zip(usize::try_from(size).ok())
+        .and_then(|(o, s)| file.get(o..o.checked_add(s)?))
+        .ok_or_else(|| format!("buffer {index} lies outside the file ({size} bytes at {offset})"))
+}
+
+fn call(
+    operators: &Vector<'_>,
+    i: usize,
+    op_names: &[(i32, String)],
+    count: usize,
+) -> Result<Call, TfliteError> {
+    let ctx = || format!("operator {i}");
+    let table = operators.table(i).map_err(corrupt(ctx))?;
+    let opcode = table.u32(0, 0).map_err(corrupt(ctx))? as usize;
+    let Some((code, op)) = op_names.get(opcode) else {
+        return Err(TfliteError::Corrupt {
+            context: ctx(),
+            detail: format!("operator code index {opcode} is out of range"),
+        });
+    };
+    let ctx = || format!("operator {i} ({op})");
+    if ops::CONTROL_FLOW.contains(code) {
+        return Err(TfliteError::Unsupported {
+            context: ctx(),
+            detail: "control flow runs other subgraphs; usmp plans one straight-line \
+                     program (subgraph 0), so remove or inline it"
+                .into(),
+        });
+    }
+    let mut c = Call::new(op.clone(), "cpu");
+    for (slot, list) in [(1, &mut c.reads), (2, &mut c.writes)] {
+        let raw = match table.vector(slot).map_err(corrupt(ctx))? {
+            Some(v) => v.i32s().map_err(corrupt(ctx))?,
+            None => Vec::new(),
+        };
+        for r in raw {
+            // -1 marks an optional input left out.
+            if r == -1 {
+                continue;
+            }
+            list.push(tensor_index(r, count).map_err(corrupt(ctx))?);
+        }
+    }
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests;

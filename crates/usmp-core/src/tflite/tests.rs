@@ -1,0 +1,251 @@
+//! Reader tests on small models built here, field by field, so every failure the reader
+//! must name can be produced exactly. The real models are read in tests/tflite_models.rs.
+
+use super::*;
+
+/// A FlatBuffers object to serialise.
+enum Obj {
+    /// Fields by slot; `None` leaves a slot absent.
+    Table(Vec<Option<Field>>),
+    Ints(Vec<i32>),
+    Bytes(Vec<u8>),
+    Tables(Vec<Obj>),
+}
+
+enum Field {
+    Byte(u8),
+    Word(u32),
+    Ref(Obj),
+}
+
+/// Writes parents before children so every offset points forward, as the format needs.
+fn write(buf: &mut Vec<u8>, obj: &Obj) -> usize {
+    match obj {
+        Obj::Table(fields) => {
+            let vtable = buf.len();
+            buf.extend(((4 + 2 * fields.len()) as u16).to_le_bytes());
+            buf.extend(((4 + 4 * fields.len()) as u16).to_le_bytes());
+            for (k, f) in fields.iter().enumerate() {
+                let off = if f.is_some() { 4 + 4 * k as u16 } else { 0 };
+                buf.extend(off.to_le_bytes());
+            }
+            let table = buf.len();
+            buf.extend(((table - vtable) as i32).to_le_bytes());
+            let mut refs = Vec::new();
+            for f in fields {
+                let at = buf.len();
+                match f {
+                    Some(Field::Byte(b)) => buf.extend([*b, 0, 0, 0]),
+                    Some(Field::Word(w)) => buf.extend(w.to_le_bytes()),
+                    Some(Field::Ref(o)) => {
+                        buf.extend([0; 4]);
+                        refs.push((at, o));
+                    }
+                    None => buf.extend([0; 4]),
+                }
+            }
+            for (at, o) in refs {
+                let to = write(buf, o);
+                buf[at..at + 4].copy_from_slice(&((to - at) as u32).to_le_bytes());
+            }
+            table
+        }
+        Obj::Ints(v) => {
+            let at = buf.len();
+            buf.extend((v.len() as u32).to_le_bytes());
+            v.iter().for_each(|i| buf.extend(i.to_le_bytes()));
+            at
+        }
+        Obj::Bytes(v) => {
+            let at = buf.len();
+            buf.extend((v.len() as u32).to_le_bytes());
+            buf.extend(v);
+            at
+        }
+        Obj::Tables(items) => {
+            let at = buf.len();
+            buf.extend((items.len() as u32).to_le_bytes());
+            let slots: Vec<usize> = (0..items.len()).map(|k| at + 4 + 4 * k).collect();
+            buf.extend(vec![0; 4 * items.len()]);
+            for (slot, item) in slots.into_iter().zip(items) {
+                let to = write(buf, item);
+                buf[slot..slot + 4].copy_from_slice(&((to - slot) as u32).to_le_bytes());
+            }
+            at
+        }
+    }
+}
+
+fn file(model: &Obj) -> Vec<u8> {
+    let mut buf = vec![0, 0, 0, 0];
+    buf.extend(*b"TFL3");
+    let root = write(&mut buf, model);
+    buf[0..4].copy_from_slice(&(root as u32).to_le_bytes());
+    buf
+}
+
+fn s(text: &str) -> Option<Field> {
+    Some(Field::Ref(Obj::Bytes(text.as_bytes().to_vec())))
+}
+
+fn ints(v: &[i32]) -> Option<Field> {
+    Some(Field::Ref(Obj::Ints(v.to_vec())))
+}
+
+struct T<'a> {
+    name: &'a str,
+    shape: &'a [i32],
+    ty: u8,
+    buffer: u32,
+    variable: bool,
+}
+
+fn tensor(t: &T<'_>) -> Obj {
+    Obj::Table(vec![
+        ints(t.shape),
+        Some(Field::Byte(t.ty)),
+        Some(Field::Word(t.buffer)),
+        s(t.name),
+        None,
+        Some(Field::Byte(u8::from(t.variable))),
+    ])
+}
+
+fn op(code: u32, inputs: &[i32], outputs: &[i32]) -> Obj {
+    Obj::Table(vec![Some(Field::Word(code)), ints(inputs), ints(outputs)])
+}
+
+/// x[1,8] int8 -> FULLY_CONNECTED(w, -1 bias) -> y[1,4] -> code-1 op -> z[1,4] int8
+fn model(tensors: &[T<'_>], op_code: u32, second: i32) -> Vec<u8> {
+    let codes = Obj::Tables(vec![
+        Obj::Table(vec![Some(Field::Byte(9)), None, None, Some(Field::Word(9))]),
+        Obj::Table(vec![
+            Some(Field::Byte(op_code.min(127) as u8)),
+            s("MyOp"),
+            None,
+            Some(Field::Word(op_code)),
+        ]),
+    ]);
+    let subgraph = Obj::Table(vec![
+        Some(Field::Ref(Obj::Tables(
+            tensors.iter().map(tensor).collect(),
+        ))),
+        ints(&[0]),
+        ints(&[3]),
+        Some(Field::Ref(Obj::Tables(vec![
+            op(0, &[0, 1, -1], &[2]),
+            op(1, &[2, second], &[3]),
+        ]))),
+    ]);
+    let buffers = Obj::Tables(vec![
+        Obj::Table(vec![]),
+        Obj::Table(vec![Some(Field::Ref(Obj::Bytes((0..32).collect())))]),
+    ]);
+    file(&Obj::Table(vec![
+        Some(Field::Word(3)),
+        Some(Field::Ref(codes)),
+        Some(Field::Ref(Obj::Tables(vec![subgraph]))),
+        None,
+        Some(Field::Ref(buffers)),
+    ]))
+}
+
+fn good_tensors() -> Vec<T<'static>> {
+    let t = |name, shape, ty, buffer, variable| T {
+        name,
+        shape,
+        ty,
+        buffer,
+        variable,
+    };
+    vec![
+        t("x", &[1, 8], 9, 0, false),
+        t("w", &[4, 8], 9, 1, false),
+        t("y", &[1, 4], 9, 0, false),
+        t("z", &[1, 4], 0, 0, false),
+        t("h", &[1, 5], 7, 0, true),
+    ]
+}
+
+#[test]
+fn reads_a_small_model() {
+    let m = read_tflite(&model(&good_tensors(), 14, 4), "small").unwrap();
+    assert_eq!(m.name, "small");
+    let ops: Vec<&str> = m.calls.iter().map(|c| c.op.as_str()).collect();
+    assert_eq!(ops, vec!["FULLY_CONNECTED", "LOGISTIC"]);
+    assert_eq!(
+        m.calls[0].reads,
+        vec![0, 1],
+        "the optional -1 input is skipped"
+    );
+    assert_eq!(m.calls[1].writes, vec![3]);
+    assert_eq!((m.inputs.clone(), m.outputs.clone()), (vec![0], vec![3]));
+    assert_eq!(m.tensors[0].size, Size::Bytes(8));
+    assert_eq!(m.tensors[1].role, Role::Constant((0..32).collect()));
+    assert_eq!(m.tensors[3].size, Size::Bytes(16), "4 float32");
+    assert_eq!(
+        (m.tensors[4].role.clone(), m.tensors[4].size),
+        (Role::State, Size::Bytes(10))
+    );
+    m.check().unwrap();
+}
+
+#[test]
+fn codes_above_127_and_custom_operators_are_named() {
+    let m = read_tflite(&model(&good_tensors(), 150, 4), "m").unwrap();
+    assert_eq!(m.calls[1].op, "GELU");
+    let m = read_tflite(&model(&good_tensors(), 32, 4), "m").unwrap();
+    assert_eq!(m.calls[1].op, "MyOp");
+}
+
+fn error(bytes: &[u8]) -> String {
+    read_tflite(bytes, "m").unwrap_err().to_string()
+}
+
+#[test]
+fn what_cannot_be_planned_is_named() {
+    let mut ts = good_tensors();
+    ts[2].shape = &[-1, 4];
+    assert_eq!(
+        error(&model(&ts, 14, 4)),
+        "tensor 2 \"y\": shape [-1, 4] has a dynamic dimension (-1); static planning needs \
+         every dimension known (fix the shape when converting the model)"
+    );
+    let mut ts = good_tensors();
+    ts[2].ty = 5;
+    assert!(
+        error(&model(&ts, 14, 4))
+            .starts_with("tensor 2 \"y\": element type STRING has no fixed size"),
+        "{}",
+        error(&model(&ts, 14, 4))
+    );
+    assert!(
+        error(&model(&good_tensors(), 119, 4)).starts_with("operator 1 (WHILE): control flow"),
+        "{}",
+        error(&model(&good_tensors(), 119, 4))
+    );
+    assert_eq!(
+        error(&model(&good_tensors(), 14, 7)),
+        "operator 1 (LOGISTIC): tensor index 7 is out of range (the subgraph has 5) (the \
+         file is corrupt)"
+    );
+    let mut ts = good_tensors();
+    ts[3].buffer = 9;
+    assert_eq!(
+        error(&model(&ts, 14, 4)),
+        "tensor 3 \"z\": buffer index 9 is out of range (the file is corrupt)"
+    );
+}
+
+#[test]
+fn wrong_or_broken_files_are_errors() {
+    assert!(error(b"hello").starts_with("not a TensorFlow Lite model"));
+    assert!(error(b"\0\0\0\0TFL2....").contains("found \"TFL2\""));
+    let good = model(&good_tensors(), 14, 4);
+    // The constant's bytes are written last, so every prefix loses something the reader
+    // needs: each must fail with an error.
+    for cut in 0..good.len() {
+        assert!(read_tflite(&good[..cut], "m").is_err(), "cut at {cut}");
+    }
+    assert!(error(&good[..good.len() / 2]).contains("corrupt"));
+}
