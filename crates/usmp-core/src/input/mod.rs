@@ -121,7 +121,7 @@ pub enum Input {
     /// A planning problem.
     Problem(Problem),
     /// A model, to lower with a [`PoolsFile`].
-    Model(ModelFile),
+    Model(Box<ModelFile>),
 }
 
 /// A model read from a file, with what is needed to point at its errors.
@@ -185,12 +185,12 @@ pub fn read(path: &Path, capacity: Option<u64>) -> Result<Input, InputError> {
             let base = path.parent().unwrap_or(Path::new("."));
             let mut files = vec![path.to_path_buf()];
             let (model, spans) = parse_model_json(&root, &file, base, &mut files)?;
-            Ok(Input::Model(ModelFile {
+            Ok(Input::Model(Box::new(ModelFile {
                 model,
                 files,
                 file,
                 spans: Some(spans),
-            }))
+            })))
         }
         Format::Tflite => {
             let name = path
@@ -198,12 +198,12 @@ pub fn read(path: &Path, capacity: Option<u64>) -> Result<Input, InputError> {
                 .map_or("model".into(), |s| s.to_string_lossy().into_owned());
             let model =
                 read_tflite(&bytes, &name).map_err(|e| InputError::whole(&file, e.to_string()))?;
-            Ok(Input::Model(ModelFile {
+            Ok(Input::Model(Box::new(ModelFile {
                 model,
                 files: vec![path.to_path_buf()],
                 file,
                 spans: None,
-            }))
+            })))
         }
     }
 }
@@ -220,7 +220,7 @@ pub fn read_problem(path: &Path, capacity: Option<u64>) -> Result<Problem, Input
 /// Reads a model file (`.tflite` or the JSON IR).
 pub fn read_model(path: &Path) -> Result<ModelFile, InputError> {
     match read(path, None)? {
-        Input::Model(m) => Ok(m),
+        Input::Model(m) => Ok(*m),
         Input::Problem(_) => Err(InputError::whole(
             &path.display().to_string(),
             "this is a planning problem, not a model; a model has \"tensors\" and \"calls\"",
