@@ -1,5 +1,6 @@
 //! Models in, plans out: the IR example, every bad-input message, and the oracle on the
 //! real TFLite models of ../shared/tflite-models.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 use std::path::{Path, PathBuf};
 
