@@ -1,13 +1,15 @@
 //! The readers and the planner never panic, whatever the input: arbitrary text, and real
-//! problem files with bytes replaced, inserted or removed.
+//! problem, model and `.tflite` files with bytes replaced, inserted or removed.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 use proptest::prelude::*;
 use usmp_core::algo::{BUILT_IN, by_name};
-use usmp_core::input::{parse_csv, parse_problem_json};
+use usmp_core::input::{PoolsFile, lower, parse_csv, parse_model, parse_problem_json};
+use usmp_core::tflite::read_tflite;
 
 const JSON: &str = include_str!("../../../examples/problems/kws_two_pools.json");
 const GRAPH: &str = include_str!("../../../examples/problems/tvm_fanout.json");
+const MODEL: &str = include_str!("../../../examples/models/kws.json");
 const CSV: &str =
     "id,lower,upper,size\na,0,3,18446744073709551615\nb,1,4,18446744073709551615\nc,2,9,7\n";
 
@@ -35,8 +37,49 @@ fn plan_all(problem: &usmp_core::Problem) {
     }
 }
 
+fn models_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/models")
+}
+
+/// Real `.tflite` files, when ../shared is there.
+fn tflite_files() -> Vec<Vec<u8>> {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tflite-models");
+    if !dir.is_dir() {
+        eprintln!(
+            "skipped the .tflite part: {} is absent (it is always present in CI)",
+            dir.display()
+        );
+        return Vec::new();
+    }
+    [
+        "hello_world_int8",
+        "micro_speech_quantized",
+        "trained_lstm_int8",
+    ]
+    .iter()
+    .map(|n| std::fs::read(dir.join(format!("{n}.tflite"))).unwrap())
+    .collect()
+}
+
+/// Lowers a model onto the default pools and plans it; errors are fine, panics are not.
+fn lower_and_plan(model: &usmp_core::input::ModelFile) {
+    if let Ok(l) = lower(model, &PoolsFile::default()) {
+        let _ = usmp_core::plan(&l.problem, &usmp_core::GreedyBySize);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn mutated_models_are_read_or_rejected(edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 1..6)) {
+        let text = mutate(MODEL, &edits);
+        match parse_model(&text, "m.json", &models_dir()) {
+            Ok(model) => lower_and_plan(&model),
+            Err(e) => prop_assert!(!e.message.is_empty()),
+        }
+    }
 
     #[test]
     fn arbitrary_text_is_an_error_not_a_panic(text in ".{0,200}") {
@@ -52,6 +95,42 @@ proptest! {
             match read {
                 Ok(problem) => plan_all(&problem),
                 Err(e) => prop_assert!(!e.message.is_empty()),
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn mutated_tflite_files_are_read_or_rejected(
+        edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 1..8),
+        cut in any::<usize>(),
+    ) {
+        for original in tflite_files() {
+            let mut bytes = original.clone();
+            for &(at, op, byte) in &edits {
+                let at = at % (bytes.len() + 1);
+                match op % 4 {
+                    0 | 1 if at < bytes.len() => bytes[at] = byte,
+                    2 => bytes.insert(at, byte),
+                    _ if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    _ => {}
+                }
+            }
+            // One case in eight is also truncated.
+            if cut % 8 == 0 {
+                bytes.truncate(cut / 8 % (bytes.len() + 1));
+            }
+            match read_tflite(&bytes, "fuzz") {
+                Ok(model) => {
+                    let file = usmp_core::input::ModelFile::from_model(model, "fuzz.tflite");
+                    lower_and_plan(&file);
+                }
+                Err(e) => prop_assert!(!e.to_string().is_empty()),
             }
         }
     }

@@ -136,6 +136,16 @@ pub struct ModelFile {
 }
 
 impl ModelFile {
+    /// A model built in code or read by other means; errors name `file`.
+    pub fn from_model(model: Model, file: &str) -> Self {
+        ModelFile {
+            model,
+            files: Vec::new(),
+            file: file.to_string(),
+            spans: None,
+        }
+    }
+
     /// Points `e` at the model file: a line and column for the JSON IR; for `.tflite` the
     /// message itself names the operator and tensor.
     pub fn error(&self, e: &ModelError) -> InputError {
@@ -181,16 +191,10 @@ pub fn read(path: &Path, capacity: Option<u64>) -> Result<Input, InputError> {
         Format::Csv => parse_csv(&text(&file, bytes)?, &file, capacity).map(Input::Problem),
         Format::Json => parse_problem_json(&text(&file, bytes)?, &file).map(Input::Problem),
         Format::ModelJson => {
-            let root = json::parse(&text(&file, bytes)?, &file)?;
             let base = path.parent().unwrap_or(Path::new("."));
-            let mut files = vec![path.to_path_buf()];
-            let (model, spans) = parse_model_json(&root, &file, base, &mut files)?;
-            Ok(Input::Model(Box::new(ModelFile {
-                model,
-                files,
-                file,
-                spans: Some(spans),
-            })))
+            let mut model = parse_model(&text(&file, bytes)?, &file, base)?;
+            model.files.insert(0, path.to_path_buf());
+            Ok(Input::Model(Box::new(model)))
         }
         Format::Tflite => {
             let name = path
@@ -206,6 +210,19 @@ pub fn read(path: &Path, capacity: Option<u64>) -> Result<Input, InputError> {
             })))
         }
     }
+}
+
+/// Parses a model in the JSON IR; constant `file`s are read relative to `base`.
+pub fn parse_model(text: &str, file: &str, base: &Path) -> Result<ModelFile, InputError> {
+    let root = json::parse(text, file)?;
+    let mut files = Vec::new();
+    let (model, spans) = parse_model_json(&root, file, base, &mut files)?;
+    Ok(ModelFile {
+        model,
+        files,
+        file: file.to_string(),
+        spans: Some(spans),
+    })
 }
 
 /// Reads a problem file; a model file is lowered onto the default pools
