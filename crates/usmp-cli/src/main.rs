@@ -4,10 +4,11 @@
 
 mod bench;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use usmp_core::input::{Input, PoolsFile};
 use usmp_core::{Algorithm, report};
 
 /// Unified Static Memory Planning: give every buffer a pool and an offset at build time.
@@ -20,13 +21,16 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Plan one problem and print the plan.
+    /// Plan one problem or model and print the plan.
     ///
-    /// FILE is a CSV with header `id,lower,upper,size` (half-open live ranges, one
-    /// workspace pool called `workspace`) or a JSON problem
-    /// `{"pools": [...], "buffers": [...]}` in the RFC's shape.
+    /// FILE is a problem: a CSV with header `id,lower,upper,size` (half-open live ranges,
+    /// one workspace pool called `workspace`) or a JSON problem
+    /// `{"pools": [...], "buffers": [...]}` in the RFC's shape. Or it is a model: a
+    /// `.tflite` file or the JSON model IR `{"tensors": [...], "calls": [...]}`; then the
+    /// per-call liveness is printed first, and `--pools` gives the memories (default: one
+    /// unbounded workspace pool and one constant pool, both aligned to 16).
     Plan {
-        /// The problem file (.csv or .json).
+        /// The problem or model file (.csv, .json, .tflite).
         file: PathBuf,
         /// Planning algorithm.
         #[arg(long, short, default_value = "greedy_by_size", value_parser = algorithm_name)]
@@ -34,6 +38,9 @@ enum Command {
         /// Size limit in bytes of the pool of a CSV problem (default: unbounded).
         #[arg(long)]
         capacity: Option<u64>,
+        /// For a model: the pools file (pools, I/O in pools, size rounding, scratch).
+        #[arg(long, value_name = "POOLS")]
+        pools: Option<PathBuf>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -85,9 +92,17 @@ fn main() -> ExitCode {
             file,
             algorithm: name,
             capacity,
+            pools,
             format,
             svg,
-        } => plan(&file, &name, capacity, format, svg),
+        } => plan(
+            &file,
+            &name,
+            capacity,
+            pools.as_deref(),
+            format,
+            svg.as_deref(),
+        ),
         Command::Bench(args) => bench::run(&args),
     };
     match result {
@@ -118,23 +133,58 @@ fn emit(text: &str) {
 }
 
 fn plan(
-    file: &std::path::Path,
+    file: &Path,
     name: &str,
     capacity: Option<u64>,
+    pools: Option<&Path>,
     format: Format,
-    svg: Option<PathBuf>,
+    svg: Option<&Path>,
 ) -> Result<(), Failure> {
-    let problem = usmp_core::input::read_problem(file, capacity)
-        .map_err(|e| Failure::Input(e.to_string()))?;
-    let plan = usmp_core::plan(&problem, algorithm(name)?.as_ref())
-        .map_err(|e| Failure::NoPlan(e.to_string()))?;
+    let input = |e: usmp_core::input::InputError| Failure::Input(e.to_string());
+    let model = match usmp_core::input::read(file, capacity).map_err(input)? {
+        Input::Problem(problem) => {
+            if pools.is_some() {
+                return Err(Failure::Input(format!(
+                    "{}: --pools applies to models; a problem file lists its own pools",
+                    file.display()
+                )));
+            }
+            let plan = run(&problem, name)?;
+            match format {
+                Format::Table => emit(&report::table(&problem, &plan)),
+                Format::Json => emit(&(report::json(&problem, &plan) + "\n")),
+            }
+            return write_svg(svg, || report::svg(&problem, &plan));
+        }
+        Input::Model(model) => model,
+    };
+    let pools = match pools {
+        Some(path) => usmp_core::input::read_pools(path).map_err(input)?,
+        None => PoolsFile::default(),
+    };
+    let lowered = usmp_core::input::lower(&model, &pools).map_err(input)?;
+    let plan = run(&lowered.problem, name)?;
     match format {
-        Format::Table => emit(&report::table(&problem, &plan)),
-        Format::Json => emit(&(report::json(&problem, &plan) + "\n")),
+        Format::Table => emit(&format!(
+            "{}\n{}",
+            report::liveness(&model.model, &lowered, &plan),
+            report::table(&lowered.problem, &plan)
+        )),
+        Format::Json => emit(&(report::model_json(&model.model, &lowered, &plan) + "\n")),
     }
-    if let Some(out) = svg {
-        std::fs::write(&out, report::svg(&problem, &plan))
-            .map_err(|e| Failure::Input(format!("{}: cannot write the SVG: {e}", out.display())))?;
-    }
-    Ok(())
+    write_svg(svg, || {
+        report::svg_steps(&lowered.problem, &plan, &lowered.steps)
+    })
+}
+
+fn run(problem: &usmp_core::Problem, name: &str) -> Result<usmp_core::Plan, Failure> {
+    usmp_core::plan(problem, algorithm(name)?.as_ref()).map_err(|e| Failure::NoPlan(e.to_string()))
+}
+
+fn write_svg(out: Option<&Path>, render: impl FnOnce() -> String) -> Result<(), Failure> {
+    let Some(out) = out else {
+        return Ok(());
+    };
+    std::fs::write(out, render())
+        .map_err(|e| Failure::Input(format!("{}: cannot write the SVG: {e}", out.display())))
 }

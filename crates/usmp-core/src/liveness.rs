@@ -284,6 +284,7 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
             p.alignment = p.alignment.max(alignment);
             p.live = (p.live.0.min(live.0), p.live.1.max(live.1));
             p.targets.extend(users[t].iter().cloned());
+            p.name = format!("{}+{}", p.name, tensor.name);
             if let Origin::Tensors(members) = &mut p.origin {
                 members.push(t);
             }

@@ -1,10 +1,12 @@
 //! Ways to show a plan to a person or a program: a text table, one JSON object, and an
-//! SVG memory map.
+//! SVG memory map; for models also the per-step liveness.
 
 mod json;
+mod liveness;
 mod svg;
 mod table;
 
 pub use json::{json, write_json_string};
-pub use svg::svg;
+pub use liveness::{liveness, model_json};
+pub use svg::{svg, svg_steps};
 pub use table::table;

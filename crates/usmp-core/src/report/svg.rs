@@ -1,5 +1,6 @@
-//! The memory map as SVG: one panel per pool, addresses upward, time (or, without live
-//! ranges, placement by address) across, one labelled rectangle per buffer. People read
+//! The memory map as SVG: one panel per pool, addresses upward, time (operator calls for
+//! a model; without live ranges, placement by address) across, one labelled rectangle per
+//! buffer. People read
 //! this rather than a list of offsets.
 
 use std::fmt::Write;
@@ -13,6 +14,7 @@ const LEFT: f64 = 90.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 40.0;
 const GAP: f64 = 70.0;
+const STEP_GAP: f64 = 150.0;
 
 /// A fixed palette; colour `i % len` keeps output identical everywhere.
 const COLOURS: [&str; 10] = [
@@ -29,9 +31,21 @@ fn escape(s: &str) -> String {
 
 /// Renders the plan as a standalone SVG document.
 pub fn svg(problem: &Problem, plan: &Plan) -> String {
+    render(problem, plan, None)
+}
+
+/// Renders a model's plan with time as its operator calls: `steps` labels each step
+/// (e.g. `3 CONV_2D (cpu)`, from [`Liveness::steps`](crate::liveness::Liveness::steps)).
+pub fn svg_steps(problem: &Problem, plan: &Plan, steps: &[String]) -> String {
+    render(problem, plan, Some(steps))
+}
+
+fn render(problem: &Problem, plan: &Plan, steps: Option<&[String]>) -> String {
     let pools = problem.pools();
     let buffers = problem.buffers();
-    let height = TOP + pools.len() as f64 * (PANEL + GAP);
+    // Step labels hang below each panel, rotated: they need more room than one line.
+    let gap = if steps.is_some() { STEP_GAP } else { GAP };
+    let height = TOP + pools.len() as f64 * (PANEL + gap);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -54,7 +68,7 @@ pub fn svg(problem: &Problem, plan: &Plan) -> String {
         (0, 1)
     };
     for (p, pool) in pools.iter().enumerate() {
-        let y0 = TOP + p as f64 * (PANEL + GAP) + 20.0;
+        let y0 = TOP + p as f64 * (PANEL + gap) + 20.0;
         let size = plan.pool_sizes[p];
         let members: Vec<usize> = (0..buffers.len())
             .filter(|&i| plan.allocations[i].pool == p)
@@ -87,17 +101,34 @@ pub fn svg(problem: &Problem, plan: &Plan) -> String {
             LEFT - 4.0,
             y0 + PANEL
         );
-        let axis = if timed {
-            format!("time step {t0} → {t1}")
-        } else {
-            "buffers in address order".into()
-        };
-        let _ = writeln!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{axis}</text>",
-            LEFT + plot_w / 2.0,
-            y0 + PANEL + 16.0
-        );
+        match steps {
+            Some(labels) if timed => {
+                let step_w = plot_w / (t1 - t0).max(1) as f64;
+                for (s, label) in labels.iter().enumerate() {
+                    let x = LEFT + (s as f64 - t0 as f64 + 0.5) * step_w;
+                    let y = y0 + PANEL + 10.0;
+                    let short: String = label.chars().take(24).collect();
+                    let _ = writeln!(
+                        out,
+                        "<text x=\"{x:.1}\" y=\"{y:.1}\" font-size=\"9\" text-anchor=\"end\" transform=\"rotate(-50 {x:.1} {y:.1})\">{}</text>",
+                        escape(&short)
+                    );
+                }
+            }
+            _ => {
+                let axis = if timed {
+                    format!("time step {t0} → {t1}")
+                } else {
+                    "buffers in address order".into()
+                };
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{axis}</text>",
+                    LEFT + plot_w / 2.0,
+                    y0 + PANEL + 16.0
+                );
+            }
+        }
         if size == 0 {
             continue;
         }
