@@ -43,6 +43,42 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Models
+//!
+//! Usually the buffers come from a model: a `.tflite` file ([`tflite`]) or usmp's JSON
+//! model IR ([`input::parse_model`], documented in the README), both read into a
+//! [`model::Model`] of operator calls, tensors and scratch. [`liveness::analyse`] turns a
+//! model and its pools into one problem holding the tensors between operators and the
+//! scratch inside them together, each with its live range and the pools its targets can
+//! reach; the [`Liveness`](liveness::Liveness) it returns maps every buffer back to its
+//! tensors and builds the constant pools' bytes.
+//!
+//! ```
+//! use std::path::Path;
+//! use usmp_core::input::{PoolsFile, lower, parse_model};
+//! use usmp_core::HillClimb;
+//!
+//! // x -> conv (with 64 bytes of scratch) -> y -> relu -> z
+//! let text = r#"{
+//!   "tensors": [{"name": "x", "size_bytes": 100}, {"name": "y", "size_bytes": 200},
+//!               {"name": "w", "kind": "constant", "data": [1, 2, 3]},
+//!               {"name": "z", "size_bytes": 50}],
+//!   "inputs": ["x"], "outputs": ["z"],
+//!   "calls": [
+//!     {"op": "conv", "reads": ["x", "w"], "writes": ["y"],
+//!      "scratch": [{"name": "im2col", "size_bytes": 64}]},
+//!     {"op": "relu", "reads": ["y"], "writes": ["z"]}]}"#;
+//! let model = parse_model(text, "tiny.json", Path::new("."))?;
+//! let liveness = lower(&model, &PoolsFile::default())?;
+//! let plan = usmp_core::plan(&liveness.problem, &HillClimb::default())?;
+//! // During conv: x (112 after rounding to 16) + y (208) + im2col (64) = 384 bytes.
+//! assert_eq!(plan.pool_sizes, vec![384, 16]);
+//! assert!(plan.optimal);
+//! let z = liveness.tensor_allocation(&plan, 3).unwrap();
+//! assert_eq!(liveness.problem.pools()[z.pool].name, "workspace");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## Differences from TVM's implementation
 //!
 //! The built-in algorithms keep TVM's orders and placement rules but not its defects:
