@@ -1,35 +1,4 @@
-//! The model IR: a JSON description of what the RFC's AoT main function does.
-//!
-//! ```json
-//! {
-//!   "name": "kws",
-//!   "tensors": [
-//!     {"name": "audio",  "size_bytes": 490},
-//!     {"name": "conv_w", "kind": "constant", "file": "conv_w.bin"},
-//!     {"name": "bias",   "kind": "constant", "data": [1, 0, 255, 7]},
-//!     {"name": "conv",   "size_bytes": 4000, "alignment": 16},
-//!     {"name": "relu",   "size_bytes": 4000},
-//!     {"name": "state",  "kind": "state", "size_bytes": 256},
-//!     {"name": "tokens", "size_bytes": "dynamic"},
-//!     {"name": "probs",  "size_bytes": 12}
-//!   ],
-//!   "inputs": ["audio"],
-//!   "outputs": ["probs"],
-//!   "calls": [
-//!     {"op": "conv2d", "target": "cpu", "reads": ["audio", "conv_w", "bias"], "writes": ["conv"],
-//!      "scratch": [{"name": "im2col", "size_bytes": 1024, "alignment": 16}]},
-//!     {"op": "relu", "reads": ["conv"], "writes": ["relu"],
-//!      "in_place": [{"output": "relu", "input": "conv"}]},
-//!     {"op": "fc", "target": "npu", "reads": ["relu", "state"], "writes": ["probs", "state", "tokens"]}
-//!   ]
-//! }
-//! ```
-//!
-//! Tensors: `kind` is `activation` (default), `constant` or `state`; `size_bytes` is a
-//! number or `"dynamic"` (left out of the plan and listed); constants take their bytes
-//! from `data` or from `file` (relative to the model file, optionally from `file_offset`),
-//! and their size from the data when `size_bytes` is absent. Calls: `target` defaults to
-//! `cpu`; `scratch` and `in_place` are optional.
+//! The model IR reader; the format is documented on [`parse_model`](super::parse_model).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,27 +1,4 @@
-//! The pools file that goes with a model: the memories to plan into and how to lower
-//! the model onto them.
-//!
-//! ```json
-//! {
-//!   "pools": [
-//!     {"name": "dtcm",  "size_hint_bytes": 16384, "alignment": 16, "targets": ["cpu"]},
-//!     {"name": "sram",  "alignment": 16, "targets": ["cpu", "npu"]},
-//!     {"name": "flash", "kind": "constant", "alignment": 16}
-//!   ],
-//!   "io_in_pools": true,
-//!   "size_granularity": 16,
-//!   "alignment": 16,
-//!   "scratch": [
-//!     {"op": "SVDF", "name": "state_scratch", "size_bytes": 448},
-//!     {"call": 3, "name": "im2col", "size_bytes": 4096, "alignment": 32}
-//!   ]
-//! }
-//! ```
-//!
-//! Pools take the keys of the JSON problem's pools, in preference order. The other keys
-//! are [`Options`](crate::liveness::Options) and default to TFLite Micro's and TVM's
-//! choices: I/O in pools, sizes rounded to 16, alignment 16. A scratch rule selects
-//! calls by operator name (`op`) or by position (`call`).
+//! The pools file reader; the format is documented on [`PoolsFile`].
 
 use super::json::Json;
 use super::read::{Reader, Spans};
@@ -39,7 +16,30 @@ const TOP_KEYS: &[&str] = &[
 ];
 const RULE_KEYS: &[&str] = &["op", "call", "name", "size_bytes", "alignment"];
 
-/// Pools and lowering options, and where each was written.
+/// The pools file that goes with a model: the memories to plan into and how to lower
+/// the model onto them.
+///
+/// ```json
+/// {
+///   "pools": [
+///     {"name": "dtcm",  "size_hint_bytes": 16384, "alignment": 16, "targets": ["cpu"]},
+///     {"name": "sram",  "alignment": 16, "targets": ["cpu", "npu"]},
+///     {"name": "flash", "kind": "constant", "alignment": 16}
+///   ],
+///   "io_in_pools": true,
+///   "size_granularity": 16,
+///   "alignment": 16,
+///   "scratch": [
+///     {"op": "SVDF", "name": "state_scratch", "size_bytes": 448},
+///     {"call": 3, "name": "im2col", "size_bytes": 4096, "alignment": 32}
+///   ]
+/// }
+/// ```
+///
+/// Pools take the keys of the JSON problem's pools, in preference order. The other keys
+/// are [`Options`](crate::liveness::Options) and default to TFLite Micro's and TVM's
+/// choices: I/O in pools, sizes rounded to 16, alignment 16. A scratch rule selects
+/// calls by operator name (`op`) or by position (`call`).
 #[derive(Clone, Debug)]
 pub struct PoolsFile {
     /// The pools, in preference order.
