@@ -185,6 +185,11 @@ fn write_svg(out: Option<&Path>, render: impl FnOnce() -> String) -> Result<(), 
     let Some(out) = out else {
         return Ok(());
     };
-    std::fs::write(out, render())
-        .map_err(|e| Failure::Input(format!("{}: cannot write the SVG: {e}", out.display())))
+    let cannot =
+        |e: std::io::Error| Failure::Input(format!("{}: cannot write the SVG: {e}", out.display()));
+    // `--svg target/x.svg` works before anything has created `target/`.
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(cannot)?;
+    }
+    std::fs::write(out, render()).map_err(cannot)
 }
