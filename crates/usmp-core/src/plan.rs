@@ -24,6 +24,8 @@ pub struct Solution {
     pub allocations: Vec<Allocation>,
     /// Set by an exact algorithm that exhausted its search: no smaller plan exists.
     pub proven_optimal: bool,
+    /// For an algorithm that runs others (`auto`): which one produced this solution.
+    pub produced_by: Option<String>,
 }
 
 impl Solution {
@@ -32,6 +34,7 @@ impl Solution {
         Solution {
             allocations,
             proven_optimal: false,
+            produced_by: None,
         }
     }
 }
@@ -39,7 +42,8 @@ impl Solution {
 /// A verified plan: every buffer's place, every pool's size, and how good it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// Name of the algorithm that produced it.
+    /// Name of the algorithm that produced it; for `auto`, with the member that won in
+    /// parentheses, e.g. `auto (first_fit)`.
     pub algorithm: String,
     /// `allocations[i]` places buffer `i` of the problem.
     pub allocations: Vec<Allocation>,
@@ -170,8 +174,12 @@ pub fn plan(problem: &Problem, algorithm: &dyn Algorithm) -> Result<Plan, PlanEr
     }
     let pool_sizes = pool_sizes(problem, &solution.allocations);
     let optimal = solution.proven_optimal || pool_sizes.iter().sum::<u64>() <= lower_bound.total;
+    let algorithm = match solution.produced_by {
+        Some(member) => format!("{name} ({member})"),
+        None => name,
+    };
     Ok(Plan {
-        algorithm: name,
+        algorithm,
         allocations: solution.allocations,
         pool_sizes,
         lower_bound,

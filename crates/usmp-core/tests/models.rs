@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use usmp_core::input::{self, PoolsFile};
 use usmp_core::model::Role;
-use usmp_core::{FirstFit, HillClimb, PoolKind};
+use usmp_core::{Auto, FirstFit, HillClimb, PoolKind};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -278,6 +278,9 @@ fn real_models_plan_to_the_lower_bound() {
         // ascending tie order), as the models' README says.
         let ff = usmp_core::plan(&l.problem, &FirstFit).unwrap();
         assert_eq!(ff.pool_sizes[0], oracle + state, "{name}: first_fit");
+        let auto = usmp_core::plan(&l.problem, &Auto).unwrap();
+        assert_eq!(auto.pool_sizes[0], oracle + state, "{name}: auto");
+        assert!(auto.optimal, "{name}: auto");
 
         // The constant pool holds every used constant tensor's bytes.
         let image = l.constant_image(&model.model, &plan, 1);

@@ -161,4 +161,21 @@ proptest! {
             prop_assert!(climbed.total() <= fit.total());
         }
     }
+
+    #[test]
+    fn auto_is_deterministic_and_no_worse_than_any_member(spec in spec()) {
+        let problem = build(&spec);
+        let auto = || plan(&problem, by_name("auto").unwrap().as_ref());
+        let (first, second) = (auto(), auto());
+        prop_assert_eq!(&first, &second);
+        let Ok(best) = first else {
+            return Ok(());
+        };
+        for name in ["greedy_by_size", "greedy_by_conflicts", "first_fit", "hill_climb"] {
+            if let Ok(member) = plan(&problem, by_name(name).unwrap().as_ref()) {
+                prop_assert!(best.total() <= member.total(), "{} beat auto", name);
+            }
+        }
+        prop_assert!(best.algorithm.starts_with("auto ("), "{}", best.algorithm);
+    }
 }

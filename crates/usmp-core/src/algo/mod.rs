@@ -2,13 +2,15 @@
 //!
 //! Built in, with TVM's semantics and none of its defects (see the crate docs):
 //! [`GreedyBySize`], [`GreedyByConflicts`], [`FirstFit`] (TensorFlow Lite Micro's planner)
-//! and [`HillClimb`]. Any type implementing [`Algorithm`] can be passed to
+//! and [`HillClimb`]; [`Auto`] runs them in turn and keeps the smallest plan. Any type implementing [`Algorithm`] can be passed to
 //! [`plan`](crate::plan()) instead; its result is verified all the same.
 
+mod auto;
 mod greedy;
 mod hill_climb;
 mod place;
 
+pub use auto::Auto;
 pub use greedy::{FirstFit, GreedyByConflicts, GreedyBySize};
 pub use hill_climb::HillClimb;
 
@@ -70,6 +72,7 @@ pub const BUILT_IN: &[&str] = &[
     "greedy_by_conflicts",
     "first_fit",
     "hill_climb",
+    "auto",
 ];
 
 /// The built-in algorithm called `name`, if there is one.
@@ -79,6 +82,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Algorithm>> {
         "greedy_by_conflicts" => Box::new(GreedyByConflicts),
         "first_fit" => Box::new(FirstFit),
         "hill_climb" => Box::new(HillClimb::default()),
+        "auto" => Box::new(Auto),
         _ => return None,
     })
 }
