@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 pub use csv::parse_csv;
 pub use pools_json::PoolsFile;
 pub use problem_json::parse_problem_json;
+use problem_json::problem_from_json;
 
 use crate::liveness::{self, Liveness};
 use crate::model::{Model, ModelError, ModelLocus};
@@ -92,26 +93,48 @@ impl Format {
     /// The format of a file: `.tflite` or the `TFL3` identifier; `.csv`; otherwise JSON
     /// when it starts with `{` (a model when it has `"calls"`); otherwise CSV.
     pub fn detect(path: &Path, bytes: &[u8]) -> Format {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if ext.eq_ignore_ascii_case("tflite") || bytes.get(4..8) == Some(b"TFL3") {
-            return Format::Tflite;
+        match container(path, bytes) {
+            Container::Json => {
+                let text = String::from_utf8_lossy(bytes);
+                match json::parse(&text, "") {
+                    Ok(root) if is_model(&root) => Format::ModelJson,
+                    _ => Format::Json,
+                }
+            }
+            Container::Csv => Format::Csv,
+            Container::Tflite => Format::Tflite,
         }
-        if ext.eq_ignore_ascii_case("csv") {
-            return Format::Csv;
-        }
-        let text = String::from_utf8_lossy(bytes);
-        if ext.eq_ignore_ascii_case("json") || text.trim_start().starts_with('{') {
-            let is_model = json::parse(&text, "").ok().is_some_and(|j| match j.value {
-                json::Value::Object(entries) => entries.iter().any(|(k, _, _)| k == "calls"),
-                _ => false,
-            });
-            return if is_model {
-                Format::ModelJson
-            } else {
-                Format::Json
-            };
-        }
-        Format::Csv
+    }
+}
+
+/// A file's format as far as can be told without parsing it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Container {
+    Csv,
+    Json,
+    Tflite,
+}
+
+fn container(path: &Path, bytes: &[u8]) -> Container {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ext.eq_ignore_ascii_case("tflite") || bytes.get(4..8) == Some(b"TFL3") {
+        return Container::Tflite;
+    }
+    if ext.eq_ignore_ascii_case("csv") {
+        return Container::Csv;
+    }
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if ext.eq_ignore_ascii_case("json") || first == Some(&b'{') {
+        return Container::Json;
+    }
+    Container::Csv
+}
+
+/// A JSON document is a model when its top level has `"calls"`.
+fn is_model(root: &json::Json) -> bool {
+    match &root.value {
+        json::Value::Object(entries) => entries.iter().any(|(k, _, _)| k == "calls"),
+        _ => false,
     }
 }
 
@@ -179,24 +202,28 @@ fn text(file: &str, bytes: Vec<u8>) -> Result<String, InputError> {
 /// of a CSV problem; other formats state their pools' limits themselves.
 pub fn read(path: &Path, capacity: Option<u64>) -> Result<Input, InputError> {
     let (file, bytes) = read_bytes(path)?;
-    let format = Format::detect(path, &bytes);
-    if capacity.is_some() && format != Format::Csv {
+    let container = container(path, &bytes);
+    if capacity.is_some() && container != Container::Csv {
         return Err(InputError::whole(
             &file,
             "a capacity only applies to CSV problems; give each pool its \"size_hint_bytes\" \
              instead",
         ));
     }
-    match format {
-        Format::Csv => parse_csv(&text(&file, bytes)?, &file, capacity).map(Input::Problem),
-        Format::Json => parse_problem_json(&text(&file, bytes)?, &file).map(Input::Problem),
-        Format::ModelJson => {
+    match container {
+        Container::Csv => parse_csv(&text(&file, bytes)?, &file, capacity).map(Input::Problem),
+        Container::Json => {
+            // Parsed once: the same tree tells a model from a problem and is then read.
+            let root = json::parse(&text(&file, bytes)?, &file)?;
+            if !is_model(&root) {
+                return problem_from_json(&root, &file).map(Input::Problem);
+            }
             let base = path.parent().unwrap_or(Path::new("."));
-            let mut model = parse_model(&text(&file, bytes)?, &file, base)?;
+            let mut model = model_from_json(&root, &file, base)?;
             model.files.insert(0, path.to_path_buf());
             Ok(Input::Model(Box::new(model)))
         }
-        Format::Tflite => {
+        Container::Tflite => {
             let name = path
                 .file_stem()
                 .map_or("model".into(), |s| s.to_string_lossy().into_owned());
@@ -246,9 +273,12 @@ pub fn read(path: &Path, capacity: Option<u64>) -> Result<Input, InputError> {
 /// and their size from the data when `size_bytes` is absent. Calls: `target` defaults to
 /// `cpu`; `scratch` and `in_place` are optional.
 pub fn parse_model(text: &str, file: &str, base: &Path) -> Result<ModelFile, InputError> {
-    let root = json::parse(text, file)?;
+    model_from_json(&json::parse(text, file)?, file, base)
+}
+
+fn model_from_json(root: &json::Json, file: &str, base: &Path) -> Result<ModelFile, InputError> {
     let mut files = Vec::new();
-    let (model, spans) = parse_model_json(&root, file, base, &mut files)?;
+    let (model, spans) = parse_model_json(root, file, base, &mut files)?;
     Ok(ModelFile {
         model,
         files,

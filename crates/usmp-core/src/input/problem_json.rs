@@ -31,12 +31,16 @@ const BUFFER_KEYS: &[&str] = &[
 
 /// Parses a JSON problem; errors name `file`, the line and column, and the field.
 pub fn parse_problem_json(text: &str, file: &str) -> Result<Problem, InputError> {
-    let root = json::parse(text, file)?;
+    problem_from_json(&json::parse(text, file)?, file)
+}
+
+/// Reads a problem from already parsed JSON.
+pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, InputError> {
     let r = Reader { file };
-    let top = r.object(&root, "the problem", TOP_KEYS)?;
-    let pools_json = r.array(r.required(top, &root, "pools", "the problem")?, "`pools`")?;
+    let top = r.object(root, "the problem", TOP_KEYS)?;
+    let pools_json = r.array(r.required(top, root, "pools", "the problem")?, "`pools`")?;
     let buffers_json = r.array(
-        r.required(top, &root, "buffers", "the problem")?,
+        r.required(top, root, "buffers", "the problem")?,
         "`buffers`",
     )?;
 
