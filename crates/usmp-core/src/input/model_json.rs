@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::json::{Json, Value};
-use super::read::{Entries, Reader, known};
+use super::read::{Entries, Reader, Spans, known};
 use super::{InputError, Pos};
 use crate::model::{
     Call, CallField, InPlace, Model, ModelLocus, Role, Scratch, Size, Tensor, TensorField,
@@ -29,7 +29,7 @@ const IN_PLACE_KEYS: &[&str] = &["output", "input"];
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ModelSpans {
     root: Option<Pos>,
-    tensors: Vec<BTreeMap<&'static str, Pos>>,
+    tensors: Vec<Spans>,
     calls: Vec<CallSpans>,
     inputs: Vec<Pos>,
     outputs: Vec<Pos>,
@@ -57,7 +57,12 @@ impl ModelSpans {
                     TensorField::Size => "size_bytes",
                     TensorField::Alignment => "alignment",
                 };
-                spans.get(key).or(spans.get("")).copied().unwrap_or(root)
+                spans
+                    .fields
+                    .get(key)
+                    .copied()
+                    .or(spans.whole)
+                    .unwrap_or(root)
             }
             ModelLocus::Call(i, field) => {
                 let c = self.calls.get(i)?;
@@ -106,7 +111,7 @@ pub(crate) fn parse_model_json(
         let (tensor, tspans) = tensor(&r, tj, t, base, read)?;
         if index.insert(tensor.name.clone(), t).is_some() {
             return Err(r.err(
-                tspans.get("name").copied().unwrap_or(tj.pos),
+                tspans.fields.get("name").copied().unwrap_or(tj.pos),
                 format!(
                     "tensor \"{}\" is declared twice; give each tensor its own name",
                     tensor.name
@@ -253,15 +258,10 @@ fn tensor(
     t: usize,
     base: &Path,
     read: &mut Vec<PathBuf>,
-) -> Result<(Tensor, BTreeMap<&'static str, Pos>), InputError> {
+) -> Result<(Tensor, Spans), InputError> {
     let what = format!("tensors[{t}]");
     let e = r.object(j, &what, TENSOR_KEYS)?;
-    let mut spans = BTreeMap::from([("", j.pos)]);
-    for (key, _, value) in e {
-        if let Some(k) = TENSOR_KEYS.iter().find(|k| *k == key) {
-            spans.insert(*k, value.pos);
-        }
-    }
+    let spans = r.spans(j, e);
     let name = r.string(r.required(e, j, "name", &what)?, &format!("{what}.name"))?;
     let what = format!("tensors[{t}] (\"{name}\")");
     let kind = match r.get(e, "kind") {
