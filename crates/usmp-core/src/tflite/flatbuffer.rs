@@ -137,6 +137,14 @@ impl<'a> Table<'a> {
         }))
     }
 
+    /// An `[int]` field; absent reads as empty, as the schema's defaults do.
+    pub(crate) fn ints(&self, slot: usize) -> Result<Vec<i32>> {
+        match self.vector(slot)? {
+            Some(v) => v.i32s(),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// A string field, with invalid UTF-8 replaced.
     pub(crate) fn string(&self, slot: usize) -> Result<Option<String>> {
         match self.vector(slot)? {
@@ -213,7 +221,7 @@ mod tests {
         let buf = tiny();
         let t = Table::root(&buf).unwrap();
         assert_eq!(t.u32(0, 0).unwrap(), 7);
-        assert_eq!(t.vector(1).unwrap().unwrap().i32s().unwrap(), vec![1, -2]);
+        assert_eq!(t.ints(1).unwrap(), vec![1, -2]);
         assert_eq!(t.u8(5, 9).unwrap(), 9, "absent field takes its default");
         assert!(t.vector(3).unwrap().is_none());
     }
@@ -225,10 +233,7 @@ mod tests {
             let short = &buf[..cut];
             let read = Table::root(short).and_then(|t| {
                 t.u32(0, 0)?;
-                match t.vector(1)? {
-                    Some(v) => v.i32s().map(|_| ()),
-                    None => Ok(()),
-                }
+                t.ints(1).map(|_| ())
             });
             assert!(read.is_err(), "cut at {cut} read fine");
         }

@@ -149,10 +149,7 @@ pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
     }
     let index_list = |slot: usize, what: &str| -> Result<Vec<usize>, TfliteError> {
         let ctx = || format!("the model's {what}");
-        let raw = match subgraph.vector(slot).map_err(corrupt(ctx))? {
-            Some(v) => v.i32s().map_err(corrupt(ctx))?,
-            None => Vec::new(),
-        };
+        let raw = subgraph.ints(slot).map_err(corrupt(ctx))?;
         raw.into_iter()
             .map(|i| tensor_index(i, count).map_err(corrupt(ctx)))
             .collect()
@@ -226,10 +223,7 @@ fn tensor(
         .map_err(corrupt(ctx))?
         .unwrap_or_else(|| format!("tensor{t}"));
     let ctx = || format!("tensor {t} \"{name}\"");
-    let shape = match table.vector(0).map_err(corrupt(ctx))? {
-        Some(v) => v.i32s().map_err(corrupt(ctx))?,
-        None => Vec::new(),
-    };
+    let shape = table.ints(0).map_err(corrupt(ctx))?;
     let type_code = table.u8(1, 0).map_err(corrupt(ctx))?;
     let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
     let is_variable = table.u8(5, 0).map_err(corrupt(ctx))? != 0;
@@ -330,10 +324,7 @@ fn call(
     }
     let mut c = Call::new(op.clone(), "cpu");
     for (slot, list) in [(1, &mut c.reads), (2, &mut c.writes)] {
-        let raw = match table.vector(slot).map_err(corrupt(ctx))? {
-            Some(v) => v.i32s().map_err(corrupt(ctx))?,
-            None => Vec::new(),
-        };
+        let raw = table.ints(slot).map_err(corrupt(ctx))?;
         for r in raw {
             // -1 marks an optional input left out.
             if r == -1 {
