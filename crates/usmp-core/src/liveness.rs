@@ -255,24 +255,15 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
                 (PoolKind::Workspace, (start, end))
             }
         };
-        let bytes = match tensor.size {
-            Size::Dynamic => {
-                left_out.push(omit(Omission::Dynamic));
+        let overflow_at = ModelLocus::Tensor(t, TensorField::Size);
+        let size = match planned_size(tensor.size, options, &tensor.name, overflow_at)? {
+            Planned::Bytes(b) => b,
+            Planned::LeftOut(reason) => {
+                left_out.push(omit(reason));
                 continue;
             }
-            Size::Bytes(0) => {
-                left_out.push(omit(Omission::Empty));
-                continue;
-            }
-            Size::Bytes(b) => b,
         };
         let locus = ModelLocus::Tensor(t, TensorField::Name);
-        let size = round_up(bytes, options.size_granularity).ok_or(ModelError {
-            locus: ModelLocus::Tensor(t, TensorField::Size),
-            kind: ModelErrorKind::SizeOverflow {
-                buffer: tensor.name.clone(),
-            },
-        })?;
         let alignment = tensor.alignment.unwrap_or(options.alignment);
         let root = find(&mut group, t);
         if root != t
@@ -308,30 +299,14 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
         let call = &model.calls[i];
         for (k, s) in list.iter().enumerate() {
             let name = format!("{}: {}", model.describe_call(i), s.name);
-            let bytes = match s.size {
-                Size::Dynamic => {
-                    left_out.push(LeftOut {
-                        name,
-                        reason: Omission::Dynamic,
-                    });
-                    continue;
-                }
-                Size::Bytes(0) => {
-                    left_out.push(LeftOut {
-                        name,
-                        reason: Omission::Empty,
-                    });
-                    continue;
-                }
-                Size::Bytes(b) => b,
-            };
             let locus = ModelLocus::Call(i, CallField::Scratch(k));
-            let size = round_up(bytes, options.size_granularity).ok_or(ModelError {
-                locus,
-                kind: ModelErrorKind::SizeOverflow {
-                    buffer: name.clone(),
-                },
-            })?;
+            let size = match planned_size(s.size, options, &name, locus)? {
+                Planned::Bytes(b) => b,
+                Planned::LeftOut(reason) => {
+                    left_out.push(LeftOut { name, reason });
+                    continue;
+                }
+            };
             pending.push(Pending {
                 name: format!("{}@{i}", s.name),
                 size,
@@ -373,9 +348,34 @@ fn find(group: &mut [usize], mut t: usize) -> usize {
     t
 }
 
-fn round_up(bytes: u64, granularity: u64) -> Option<u64> {
-    let g = granularity.max(1);
-    bytes.checked_next_multiple_of(g)
+/// What a tensor or scratch size becomes in the plan.
+enum Planned {
+    /// Planned, with its size rounded up to the granularity.
+    Bytes(u64),
+    /// Not planned.
+    LeftOut(Omission),
+}
+
+fn planned_size(
+    size: Size,
+    options: &Options,
+    name: &str,
+    overflow_at: ModelLocus,
+) -> Result<Planned, ModelError> {
+    let bytes = match size {
+        Size::Dynamic => return Ok(Planned::LeftOut(Omission::Dynamic)),
+        Size::Bytes(0) => return Ok(Planned::LeftOut(Omission::Empty)),
+        Size::Bytes(b) => b,
+    };
+    bytes
+        .checked_next_multiple_of(options.size_granularity.max(1))
+        .map(Planned::Bytes)
+        .ok_or(ModelError {
+            locus: overflow_at,
+            kind: ModelErrorKind::SizeOverflow {
+                buffer: name.to_string(),
+            },
+        })
 }
 
 /// The model's own scratch plus what the rules add, per call.
@@ -496,9 +496,9 @@ fn build_problem(
         if candidates.is_empty() {
             if p.targets.len() == 1 {
                 let target = p.targets.first().cloned().unwrap_or_default();
-                let call = match (&p.origin, &p.locus) {
-                    (Origin::Scratch { call, .. }, _) => *call,
-                    (Origin::Tensors(ts), _) => {
+                let call = match &p.origin {
+                    Origin::Scratch { call, .. } => *call,
+                    Origin::Tensors(ts) => {
                         ts.iter().filter_map(|&t| first_user[t]).min().unwrap_or(0)
                     }
                 };
