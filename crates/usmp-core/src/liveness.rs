@@ -96,6 +96,18 @@ pub enum Omission {
     Unused,
 }
 
+impl Omission {
+    /// Its name in reports: `dynamic`, `external`, `empty` or `unused`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Omission::Dynamic => "dynamic",
+            Omission::External => "external",
+            Omission::Empty => "empty",
+            Omission::Unused => "unused",
+        }
+    }
+}
+
 /// Something the model has that the plan leaves out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeftOut {

@@ -9,20 +9,25 @@ use crate::liveness::{Liveness, Omission};
 use crate::model::{Model, Role};
 use crate::plan::Plan;
 
-fn omission(reason: Omission) -> &'static str {
+/// Why, in words, after the reason's name.
+fn why(reason: Omission) -> &'static str {
     match reason {
-        Omission::Dynamic => "dynamic: its size is only known at run time",
-        Omission::External => "external: a model input or output the caller owns",
-        Omission::Empty => "empty: no bytes",
-        Omission::Unused => "unused: no call reads or writes it",
+        Omission::Dynamic => "its size is only known at run time",
+        Omission::External => "a model input or output the caller owns",
+        Omission::Empty => "no bytes",
+        Omission::Unused => "no call reads or writes it",
     }
 }
 
-/// Bytes of the workspace buffers live at each step.
-fn step_bytes(l: &Liveness) -> Vec<u64> {
+/// The workspace buffers live at each step, and their bytes.
+fn live_per_step(l: &Liveness) -> Vec<(Vec<usize>, u64)> {
     let buffers = l.problem.buffers();
     (0..l.steps.len())
-        .map(|s| l.live_at(s).iter().map(|&b| buffers[b].size).sum())
+        .map(|s| {
+            let live = l.live_at(s);
+            let bytes = live.iter().map(|&b| buffers[b].size).sum();
+            (live, bytes)
+        })
         .collect()
 }
 
@@ -31,9 +36,9 @@ fn step_bytes(l: &Liveness) -> Vec<u64> {
 pub fn liveness(model: &Model, l: &Liveness, plan: &Plan) -> String {
     let mut out = String::new();
     let buffers = l.problem.buffers();
-    let bytes = step_bytes(l);
-    let peak = bytes.iter().copied().max().unwrap_or(0);
-    let peak_step = bytes.iter().position(|&b| b == peak);
+    let steps = live_per_step(l);
+    let peak = steps.iter().map(|(_, b)| *b).max().unwrap_or(0);
+    let peak_step = steps.iter().position(|(_, b)| *b == peak);
     let _ = writeln!(
         out,
         "model {}: {} calls, {} planned buffers; workspace live at the peak: {peak} bytes",
@@ -46,12 +51,12 @@ pub fn liveness(model: &Model, l: &Liveness, plan: &Plan) -> String {
         "\n{:>5}  {:<28} {:>5} {:>10}  live buffers",
         "step", "call", "live", "bytes"
     );
-    for (s, label) in l.steps.iter().enumerate() {
-        let live = l.live_at(s);
+    for (s, (live, bytes)) in steps.iter().enumerate() {
         let names: Vec<&str> = live.iter().map(|&b| buffers[b].name.as_str()).collect();
-        let call = label
-            .split_once(' ')
-            .map_or(label.as_str(), |(_, rest)| rest);
+        let call = model
+            .calls
+            .get(s)
+            .map_or(String::new(), |c| format!("{} ({})", c.op, c.target));
         let mark = if Some(s) == peak_step {
             "  <- peak"
         } else {
@@ -59,9 +64,8 @@ pub fn liveness(model: &Model, l: &Liveness, plan: &Plan) -> String {
         };
         let _ = writeln!(
             out,
-            "{s:>5}  {call:<28} {:>5} {:>10}  {}{mark}",
+            "{s:>5}  {call:<28} {:>5} {bytes:>10}  {}{mark}",
             live.len(),
-            bytes[s],
             names.join(", ")
         );
     }
@@ -81,7 +85,13 @@ pub fn liveness(model: &Model, l: &Liveness, plan: &Plan) -> String {
     if !l.left_out.is_empty() {
         let _ = writeln!(out, "\nleft out of the plan:");
         for o in &l.left_out {
-            let _ = writeln!(out, "  {} ({})", o.name, omission(o.reason));
+            let _ = writeln!(
+                out,
+                "  {} ({}: {})",
+                o.name,
+                o.reason.as_str(),
+                why(o.reason)
+            );
         }
     }
     out
@@ -127,7 +137,10 @@ pub fn model_json(model: &Model, l: &Liveness, plan: &Plan) -> String {
         }
     }
     out.push_str("],\"step_bytes\":[");
-    let bytes: Vec<String> = step_bytes(l).iter().map(u64::to_string).collect();
+    let bytes: Vec<String> = live_per_step(l)
+        .iter()
+        .map(|(_, b)| b.to_string())
+        .collect();
     out.push_str(&bytes.join(","));
     out.push_str("],\"left_out\":[");
     for (k, o) in l.left_out.iter().enumerate() {
@@ -136,8 +149,7 @@ pub fn model_json(model: &Model, l: &Liveness, plan: &Plan) -> String {
         }
         out.push_str("{\"name\":");
         write_json_string(&mut out, &o.name);
-        let reason = omission(o.reason).split(':').next().unwrap_or("");
-        let _ = write!(out, ",\"reason\":\"{reason}\"}}");
+        let _ = write!(out, ",\"reason\":\"{}\"}}", o.reason.as_str());
     }
     out.push_str("]}");
     out
