@@ -1,7 +1,7 @@
 //! The pools file reader; the format is documented on [`PoolsFile`].
 
 use super::json::Json;
-use super::read::{Reader, Spans};
+use super::read::Reader;
 use super::{InputError, Pos};
 use crate::liveness::{CallSelector, Options, ScratchRule};
 use crate::model::{Scratch, Size};
@@ -47,7 +47,6 @@ pub struct PoolsFile {
     /// How the model is lowered.
     pub options: Options,
     pub(crate) file: Option<String>,
-    pub(crate) pool_spans: Vec<Spans>,
     pub(crate) rules: Vec<Pos>,
     pub(crate) root: Option<Pos>,
 }
@@ -63,7 +62,6 @@ impl Default for PoolsFile {
             ],
             options: Options::default(),
             file: None,
-            pool_spans: Vec::new(),
             rules: Vec::new(),
             root: None,
         }
@@ -107,7 +105,6 @@ pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, Inp
             ));
         }
         out.pools.push(pool);
-        out.pool_spans.push(spans);
     }
     if let Some(v) = r.get(top, "io_in_pools") {
         out.options.io_in_pools = r.boolean(v, "io_in_pools")?;
