@@ -104,7 +104,9 @@ pub mod report;
 pub mod tflite;
 pub mod verify;
 
-pub use algo::{Algorithm, Auto, FirstFit, GreedyByConflicts, GreedyBySize, HillClimb};
+pub use algo::{
+    Algorithm, Auto, EXACT_MAX_BUFFERS, Exact, FirstFit, GreedyByConflicts, GreedyBySize, HillClimb,
+};
 pub use bound::LowerBound;
 pub use plan::{Allocation, Attempt, Plan, PlanError, Solution, plan, pool_sizes};
 pub use problem::{

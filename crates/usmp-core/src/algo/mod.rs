@@ -6,11 +6,13 @@
 //! [`plan`](crate::plan()) instead; its result is verified all the same.
 
 mod auto;
+mod exact;
 mod greedy;
 mod hill_climb;
 mod place;
 
 pub use auto::Auto;
+pub use exact::{EXACT_MAX_BUFFERS, Exact};
 pub use greedy::{FirstFit, GreedyByConflicts, GreedyBySize};
 pub use hill_climb::HillClimb;
 
@@ -72,6 +74,7 @@ pub const BUILT_IN: &[&str] = &[
     "greedy_by_conflicts",
     "first_fit",
     "hill_climb",
+    "exact",
     "auto",
 ];
 
@@ -82,6 +85,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Algorithm>> {
         "greedy_by_conflicts" => Box::new(GreedyByConflicts),
         "first_fit" => Box::new(FirstFit),
         "hill_climb" => Box::new(HillClimb::default()),
+        "exact" => Box::new(Exact::default()),
         "auto" => Box::new(Auto),
         _ => return None,
     })

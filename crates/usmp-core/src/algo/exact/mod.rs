@@ -1,0 +1,223 @@
+//! `exact`: the smallest plan there is, or the best found and how far from the bound.
+//!
+//! A multi-pool problem is first assigned to pools by a greedy plan, which respects every
+//! pool's limit and the preference order; then each pool's buffers are re-placed by an
+//! exact search (see `search`), which can only shrink the pool, so limits still hold.
+//!
+//! Per pool the search answers "does it fit in C bytes?". Minimising probes capacities
+//! between the pool's lower bound and the best size found: the bound first (finding a plan
+//! there proves it optimal), then bisection. Each probe gets a share of work that doubles
+//! from round to round, so easy capacities are settled before hard ones eat the budget;
+//! a probe that exhausts its search proves every smaller capacity impossible.
+//!
+//! The budget is a count of work, so the same problem gives the same plan on every
+//! machine; the command may add a wall-clock limit, which builds never do.
+
+mod instance;
+mod search;
+
+#[cfg(test)]
+mod tests;
+
+use std::time::{Duration, Instant};
+
+use super::Algorithm;
+use super::greedy::FirstFit;
+use crate::bound::LowerBound;
+use crate::plan::{Allocation, PlanError, Solution, pool_sizes};
+use crate::problem::Problem;
+use instance::Instance;
+use search::{Effort, Outcome, Search};
+
+/// Pools with more buffers than this keep their greedy placement: the search's tables
+/// grow with buffers times sections, and greedy plans of such pools are already close.
+pub const EXACT_MAX_BUFFERS: usize = 2500;
+
+/// The exact solver, anytime, with a deterministic budget.
+#[derive(Clone, Copy, Debug)]
+pub struct Exact {
+    /// Work the search may spend over all pools (items examined; about 10 ns each on a
+    /// current core). Builds rely on this to stay reproducible.
+    pub work_budget: u64,
+    /// An additional wall-clock limit, for interactive use only: plans then depend on
+    /// the machine's speed.
+    pub time_limit: Option<Duration>,
+    /// Decision mode: stop at the first plan whose total is at most this many bytes.
+    pub capacity: Option<u64>,
+}
+
+impl Default for Exact {
+    fn default() -> Self {
+        Exact {
+            work_budget: 100_000_000,
+            time_limit: None,
+            capacity: None,
+        }
+    }
+}
+
+impl Algorithm for Exact {
+    fn name(&self) -> &str {
+        "exact"
+    }
+
+    fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+        let start = FirstFit.allocate(problem, lower_bound)?;
+        Ok(self.improve(problem, start).0)
+    }
+}
+
+/// What searching one pool achieved.
+struct PoolResult {
+    offsets: Option<Vec<u64>>,
+    proven: bool,
+}
+
+impl Exact {
+    /// Re-places each pool's buffers of `start` as tightly as the budget allows. Returns
+    /// the solution and whether the search changed anything.
+    pub(crate) fn improve(&self, problem: &Problem, start: Solution) -> (Solution, bool) {
+        let mut allocations = start.allocations;
+        let mut sizes = pool_sizes(problem, &allocations);
+        let deadline = self.time_limit.map(|t| Instant::now() + t);
+        let mut effort = Effort::new(self.work_budget, deadline);
+        let mut all_proven = true;
+        let mut improved = false;
+        for pool in 0..problem.pools().len() {
+            let members: Vec<usize> = (0..allocations.len())
+                .filter(|&b| allocations[b].pool == pool)
+                .collect();
+            if members.is_empty() {
+                continue;
+            }
+            if members.len() > EXACT_MAX_BUFFERS {
+                all_proven = false;
+                continue;
+            }
+            let others: u64 = sizes.iter().sum::<u64>() - sizes[pool];
+            let target = self.capacity.map(|c| c.saturating_sub(others));
+            let inst = Instance::new(problem, pool, members);
+            let result = minimise(&inst, sizes[pool], target, &mut effort);
+            all_proven &= result.proven;
+            if let Some(offsets) = result.offsets {
+                for (k, &b) in inst.buffers.iter().enumerate() {
+                    allocations[b] = Allocation {
+                        pool,
+                        offset: offsets[k],
+                    };
+                }
+                sizes = pool_sizes(problem, &allocations);
+                improved = true;
+            }
+        }
+        // Per-pool optima add up to the optimum only if no buffer could have gone elsewhere.
+        let forced = problem.buffers().iter().all(|b| b.candidates.len() == 1);
+        let solution = Solution {
+            allocations,
+            proven_optimal: all_proven && forced,
+            produced_by: None,
+        };
+        (solution, improved)
+    }
+}
+
+/// Shrinks one pool from `size` (its greedy size) toward its lower bound, or in decision
+/// mode only down to `target`. Returns offsets only when they beat `size`.
+fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort) -> PoolResult {
+    let mut lo = inst.lower_bound();
+    let mut hi = size;
+    let orders = preorders(inst);
+    let mut best = None;
+    let mut share = 16 * (inst.len() as u64 + 1).pow(2);
+    let done = |lo: u64, hi: u64| match target {
+        Some(t) => hi <= t || t < lo,
+        None => hi <= lo,
+    };
+    while !done(lo, hi) && !effort.exhausted() {
+        // One round: probe from the lowest capacity still open, bisecting toward `hi`.
+        let mut open = lo;
+        let mut first = true;
+        while open < hi && !done(lo, hi) && !effort.exhausted() {
+            let c = match target {
+                Some(t) => t,
+                None if first => lo,
+                None => open + (hi - open) / 2,
+            };
+            first = false;
+            match probe(inst, c, &orders, share, effort) {
+                (Outcome::Found, offsets) => {
+                    hi = peak(inst, &offsets);
+                    best = Some(offsets);
+                }
+                (Outcome::Infeasible, _) => {
+                    lo = c + 1;
+                    open = c + 1;
+                }
+                (Outcome::Stopped, _) => {
+                    if target.is_some() {
+                        break;
+                    }
+                    open = c + 1;
+                }
+            }
+        }
+        share = share.saturating_mul(2);
+    }
+    PoolResult {
+        offsets: best,
+        proven: hi <= lo,
+    }
+}
+
+/// One capacity, tried with each preorder in turn for at most `share` work each. Any
+/// preorder that exhausts its search proves the capacity impossible.
+fn probe(
+    inst: &Instance,
+    capacity: u64,
+    orders: &[Vec<u32>],
+    share: u64,
+    effort: &mut Effort,
+) -> (Outcome, Vec<u64>) {
+    for rank in orders {
+        let limit = effort.limit;
+        effort.limit = limit.min(effort.spent.saturating_add(share));
+        let (outcome, offsets) = Search::decide(inst, capacity, rank, effort);
+        effort.limit = limit;
+        if outcome != Outcome::Stopped || effort.exhausted() {
+            return (outcome, offsets);
+        }
+    }
+    (Outcome::Stopped, Vec::new())
+}
+
+fn peak(inst: &Instance, offsets: &[u64]) -> u64 {
+    offsets
+        .iter()
+        .zip(&inst.size)
+        .map(|(&o, &s)| o + s)
+        .max()
+        .unwrap_or(0)
+}
+
+/// The static orders that break ties between items at the same offset: crowded lives
+/// first, large first, long-and-large first. Each is a rank per item.
+fn preorders(inst: &Instance) -> Vec<Vec<u32>> {
+    let crowding = inst.crowding();
+    let length = |i: usize| u64::from(inst.span[i].1 - inst.span[i].0);
+    let keys: [&dyn Fn(usize) -> (u64, u64, u64); 3] = [
+        &|i| (crowding[i], inst.size[i], length(i)),
+        &|i| (inst.size[i], length(i), crowding[i]),
+        &|i| (inst.size[i].saturating_mul(length(i)), crowding[i], inst.size[i]),
+    ];
+    keys.iter()
+        .map(|key| {
+            let mut order: Vec<usize> = (0..inst.len()).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(key(i)));
+            let mut rank = vec![0u32; inst.len()];
+            for (r, &i) in order.iter().enumerate() {
+                rank[i] = r as u32;
+            }
+            rank
+        })
+        .collect()
+}

@@ -1,0 +1,394 @@
+//! The decision search: do one pool's items fit in `capacity` bytes?
+//!
+//! Depth-first over *canonical* placements (MiniMalloc, NOTES §3). Any plan can be
+//! pushed down until every buffer rests on another or on 0 without growing; listing those
+//! buffers by offset, each sits at the top of the buffers before it that it overlaps (its
+//! "minimum offset" below). So the search only ever places an item at its minimum offset,
+//! and only in non-decreasing (offset, preorder rank) order. On top of that:
+//!
+//! - **Dominance.** Never place an item at or above the minimum *top* of another unplaced
+//!   item: that one fits entirely below, and later items (all higher) cannot disturb it,
+//!   so a plan with it placed first is as good.
+//! - **Sections.** In each time section the unplaced items are live together, so they
+//!   stack above the section's floor (and above the current offset): floor + their sizes
+//!   must fit. A section's floor is also at least the smallest minimum offset among its
+//!   unplaced items.
+//! - **Decomposition.** When no unplaced item crosses some section boundary, the two sides
+//!   no longer interact: each is solved on its own, and one failing side fails the node
+//!   without trying the other side's alternatives.
+//!
+//! State changes go on a trail and are undone in reverse, so backtracking costs what the
+//! step cost. The search is iterative, so deep problems cannot exhaust the stack.
+
+use std::time::Instant;
+
+use super::instance::Instance;
+
+/// How a search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Every item placed within the capacity.
+    Found,
+    /// The search was exhausted: no placement fits.
+    Infeasible,
+    /// The effort ran out first.
+    Stopped,
+}
+
+/// The effort all searches of one run may spend: a deterministic count of work (items
+/// examined), and for the command only, a wall-clock deadline.
+#[derive(Debug)]
+pub(crate) struct Effort {
+    pub(crate) spent: u64,
+    pub(crate) limit: u64,
+    pub(crate) deadline: Option<Instant>,
+    checks: u32,
+    expired: bool,
+}
+
+impl Effort {
+    pub(crate) fn new(limit: u64, deadline: Option<Instant>) -> Self {
+        Effort {
+            spent: 0,
+            limit,
+            deadline,
+            checks: 0,
+            expired: false,
+        }
+    }
+
+    /// Spends `units`; false once the budget or the deadline is past.
+    pub(crate) fn spend(&mut self, units: u64) -> bool {
+        self.spent = self.spent.saturating_add(units);
+        if self.spent > self.limit || self.expired {
+            return false;
+        }
+        // Reading the clock every node would cost more than some nodes do.
+        self.checks = self.checks.wrapping_add(1);
+        if self.checks % 256 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.expired = true;
+        }
+        !self.expired
+    }
+
+    pub(crate) fn exhausted(&self) -> bool {
+        self.spent > self.limit || self.expired
+    }
+}
+
+const UNPLACED: u64 = u64::MAX;
+
+/// Decompositions nest at most this deep; beyond it the search simply goes on in one piece.
+const MAX_NESTING: u32 = 64;
+
+#[derive(Clone, Copy, Debug)]
+enum Undo {
+    Placed(u32),
+    MinOffset(u32, u64),
+    Floor(u32, u64),
+}
+
+#[derive(Debug)]
+struct Frame {
+    /// Candidates as (offset, rank, item), in the order they are tried.
+    order: Vec<(u64, u32, u32)>,
+    next: usize,
+    /// Trail length before the candidate now placed, if one is.
+    placed: Option<usize>,
+}
+
+/// One decision search over an [`Instance`].
+#[derive(Debug)]
+pub(crate) struct Search<'i> {
+    inst: &'i Instance,
+    capacity: u64,
+    rank: &'i [u32],
+    offset: Vec<u64>,
+    min_offset: Vec<u64>,
+    floor: Vec<u64>,
+    total: Vec<u64>,
+    /// Per section boundary `j` (between `j` and `j + 1`), unplaced items crossing it.
+    cuts: Vec<u32>,
+    trail: Vec<Undo>,
+    new_cuts: Vec<u32>,
+    stamp: Vec<u32>,
+    now: u32,
+    affected: Vec<u32>,
+}
+
+impl<'i> Search<'i> {
+    /// Decides whether `inst` fits in `capacity`, trying items in `rank` order among equal
+    /// offsets. On [`Outcome::Found`] the offsets are returned.
+    pub(crate) fn decide(
+        inst: &'i Instance,
+        capacity: u64,
+        rank: &'i [u32],
+        effort: &mut Effort,
+    ) -> (Outcome, Vec<u64>) {
+        let sections = inst.sections();
+        let mut cuts = vec![0u32; sections.saturating_sub(1)];
+        for &(first, last) in &inst.span {
+            for c in &mut cuts[first as usize..(last as usize).saturating_sub(1).max(first as usize)] {
+                *c += 1;
+            }
+        }
+        let mut search = Search {
+            inst,
+            capacity,
+            rank,
+            offset: vec![UNPLACED; inst.len()],
+            min_offset: vec![0; inst.len()],
+            floor: vec![0; sections],
+            total: inst.members.iter().map(|m| inst.total(m)).collect(),
+            cuts,
+            trail: Vec::new(),
+            new_cuts: Vec::new(),
+            stamp: vec![0; sections],
+            now: 0,
+            affected: Vec::new(),
+        };
+        // An item that overlaps nothing goes at 0.
+        for i in 0..inst.len() {
+            if inst.overlaps[i].is_empty() {
+                if inst.size[i] > capacity {
+                    return (Outcome::Infeasible, Vec::new());
+                }
+                search.offset[i] = 0;
+            }
+        }
+        if search.total.iter().any(|&t| t > capacity) {
+            return (Outcome::Infeasible, Vec::new());
+        }
+        let items: Vec<u32> = (0..inst.len() as u32)
+            .filter(|&i| search.offset[i as usize] == UNPLACED)
+            .collect();
+        let cuts: Vec<u32> = (0..search.cuts.len())
+            .filter(|&j| search.cuts[j] == 0)
+            .map(|j| j as u32 + 1)
+            .collect();
+        let outcome = search.parts(&items, 0, sections as u32, &cuts, 0, effort);
+        let offsets = if outcome == Outcome::Found {
+            search.offset
+        } else {
+            Vec::new()
+        };
+        (outcome, offsets)
+    }
+
+    /// Solves `items` (sections `lo..hi`) as independent parts split at `cuts` (sorted
+    /// section indices where a part starts). Leaves the state as found on success, as
+    /// entered otherwise.
+    fn parts(
+        &mut self,
+        items: &[u32],
+        lo: u32,
+        hi: u32,
+        cuts: &[u32],
+        depth: u32,
+        effort: &mut Effort,
+    ) -> Outcome {
+        let mut groups: Vec<Vec<u32>> = vec![Vec::new(); cuts.len() + 1];
+        for &i in items {
+            let first = self.inst.span[i as usize].0;
+            groups[cuts.partition_point(|&c| c <= first)].push(i);
+        }
+        let mut bounds = Vec::with_capacity(cuts.len() + 2);
+        bounds.push(lo);
+        bounds.extend_from_slice(cuts);
+        bounds.push(hi);
+        let entry = self.trail.len();
+        for (g, group) in groups.iter().enumerate() {
+            if group.is_empty() {
+                continue;
+            }
+            let outcome = self.dfs(group, bounds[g], bounds[g + 1], depth, effort);
+            if outcome != Outcome::Found {
+                self.undo(entry);
+                return outcome;
+            }
+        }
+        Outcome::Found
+    }
+
+    /// The depth-first search over one part.
+    fn dfs(&mut self, items: &[u32], lo: u32, hi: u32, depth: u32, effort: &mut Effort) -> Outcome {
+        let entry = self.trail.len();
+        let mut stack = match self.frame(items, None) {
+            None => return Outcome::Found,
+            Some(f) => vec![f],
+        };
+        let step = items.len() as u64 + 1;
+        while let Some(frame) = stack.last_mut() {
+            if let Some(mark) = frame.placed.take() {
+                self.undo(mark);
+            }
+            let Some(&(at, rank, item)) = frame.order.get(frame.next) else {
+                stack.pop();
+                continue;
+            };
+            frame.next += 1;
+            if !effort.spend(step) {
+                self.undo(entry);
+                return Outcome::Stopped;
+            }
+            frame.placed = Some(self.trail.len());
+            if !self.place(item, at, lo, hi) || !self.fits(lo, hi, at) {
+                continue;
+            }
+            if !self.new_cuts.is_empty() && depth < MAX_NESTING {
+                let mut cuts = std::mem::take(&mut self.new_cuts);
+                cuts.sort_unstable();
+                let rest: Vec<u32> = items
+                    .iter()
+                    .copied()
+                    .filter(|&i| self.offset[i as usize] == UNPLACED)
+                    .collect();
+                match self.parts(&rest, lo, hi, &cuts, depth + 1, effort) {
+                    Outcome::Found => return Outcome::Found,
+                    Outcome::Infeasible => continue,
+                    Outcome::Stopped => {
+                        self.undo(entry);
+                        return Outcome::Stopped;
+                    }
+                }
+            }
+            match self.frame(items, Some((at, rank))) {
+                None => return Outcome::Found,
+                Some(f) => stack.push(f),
+            }
+        }
+        Outcome::Infeasible
+    }
+
+    /// The candidates for the next placement among `items`, or `None` when all are placed.
+    fn frame(&self, items: &[u32], last: Option<(u64, u32)>) -> Option<Frame> {
+        let mut order = Vec::new();
+        let mut min_top = u64::MAX;
+        for &i in items {
+            let i_us = i as usize;
+            if self.offset[i_us] != UNPLACED {
+                continue;
+            }
+            let at = self.min_offset[i_us];
+            min_top = min_top.min(at.saturating_add(self.inst.size[i_us]));
+            order.push((at, self.rank[i_us], i));
+        }
+        if order.is_empty() {
+            return None;
+        }
+        order.sort_unstable();
+        // Dominance cuts a suffix; canonical order a prefix.
+        let keep = order.partition_point(|&(at, _, _)| at < min_top);
+        order.truncate(keep);
+        if let Some(last) = last {
+            let skip = order.partition_point(|&(at, r, _)| (at, r) < last);
+            order.drain(..skip);
+        }
+        Some(Frame {
+            order,
+            next: 0,
+            placed: None,
+        })
+    }
+
+    /// Puts `item` at `at` and propagates; false if that already breaks the capacity.
+    /// Records cut points that open inside `lo..hi` in `new_cuts`.
+    fn place(&mut self, item: u32, at: u64, lo: u32, hi: u32) -> bool {
+        let inst = self.inst;
+        let i = item as usize;
+        self.offset[i] = at;
+        self.trail.push(Undo::Placed(item));
+        self.new_cuts.clear();
+        let end = at.saturating_add(inst.size[i]);
+        let (first, last) = inst.span[i];
+        for s in first..last {
+            let s_us = s as usize;
+            self.total[s_us] = self.total[s_us].saturating_sub(inst.size[i]);
+            if self.floor[s_us] < end {
+                self.trail.push(Undo::Floor(s, self.floor[s_us]));
+                self.floor[s_us] = end;
+            }
+        }
+        for j in first..last.saturating_sub(1) {
+            let c = &mut self.cuts[j as usize];
+            *c -= 1;
+            if *c == 0 && lo <= j && j + 1 < hi {
+                self.new_cuts.push(j + 1);
+            }
+        }
+        if end > self.capacity {
+            return false;
+        }
+        self.now = self.now.wrapping_add(1);
+        if self.now == 0 {
+            self.stamp.fill(0);
+            self.now = 1;
+        }
+        self.affected.clear();
+        for &u in &inst.overlaps[i] {
+            let u_us = u as usize;
+            if self.offset[u_us] != UNPLACED || self.min_offset[u_us] >= end {
+                continue;
+            }
+            let raised = end
+                .checked_next_multiple_of(inst.align[u_us])
+                .unwrap_or(u64::MAX);
+            self.trail.push(Undo::MinOffset(u, self.min_offset[u_us]));
+            self.min_offset[u_us] = raised;
+            if raised.saturating_add(inst.size[u_us]) > self.capacity {
+                return false;
+            }
+            let (f, l) = inst.span[u_us];
+            for s in f..l {
+                if self.stamp[s as usize] != self.now {
+                    self.stamp[s as usize] = self.now;
+                    self.affected.push(s);
+                }
+            }
+        }
+        // A section's floor is at least the lowest place any of its unplaced items can go.
+        for k in 0..self.affected.len() {
+            let s = self.affected[k];
+            let lowest = inst.members[s as usize]
+                .iter()
+                .filter(|&&m| self.offset[m as usize] == UNPLACED)
+                .map(|&m| self.min_offset[m as usize])
+                .min();
+            if let Some(lowest) = lowest.filter(|&l| l > self.floor[s as usize]) {
+                self.trail.push(Undo::Floor(s, self.floor[s as usize]));
+                self.floor[s as usize] = lowest;
+            }
+        }
+        true
+    }
+
+    /// Whether every section of `lo..hi` can still hold its unplaced items above both its
+    /// floor and the current offset `at` (later items go no lower).
+    fn fits(&self, lo: u32, hi: u32, at: u64) -> bool {
+        (lo as usize..hi as usize).all(|s| {
+            self.total[s] == 0
+                || self.floor[s].max(at).saturating_add(self.total[s]) <= self.capacity
+        })
+    }
+
+    fn undo(&mut self, mark: usize) {
+        while self.trail.len() > mark {
+            match self.trail.pop() {
+                Some(Undo::Placed(item)) => {
+                    let i = item as usize;
+                    self.offset[i] = UNPLACED;
+                    let (first, last) = self.inst.span[i];
+                    for s in first..last {
+                        self.total[s as usize] = self.total[s as usize].saturating_add(self.inst.size[i]);
+                    }
+                    for j in first..last.saturating_sub(1) {
+                        self.cuts[j as usize] += 1;
+                    }
+                }
+                Some(Undo::MinOffset(u, old)) => self.min_offset[u as usize] = old,
+                Some(Undo::Floor(s, old)) => self.floor[s as usize] = old,
+                None => break,
+            }
+        }
+    }
+}

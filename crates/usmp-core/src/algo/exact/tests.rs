@@ -1,0 +1,159 @@
+use super::*;
+use crate::plan;
+use crate::problem::{Buffer, Pool};
+
+/// A tiny deterministic generator for test instances.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Random buffers with sizes 1..=4 and ranges in 0..8, some aligned to 2, in one pool.
+fn random_problem(rng: &mut Lcg, n: usize) -> Problem {
+    let mut b = Problem::builder();
+    let w = b.pool(Pool::workspace("w").with_alignment(1));
+    for i in 0..n {
+        let start = rng.below(7);
+        let end = start + 1 + rng.below(8 - start);
+        let mut buffer = Buffer::new(format!("b{i}"), 1 + rng.below(4))
+            .with_candidates([w])
+            .with_live(start, end);
+        if rng.below(4) == 0 {
+            buffer = buffer.with_alignment(2);
+        }
+        b.buffer(buffer);
+    }
+    b.build().unwrap()
+}
+
+/// The optimum by trying every offset of every buffer (branch and bound on the peak):
+/// nothing here shares code or reasoning with the solver.
+fn brute_force(problem: &Problem) -> u64 {
+    fn go(p: &Problem, offsets: &mut Vec<u64>, peak: u64, best: &mut u64) {
+        let i = offsets.len();
+        if i == p.buffers().len() {
+            *best = (*best).min(peak);
+            return;
+        }
+        let b = &p.buffers()[i];
+        let mut at = 0;
+        while at + b.size < *best {
+            let clear = (0..i).all(|j| {
+                !p.conflict(i, j)
+                    || at + b.size <= offsets[j]
+                    || offsets[j] + p.buffers()[j].size <= at
+            });
+            if clear && at % b.alignment == 0 {
+                offsets.push(at);
+                go(p, offsets, peak.max(at + b.size), best);
+                offsets.pop();
+            }
+            at += 1;
+        }
+    }
+    let mut best = u64::MAX;
+    go(problem, &mut Vec::new(), 0, &mut best);
+    best
+}
+
+#[test]
+fn matches_brute_force_on_small_instances() {
+    let mut rng = Lcg(7);
+    for case in 0..150 {
+        let n = 3 + (case % 4);
+        let problem = random_problem(&mut rng, n);
+        let expected = brute_force(&problem);
+        let plan = plan(&problem, &Exact::default()).unwrap();
+        assert_eq!(plan.total(), expected, "case {case}: {problem:?}");
+        assert!(plan.optimal, "case {case}: the search was not exhausted");
+    }
+}
+
+#[test]
+fn matches_brute_force_on_conflict_graphs() {
+    let mut rng = Lcg(11);
+    for case in 0..60 {
+        let n = 4 + case % 3;
+        let mut b = Problem::builder();
+        let w = b.pool(Pool::workspace("w").with_alignment(1));
+        for i in 0..n {
+            b.buffer(Buffer::new(format!("b{i}"), 1 + rng.below(5)).with_candidates([w]));
+        }
+        for i in 0..n {
+            for j in i + 1..n {
+                if rng.below(2) == 0 {
+                    b.conflict(i, j);
+                }
+            }
+        }
+        let problem = b.build().unwrap();
+        let plan = plan(&problem, &Exact::default()).unwrap();
+        assert_eq!(plan.total(), brute_force(&problem), "case {case}");
+    }
+}
+
+#[test]
+fn same_budget_same_plan() {
+    let mut rng = Lcg(3);
+    let problem = random_problem(&mut rng, 40);
+    let tight = Exact {
+        work_budget: 20_000,
+        ..Exact::default()
+    };
+    let first = plan(&problem, &tight).unwrap();
+    for _ in 0..3 {
+        assert_eq!(plan(&problem, &tight).unwrap(), first);
+    }
+}
+
+#[test]
+fn decision_mode_stops_at_the_capacity() {
+    // Optimum 12: MiniMalloc's README example.
+    let problem =
+        crate::input::parse_csv(
+            "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n",
+            "x.csv",
+            None,
+        )
+        .unwrap();
+    let loose = Exact {
+        capacity: Some(16),
+        ..Exact::default()
+    };
+    assert!(plan(&problem, &loose).unwrap().total() <= 16);
+    assert_eq!(plan(&problem, &Exact::default()).unwrap().total(), 12);
+}
+
+#[test]
+fn keeps_the_pools_the_greedy_plan_chose() {
+    // Two pools: "fast" has a limit, so first fit spills into "slow"; the search may only
+    // shrink each pool, never move a buffer across.
+    let mut b = Problem::builder();
+    let fast = b.pool(Pool::workspace("fast").with_limit(64).with_alignment(1));
+    let slow = b.pool(Pool::workspace("slow").with_alignment(1));
+    for i in 0..6u64 {
+        b.buffer(
+            Buffer::new(format!("b{i}"), 16 + 8 * (i % 3))
+                .with_candidates([fast, slow])
+                .with_live(i, i + 3),
+        );
+    }
+    let problem = b.build().unwrap();
+    let lb = LowerBound::of(&problem);
+    let greedy = FirstFit.allocate(&problem, &lb).unwrap();
+    let exact = plan(&problem, &Exact::default()).unwrap();
+    for (g, e) in greedy.allocations.iter().zip(&exact.allocations) {
+        assert_eq!(g.pool, e.pool);
+    }
+    assert!(exact.pool_sizes[0] <= 64);
+    assert!(exact.total() <= pool_sizes(&problem, &greedy.allocations).iter().sum());
+    // Either pool's buffers could have gone to the other: no optimality claim.
+    assert!(!exact.optimal || exact.total() == exact.lower_bound.total);
+}
