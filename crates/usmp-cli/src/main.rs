@@ -33,11 +33,16 @@ enum Command {
         /// The problem or model file (.csv, .json, .tflite).
         file: PathBuf,
         /// Planning algorithm.
-        #[arg(long, short, default_value = "greedy_by_size", value_parser = algorithm_name)]
+        #[arg(long, short, default_value = "auto", value_parser = algorithm_name)]
         algorithm: String,
-        /// Size limit in bytes of the pool of a CSV problem (default: unbounded).
+        /// Decision mode: stop at the first plan of at most this many bytes in total. For a
+        /// CSV problem it is also the size limit of its pool.
         #[arg(long)]
         capacity: Option<u64>,
+        /// For `exact` and `auto`: search for at most this many seconds instead of the
+        /// deterministic work budget that builds use (ends earlier once proven optimal).
+        #[arg(long, value_name = "SECONDS")]
+        time_limit: Option<f64>,
         /// For a model: the pools file (pools, I/O in pools, size rounding, scratch).
         #[arg(long, value_name = "POOLS")]
         pools: Option<PathBuf>,
@@ -76,6 +81,41 @@ fn algorithm(name: &str) -> Result<Box<dyn Algorithm>, Failure> {
         .ok_or_else(|| Failure::Input(format!("unknown algorithm \"{name}\"")))
 }
 
+/// The algorithm `name` with the command's search options applied.
+fn configured(
+    name: &str,
+    capacity: Option<u64>,
+    time_limit: Option<f64>,
+) -> Result<Box<dyn Algorithm>, Failure> {
+    let time_limit = match time_limit {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
+        Some(s) => {
+            return Err(Failure::Input(format!(
+                "--time-limit {s}: give a positive number of seconds, e.g. --time-limit 60"
+            )));
+        }
+    };
+    let exact = usmp_core::Exact {
+        time_limit,
+        capacity,
+        // With a clock the clock decides; the work budget only guards builds.
+        work_budget: if time_limit.is_some() {
+            u64::MAX
+        } else {
+            usmp_core::Exact::default().work_budget
+        },
+    };
+    match name {
+        "exact" => Ok(Box::new(exact)),
+        "auto" => Ok(Box::new(usmp_core::Auto { exact })),
+        _ if time_limit.is_some() => Err(Failure::Input(format!(
+            "--time-limit applies to the searching algorithms exact and auto, not {name}"
+        ))),
+        _ => algorithm(name),
+    }
+}
+
 /// How a command failed, and so which exit code it ends with.
 #[derive(Debug)]
 enum Failure {
@@ -92,17 +132,20 @@ fn main() -> ExitCode {
             file,
             algorithm: name,
             capacity,
+            time_limit,
             pools,
             format,
             svg,
-        } => plan(
-            &file,
-            &name,
-            capacity,
-            pools.as_deref(),
-            format,
-            svg.as_deref(),
-        ),
+        } => configured(&name, capacity, time_limit).and_then(|algorithm| {
+            plan(
+                &file,
+                algorithm.as_ref(),
+                capacity,
+                pools.as_deref(),
+                format,
+                svg.as_deref(),
+            )
+        }),
         Command::Bench(args) => bench::run(&args),
     };
     match result {
@@ -134,7 +177,7 @@ fn emit(text: &str) {
 
 fn plan(
     file: &Path,
-    name: &str,
+    algorithm: &dyn Algorithm,
     capacity: Option<u64>,
     pools: Option<&Path>,
     format: Format,
@@ -149,7 +192,7 @@ fn plan(
                     file.display()
                 )));
             }
-            let plan = run(&problem, name)?;
+            let plan = run(&problem, algorithm)?;
             match format {
                 Format::Table => emit(&report::table(&problem, &plan)),
                 Format::Json => emit(&(report::json(&problem, &plan) + "\n")),
@@ -163,7 +206,7 @@ fn plan(
         None => PoolsFile::default(),
     };
     let lowered = usmp_core::input::lower(&model, &pools).map_err(input)?;
-    let plan = run(&lowered.problem, name)?;
+    let plan = run(&lowered.problem, algorithm)?;
     match format {
         Format::Table => emit(&format!(
             "{}\n{}",
@@ -177,8 +220,11 @@ fn plan(
     })
 }
 
-fn run(problem: &usmp_core::Problem, name: &str) -> Result<usmp_core::Plan, Failure> {
-    usmp_core::plan(problem, algorithm(name)?.as_ref()).map_err(|e| Failure::NoPlan(e.to_string()))
+fn run(
+    problem: &usmp_core::Problem,
+    algorithm: &dyn Algorithm,
+) -> Result<usmp_core::Plan, Failure> {
+    usmp_core::plan(problem, algorithm).map_err(|e| Failure::NoPlan(e.to_string()))
 }
 
 fn write_svg(out: Option<&Path>, render: impl FnOnce() -> String) -> Result<(), Failure> {

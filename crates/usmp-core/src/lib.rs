@@ -105,7 +105,8 @@ pub mod tflite;
 pub mod verify;
 
 pub use algo::{
-    Algorithm, Auto, EXACT_MAX_BUFFERS, Exact, FirstFit, GreedyByConflicts, GreedyBySize, HillClimb,
+    Algorithm, Auto, BestFit, EXACT_MAX_BUFFERS, Exact, FirstFit, GreedyByBreadth,
+    GreedyByConflicts, GreedyBySize, HillClimb,
 };
 pub use bound::LowerBound;
 pub use plan::{Allocation, Attempt, Plan, PlanError, Solution, plan, pool_sizes};

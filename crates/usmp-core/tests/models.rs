@@ -278,7 +278,7 @@ fn real_models_plan_to_the_lower_bound() {
         // ascending tie order), as the models' README says.
         let ff = usmp_core::plan(&l.problem, &FirstFit).unwrap();
         assert_eq!(ff.pool_sizes[0], oracle + state, "{name}: first_fit");
-        let auto = usmp_core::plan(&l.problem, &Auto).unwrap();
+        let auto = usmp_core::plan(&l.problem, &Auto::default()).unwrap();
         assert_eq!(auto.pool_sizes[0], oracle + state, "{name}: auto");
         assert!(auto.optimal, "{name}: auto");
 

@@ -171,7 +171,7 @@ proptest! {
         let Ok(best) = first else {
             return Ok(());
         };
-        for name in ["greedy_by_size", "greedy_by_conflicts", "first_fit", "hill_climb"] {
+        for name in BUILT_IN.iter().filter(|&&n| n != "auto") {
             if let Ok(member) = plan(&problem, by_name(name).unwrap().as_ref()) {
                 prop_assert!(best.total() <= member.total(), "{} beat auto", name);
             }

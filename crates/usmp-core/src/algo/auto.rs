@@ -1,18 +1,25 @@
-//! `auto`: run several planners and keep the smallest plan, so the user need not know
-//! which one suits their model. Members run in a fixed order and the first to reach the
-//! lower bound ends the search, so the result is the same on every machine.
+//! `auto`: the default. The fast greedy planners run first and the best plan they find
+//! goes to the exact solver, which shrinks it within a deterministic budget; the plan says
+//! which produced it. Members run in a fixed order and stop at the lower bound, so the
+//! result is the same on every machine.
 
-use super::{Algorithm, FirstFit, GreedyByConflicts, GreedyBySize, HillClimb};
+use super::{
+    Algorithm, BestFit, Exact, FirstFit, GreedyByBreadth, GreedyByConflicts, GreedyBySize,
+    HillClimb,
+};
 use crate::bound::LowerBound;
 use crate::plan::{PlanError, Solution, pool_sizes};
 use crate::problem::Problem;
 use crate::verify;
 
-/// Runs greedy by size, greedy by conflicts, first fit and hill climbing in turn and keeps
-/// the smallest valid plan (ties go to the earlier member), stopping at the first that
-/// reaches the lower bound. The plan names the member that produced it.
+/// Greedy by size, by conflicts, first fit, best fit and by breadth (and hill climbing when
+/// buffers have a choice of pools), then [`Exact`] on the smallest of their plans (ties go
+/// to the earlier member).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Auto;
+pub struct Auto {
+    /// The exact stage, with its budget and, in decision mode, its target capacity.
+    pub exact: Exact,
+}
 
 impl Algorithm for Auto {
     fn name(&self) -> &str {
@@ -20,48 +27,63 @@ impl Algorithm for Auto {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        let members: [&dyn Algorithm; 4] = [
+        let climb = HillClimb::default();
+        let mut members: Vec<&dyn Algorithm> = vec![
             &GreedyBySize,
             &GreedyByConflicts,
             &FirstFit,
-            &HillClimb::default(),
+            &BestFit,
+            &GreedyByBreadth,
         ];
-        let mut best: Option<(u64, Solution)> = None;
-        let mut first_error = None;
-        for member in members {
-            let solution = match member.allocate(problem, lower_bound) {
-                Ok(s) => s,
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                    continue;
-                }
-            };
-            // Only a valid plan may win; plan() verifies the winner again.
-            if verify::verify(problem, &solution.allocations).is_err() {
+        // The exact stage keeps each buffer's pool; where there is a choice of pools,
+        // hill climbing also explores the assignment.
+        if problem.buffers().iter().any(|b| b.candidates.len() > 1) {
+            members.push(&climb);
+        }
+        self.exact.improve_best(problem, lower_bound, &members)
+    }
+}
+
+/// The smallest valid plan any of `members` makes (ties to the earlier), with the member's
+/// name; stops at the first that reaches the lower bound. Without any, the first error.
+pub(crate) fn best_of(
+    problem: &Problem,
+    lower_bound: &LowerBound,
+    members: &[&dyn Algorithm],
+) -> Result<(u64, Solution), PlanError> {
+    let mut best: Option<(u64, Solution)> = None;
+    let mut first_error = None;
+    for member in members {
+        let solution = match member.allocate(problem, lower_bound) {
+            Ok(s) => s,
+            Err(e) => {
+                first_error.get_or_insert(e);
                 continue;
             }
-            let total: u64 = pool_sizes(problem, &solution.allocations).iter().sum();
-            if best.as_ref().is_none_or(|(t, _)| total < *t) {
-                let proven = solution.proven_optimal;
-                best = Some((
-                    total,
-                    Solution {
-                        produced_by: Some(member.name().to_string()),
-                        ..solution
-                    },
-                ));
-                if proven || total <= lower_bound.total {
-                    break;
-                }
+        };
+        // Only a valid plan may win; plan() verifies the winner again.
+        if verify::verify(problem, &solution.allocations).is_err() {
+            continue;
+        }
+        let total: u64 = pool_sizes(problem, &solution.allocations).iter().sum();
+        if best.as_ref().is_none_or(|(t, _)| total < *t) {
+            let proven = solution.proven_optimal;
+            let named = Solution {
+                produced_by: Some(member.name().to_string()),
+                ..solution
+            };
+            best = Some((total, named));
+            if proven || total <= lower_bound.total {
+                break;
             }
         }
-        match (best, first_error) {
-            (Some((_, solution)), _) => Ok(solution),
-            (None, Some(e)) => Err(e),
-            (None, None) => Err(PlanError::Failed {
-                algorithm: "auto".into(),
-                reason: "no member produced a valid plan".into(),
-            }),
-        }
+    }
+    match (best, first_error) {
+        (Some(best), _) => Ok(best),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(PlanError::Failed {
+            algorithm: "auto".into(),
+            reason: "no member produced a valid plan".into(),
+        }),
     }
 }

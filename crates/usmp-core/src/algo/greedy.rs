@@ -9,6 +9,12 @@
 //! `first_fit` is TensorFlow Lite Micro's `GreedyMemoryPlanner`: size descending, each
 //! buffer in the lowest gap between the buffers it conflicts with. Ties keep declaration
 //! order (TFLM reverses it, which costs 45 % on its own audio preprocessor model).
+//!
+//! `best_fit` is TensorFlow Lite's offset planner ("greedy by size"): the same order, each
+//! buffer in the smallest gap that holds it. `greedy_by_breadth` follows TensorFlow Lite's
+//! breadth ordering: operators from the widest (most bytes live) down, each operator's
+//! buffers by size. A buffer is placed at the widest step of its life, so the order is by
+//! that width, then by size; it is placed by best fit.
 
 use std::cmp::Reverse;
 
@@ -29,6 +35,14 @@ pub struct GreedyByConflicts;
 /// TensorFlow Lite Micro's size-ordered first-fit planner.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FirstFit;
+
+/// TensorFlow Lite's best-fit offset planner.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BestFit;
+
+/// TensorFlow Lite's breadth-first order, placed by best fit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GreedyByBreadth;
 
 /// TVM's orders: descending by size then conflict count (or, with `conflicts_first`,
 /// the other way round), then by name descending byte-wise. Names are unique, so no two
@@ -96,11 +110,89 @@ impl Algorithm for FirstFit {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+        run(problem, &first_fit_order(problem), Fit::Lowest, lower_bound)
+    }
+}
+
+impl Algorithm for BestFit {
+    fn name(&self) -> &str {
+        "best_fit"
+    }
+
+    fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
         run(
             problem,
             &first_fit_order(problem),
-            Fit::FirstFit,
+            Fit::Tightest,
             lower_bound,
         )
     }
+}
+
+impl Algorithm for GreedyByBreadth {
+    fn name(&self) -> &str {
+        "greedy_by_breadth"
+    }
+
+    fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+        run(problem, &breadth_order(problem), Fit::Tightest, lower_bound)
+    }
+}
+
+/// Buffers by the width of the widest step they are live at (descending), then by size;
+/// ties keep declaration order. Without live ranges every width is the same.
+fn breadth_order(problem: &Problem) -> Vec<usize> {
+    let b = problem.buffers();
+    let width = widest_step(problem);
+    let mut order: Vec<usize> = (0..b.len()).collect();
+    order.sort_by_key(|&i| (Reverse(width[i]), Reverse(b[i].size)));
+    order
+}
+
+/// Per buffer, the most bytes live at any one step of its life (0 without a live range).
+fn widest_step(problem: &Problem) -> Vec<u64> {
+    let b = problem.buffers();
+    let lives: Vec<Option<(u64, u64)>> =
+        b.iter().map(|x| x.live.map(|l| (l.start, l.end))).collect();
+    let mut points: Vec<u64> = lives.iter().flatten().flat_map(|&(s, e)| [s, e]).collect();
+    points.sort_unstable();
+    points.dedup();
+    let at = |t: u64| points.partition_point(|&p| p < t);
+    // Bytes live per elementary step, from a difference array.
+    let mut delta = vec![0i128; points.len() + 1];
+    for (x, live) in b.iter().zip(&lives) {
+        if let Some((s, e)) = live {
+            delta[at(*s)] += i128::from(x.size);
+            delta[at(*e)] -= i128::from(x.size);
+        }
+    }
+    let mut live = 0i128;
+    let widths: Vec<u64> = delta
+        .iter()
+        .map(|d| {
+            live += d;
+            u64::try_from(live).unwrap_or(u64::MAX)
+        })
+        .collect();
+    // Range maxima by a sparse table: level k holds maxima of 2^k consecutive steps.
+    let mut table = vec![widths];
+    while 1usize << table.len() <= points.len() {
+        let half = 1usize << (table.len() - 1);
+        let prev = &table[table.len() - 1];
+        let next = (0..prev.len().saturating_sub(half))
+            .map(|i| prev[i].max(prev[i + half]))
+            .collect();
+        table.push(next);
+    }
+    lives
+        .iter()
+        .map(|live| match live {
+            Some((s, e)) if at(*s) < at(*e) => {
+                let (lo, hi) = (at(*s), at(*e));
+                let k = (usize::BITS - 1 - (hi - lo).leading_zeros()) as usize;
+                table[k][lo].max(table[k][hi - (1 << k)])
+            }
+            _ => 0,
+        })
+        .collect()
 }

@@ -79,7 +79,7 @@ impl Algorithm for HillClimb {
         // Starting from first fit's order means the climb never ends worse than first fit.
         let mut order = first_fit_order(problem);
         let (mut current, mut work, first_error) =
-            match place_in_order(&layout, &order, Fit::FirstFit, lower_bound.total) {
+            match place_in_order(&layout, &order, Fit::Lowest, lower_bound.total) {
                 Ok((allocs, work)) => (Some(allocs), work, None),
                 Err(e) => (None, n as u64, Some(e)),
             };
@@ -106,7 +106,7 @@ impl Algorithm for HillClimb {
                 }
             };
             mv.apply(&mut order);
-            match place_in_order(&layout, &order, Fit::FirstFit, lower_bound.total) {
+            match place_in_order(&layout, &order, Fit::Lowest, lower_bound.total) {
                 Ok((allocs, w)) => {
                     work += w;
                     let t = total(&allocs);

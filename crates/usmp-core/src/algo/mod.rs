@@ -1,8 +1,9 @@
 //! Planning algorithms behind one trait (RFC goal G2: the algorithm is changeable).
 //!
 //! Built in, with TVM's semantics and none of its defects (see the crate docs):
-//! [`GreedyBySize`], [`GreedyByConflicts`], [`FirstFit`] (TensorFlow Lite Micro's planner)
-//! and [`HillClimb`]; [`Auto`] runs them in turn and keeps the smallest plan. Any type implementing [`Algorithm`] can be passed to
+//! [`GreedyBySize`], [`GreedyByConflicts`], [`FirstFit`] (TensorFlow Lite Micro's planner),
+//! [`BestFit`] and [`GreedyByBreadth`] (TensorFlow Lite's), [`HillClimb`], and the
+//! [`Exact`] solver; [`Auto`] runs the fast ones, then the exact solver on the best. Any type implementing [`Algorithm`] can be passed to
 //! [`plan`](crate::plan()) instead; its result is verified all the same.
 
 mod auto;
@@ -13,7 +14,7 @@ mod place;
 
 pub use auto::Auto;
 pub use exact::{EXACT_MAX_BUFFERS, Exact};
-pub use greedy::{FirstFit, GreedyByConflicts, GreedyBySize};
+pub use greedy::{BestFit, FirstFit, GreedyByBreadth, GreedyByConflicts, GreedyBySize};
 pub use hill_climb::HillClimb;
 
 use crate::bound::LowerBound;
@@ -73,6 +74,8 @@ pub const BUILT_IN: &[&str] = &[
     "greedy_by_size",
     "greedy_by_conflicts",
     "first_fit",
+    "best_fit",
+    "greedy_by_breadth",
     "hill_climb",
     "exact",
     "auto",
@@ -84,9 +87,11 @@ pub fn by_name(name: &str) -> Option<Box<dyn Algorithm>> {
         "greedy_by_size" => Box::new(GreedyBySize),
         "greedy_by_conflicts" => Box::new(GreedyByConflicts),
         "first_fit" => Box::new(FirstFit),
+        "best_fit" => Box::new(BestFit),
+        "greedy_by_breadth" => Box::new(GreedyByBreadth),
         "hill_climb" => Box::new(HillClimb::default()),
         "exact" => Box::new(Exact::default()),
-        "auto" => Box::new(Auto),
+        "auto" => Box::new(Auto::default()),
         _ => return None,
     })
 }

@@ -19,7 +19,10 @@ pub(crate) enum Fit {
     /// Above every placed conflict (TVM's greedy semantics).
     Stack,
     /// In the lowest gap between placed conflicts.
-    FirstFit,
+    Lowest,
+    /// In the smallest gap between placed conflicts that holds it, else on top
+    /// (TensorFlow Lite's "greedy by size" offset planner).
+    Tightest,
 }
 
 /// A segment tree of maxima with "raise to at least v" range updates.
@@ -201,7 +204,7 @@ impl<'l, 'p> Occupancy<'l, 'p> {
                 let (lo, hi) = t.segments[buffer];
                 return align_up(self.trees[pool].0.max_of(lo, hi), align);
             }
-            (Some(t), Fit::FirstFit) => {
+            (Some(t), Fit::Lowest | Fit::Tightest) => {
                 let live = self.layout.problem.buffers()[buffer]
                     .live
                     .unwrap_or(crate::problem::Live { start: 0, end: 0 });
@@ -234,11 +237,11 @@ impl<'l, 'p> Occupancy<'l, 'p> {
             }
         }
         self.work += self.spans.len() as u64;
-        lowest_gap(
-            &mut self.spans,
-            self.layout.problem.buffers()[buffer].size,
-            align,
-        )
+        let size = self.layout.problem.buffers()[buffer].size;
+        match fit {
+            Fit::Tightest => best_gap(&mut self.spans, size, align),
+            _ => lowest_gap(&mut self.spans, size, align),
+        }
     }
 
     pub(crate) fn place(&mut self, buffer: usize, at: Allocation) {
@@ -277,6 +280,25 @@ fn lowest_gap(spans: &mut [(u64, u64)], size: u64, align: u64) -> u64 {
         candidate = candidate.max(align_up(end, align));
     }
     candidate
+}
+
+/// The aligned offset of the smallest gap between `spans` that holds `size` bytes (the
+/// lowest such gap on ties), or the aligned top of all spans when no gap does.
+fn best_gap(spans: &mut [(u64, u64)], size: u64, align: u64) -> u64 {
+    spans.sort_unstable();
+    let mut cursor = 0u64;
+    let mut best: Option<(u64, u64)> = None;
+    for &(start, end) in spans.iter() {
+        let at = align_up(cursor, align);
+        if at.saturating_add(size) <= start {
+            let gap = start - at;
+            if best.is_none_or(|(g, _)| gap < g) {
+                best = Some((gap, at));
+            }
+        }
+        cursor = cursor.max(end);
+    }
+    best.map_or_else(|| align_up(cursor, align), |(_, at)| at)
 }
 
 /// Places the buffers in `order`, each in its most preferred candidate pool where it fits
@@ -365,5 +387,16 @@ mod tests {
         assert_eq!(lowest_gap(&mut spans, 6, 1), 14);
         assert_eq!(lowest_gap(&mut spans, 7, 1), 30);
         assert_eq!(lowest_gap(&mut [], 7, 16), 0);
+    }
+
+    #[test]
+    fn best_gap_takes_the_tightest_hole() {
+        // Holes: [10, 20) of 10 bytes and [24, 28) of 4; top at 40.
+        let mut spans = vec![(0, 10), (20, 24), (28, 40)];
+        assert_eq!(best_gap(&mut spans, 4, 1), 24);
+        assert_eq!(best_gap(&mut spans, 5, 1), 10);
+        assert_eq!(best_gap(&mut spans, 11, 1), 40);
+        assert_eq!(best_gap(&mut spans, 4, 8), 16);
+        assert_eq!(best_gap(&mut [], 3, 16), 0);
     }
 }

@@ -244,6 +244,16 @@ impl Problem {
         self.pools.iter().position(|p| p.name == name)
     }
 
+    /// The same problem with every pool unbounded: where a greedy plan overflows a limit,
+    /// the exact solver starts from this one's plan and searches under the limits.
+    pub(crate) fn without_limits(&self) -> Problem {
+        let mut relaxed = self.clone();
+        for pool in &mut relaxed.pools {
+            pool.size_limit = None;
+        }
+        relaxed
+    }
+
     /// The alignment an offset of `buffer` in `pool` must have: the larger of the two.
     pub fn alignment_in(&self, buffer: usize, pool: usize) -> u64 {
         self.buffers[buffer]

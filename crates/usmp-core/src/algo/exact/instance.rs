@@ -13,6 +13,8 @@ pub(crate) struct Instance {
     pub(crate) align: Vec<u64>,
     /// Per item, the sections `[first, last)` it is live in; `(0, 0)` without live ranges.
     pub(crate) span: Vec<(u32, u32)>,
+    /// Per item, the length of its live range in time steps (0 without live ranges).
+    pub(crate) length: Vec<u64>,
     /// Per item, the items it may not share bytes with.
     pub(crate) overlaps: Vec<Vec<u32>>,
     /// Per section, the items live in it (empty for conflict graphs).
@@ -29,6 +31,10 @@ impl Instance {
             .map(|&b| problem.alignment_in(b, pool))
             .collect();
         let n = buffers.len();
+        let length = buffers
+            .iter()
+            .map(|&b| all[b].live.map_or(0, |l| l.end - l.start))
+            .collect();
         let (span, overlaps, members) = match problem.conflicts() {
             Conflicts::Intervals => {
                 let lives: Vec<(u64, u64)> = buffers
@@ -48,7 +54,9 @@ impl Instance {
                     }
                 }
                 // Two ranges overlap iff their section spans share a section.
-                let mut by_start: Vec<u32> = (0..n as u32).filter(|&i| span[i as usize].0 < span[i as usize].1).collect();
+                let mut by_start: Vec<u32> = (0..n as u32)
+                    .filter(|&i| span[i as usize].0 < span[i as usize].1)
+                    .collect();
                 by_start.sort_unstable_by_key(|&i| span[i as usize]);
                 let mut overlaps = vec![Vec::new(); n];
                 for (k, &i) in by_start.iter().enumerate() {
@@ -85,6 +93,7 @@ impl Instance {
             buffers,
             size,
             align,
+            length,
             span,
             overlaps,
             members,
@@ -101,14 +110,8 @@ impl Instance {
 
     /// The bytes no placement can go below: the fullest section, or the largest item.
     pub(crate) fn lower_bound(&self) -> u64 {
-        let sections = self
-            .members
-            .iter()
-            .map(|m| self.total(m));
-        sections
-            .chain(self.size.iter().copied())
-            .max()
-            .unwrap_or(0)
+        let sections = self.members.iter().map(|m| self.total(m));
+        sections.chain(self.size.iter().copied()).max().unwrap_or(0)
     }
 
     /// Summed size of `items`, saturating (sizes are user data).
@@ -121,14 +124,16 @@ impl Instance {
     /// Per item, the largest summed size of the items live in any section an item
     /// spans: how crowded its life is (MiniMalloc's "total" ordering key).
     pub(crate) fn crowding(&self) -> Vec<u64> {
-        let totals: Vec<u64> = self
-            .members
-            .iter()
-            .map(|m| self.total(m))
-            .collect();
+        let totals: Vec<u64> = self.members.iter().map(|m| self.total(m)).collect();
         self.span
             .iter()
-            .map(|&(f, l)| totals[f as usize..l as usize].iter().copied().max().unwrap_or(0))
+            .map(|&(f, l)| {
+                totals[f as usize..l as usize]
+                    .iter()
+                    .copied()
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect()
     }
 }

@@ -22,6 +22,7 @@ mod tests;
 use std::time::{Duration, Instant};
 
 use super::Algorithm;
+use super::auto::best_of;
 use super::greedy::FirstFit;
 use crate::bound::LowerBound;
 use crate::plan::{Allocation, PlanError, Solution, pool_sizes};
@@ -62,8 +63,11 @@ impl Algorithm for Exact {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        let start = FirstFit.allocate(problem, lower_bound)?;
-        Ok(self.improve(problem, start).0)
+        let solution = self.improve_best(problem, lower_bound, &[&FirstFit])?;
+        Ok(Solution {
+            produced_by: None,
+            ..solution
+        })
     }
 }
 
@@ -74,6 +78,45 @@ struct PoolResult {
 }
 
 impl Exact {
+    /// Starts from the best plan of `members` and improves it. When every member overflows
+    /// a pool limit, starts from their best plan without limits and searches under them;
+    /// if that fails too, the first member's error stands.
+    pub(crate) fn improve_best(
+        &self,
+        problem: &Problem,
+        lower_bound: &LowerBound,
+        members: &[&dyn Algorithm],
+    ) -> Result<Solution, PlanError> {
+        let (start, overflow) = match best_of(problem, lower_bound, members) {
+            Ok((total, s)) if total <= lower_bound.total => return Ok(s),
+            Ok((_, s)) => (s, None),
+            Err(e @ PlanError::NoFit { .. }) => {
+                let relaxed = problem.without_limits();
+                match best_of(&relaxed, &LowerBound::of(&relaxed), members) {
+                    Ok((_, s)) => (s, Some(e)),
+                    Err(_) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        let member = start.produced_by.clone();
+        let (solution, improved) = self.improve(problem, start);
+        if let Some(e) = overflow {
+            let sizes = pool_sizes(problem, &solution.allocations);
+            if !problem.pools().iter().zip(sizes).all(|(p, s)| p.admits(s)) {
+                return Err(e);
+            }
+        }
+        Ok(Solution {
+            produced_by: if improved {
+                Some("exact".into())
+            } else {
+                member
+            },
+            ..solution
+        })
+    }
+
     /// Re-places each pool's buffers of `start` as tightly as the budget allows. Returns
     /// the solution and whether the search changed anything.
     pub(crate) fn improve(&self, problem: &Problem, start: Solution) -> (Solution, bool) {
@@ -95,11 +138,28 @@ impl Exact {
                 continue;
             }
             let others: u64 = sizes.iter().sum::<u64>() - sizes[pool];
-            let target = self.capacity.map(|c| c.saturating_sub(others));
+            let wanted = self.capacity.map(|c| c.saturating_sub(others));
             let inst = Instance::new(problem, pool, members);
-            let result = minimise(&inst, sizes[pool], target, &mut effort);
+            let mut size = sizes[pool];
+            let mut offsets = None;
+            // A pool over its limit (a plan made without limits) must get under it first.
+            if let Some(limit) = problem.pools()[pool].size_limit.filter(|&l| size > l) {
+                let target = wanted.map_or(limit, |w| w.min(limit));
+                let result = minimise(&inst, size, Some(target), &mut effort);
+                match result.offsets {
+                    Some(o) => {
+                        size = peak(&inst, &o);
+                        offsets = Some(o);
+                    }
+                    None => {
+                        all_proven = false;
+                        continue;
+                    }
+                }
+            }
+            let result = minimise(&inst, size, wanted, &mut effort);
             all_proven &= result.proven;
-            if let Some(offsets) = result.offsets {
+            if let Some(offsets) = result.offsets.or(offsets) {
                 for (k, &b) in inst.buffers.iter().enumerate() {
                     allocations[b] = Allocation {
                         pool,
@@ -199,15 +259,19 @@ fn peak(inst: &Instance, offsets: &[u64]) -> u64 {
         .unwrap_or(0)
 }
 
-/// The static orders that break ties between items at the same offset: crowded lives
-/// first, large first, long-and-large first. Each is a rank per item.
+/// The static orders that break ties between items at the same offset, as a rank per
+/// item: long lives first, crowded lives first, and crowded then long (with area, the
+/// bytes times steps, next). Different orders suit different problems; a probe tries each.
 fn preorders(inst: &Instance) -> Vec<Vec<u32>> {
     let crowding = inst.crowding();
-    let length = |i: usize| u64::from(inst.span[i].1 - inst.span[i].0);
-    let keys: [&dyn Fn(usize) -> (u64, u64, u64); 3] = [
-        &|i| (crowding[i], inst.size[i], length(i)),
-        &|i| (inst.size[i], length(i), crowding[i]),
-        &|i| (inst.size[i].saturating_mul(length(i)), crowding[i], inst.size[i]),
+    let area = |i: usize| inst.size[i].saturating_mul(inst.length[i]);
+    let keys: [&dyn Fn(usize) -> (u64, u64, u64); 6] = [
+        &|i| (inst.length[i], area(i), crowding[i]),
+        &|i| (crowding[i], area(i), inst.length[i]),
+        &|i| (crowding[i], inst.length[i], area(i)),
+        &|i| (crowding[i], inst.size[i], inst.length[i]),
+        &|i| (inst.size[i], inst.length[i], crowding[i]),
+        &|i| (area(i), crowding[i], inst.size[i]),
     ];
     keys.iter()
         .map(|key| {

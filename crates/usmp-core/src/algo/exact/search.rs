@@ -65,7 +65,7 @@ impl Effort {
         }
         // Reading the clock every node would cost more than some nodes do.
         self.checks = self.checks.wrapping_add(1);
-        if self.checks % 256 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.checks.is_multiple_of(256) && self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.expired = true;
         }
         !self.expired
@@ -128,7 +128,9 @@ impl<'i> Search<'i> {
         let sections = inst.sections();
         let mut cuts = vec![0u32; sections.saturating_sub(1)];
         for &(first, last) in &inst.span {
-            for c in &mut cuts[first as usize..(last as usize).saturating_sub(1).max(first as usize)] {
+            for c in
+                &mut cuts[first as usize..(last as usize).saturating_sub(1).max(first as usize)]
+            {
                 *c += 1;
             }
         }
@@ -379,7 +381,8 @@ impl<'i> Search<'i> {
                     self.offset[i] = UNPLACED;
                     let (first, last) = self.inst.span[i];
                     for s in first..last {
-                        self.total[s as usize] = self.total[s as usize].saturating_add(self.inst.size[i]);
+                        self.total[s as usize] =
+                            self.total[s as usize].saturating_add(self.inst.size[i]);
                     }
                     for j in first..last.saturating_sub(1) {
                         self.cuts[j as usize] += 1;

@@ -116,13 +116,12 @@ fn same_budget_same_plan() {
 #[test]
 fn decision_mode_stops_at_the_capacity() {
     // Optimum 12: MiniMalloc's README example.
-    let problem =
-        crate::input::parse_csv(
-            "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n",
-            "x.csv",
-            None,
-        )
-        .unwrap();
+    let problem = crate::input::parse_csv(
+        "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n",
+        "x.csv",
+        None,
+    )
+    .unwrap();
     let loose = Exact {
         capacity: Some(16),
         ..Exact::default()
