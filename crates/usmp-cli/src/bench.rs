@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Failure, algorithm, algorithm_name};
+use super::{Failure, algorithm_name, configured};
 
 /// Arguments of `usmp bench`.
 #[derive(Debug, clap::Args)]
@@ -21,6 +21,10 @@ pub struct Args {
     /// Also write the table as Markdown to this file.
     #[arg(long, value_name = "OUT")]
     markdown: Option<PathBuf>,
+    /// For `exact` and `auto`: search for this many seconds instead of the deterministic
+    /// work budget (the other algorithms ignore it).
+    #[arg(long, value_name = "SECONDS")]
+    time_limit: Option<f64>,
 }
 
 struct Row {
@@ -29,6 +33,8 @@ struct Row {
     read: Duration,
     buffers: usize,
     lower_bound: u64,
+    /// The best peak anyone is known to have reached, from the instances' README.
+    best_known: Option<u64>,
     algorithm: String,
     result: Result<(u64, Duration), String>,
 }
@@ -41,7 +47,10 @@ fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
                 .map_err(|e| Failure::Input(format!("{}: cannot list: {e}", path.display())))?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "csv" || x == "json"))
+                .filter(|p| {
+                    p.extension()
+                        .is_some_and(|x| x == "csv" || x == "json" || x == "tflite")
+                })
                 .collect();
             found.sort();
             out.extend(found);
@@ -81,8 +90,11 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             .map_err(|e| Failure::Input(e.to_string()))?;
         let read = start.elapsed();
         let lower_bound = usmp_core::LowerBound::of(&problem).total;
+        let best_known = best_known(&path);
         for name in &algorithms {
-            let algo = algorithm(name)?;
+            // The time limit only concerns the searching algorithms.
+            let searches = matches!(name.as_str(), "exact" | "auto");
+            let algo = configured(name, None, args.time_limit.filter(|_| searches))?;
             let mut best: Option<Result<(u64, Duration), String>> = None;
             for _ in 0..args.repeat.max(1) {
                 let start = Instant::now();
@@ -101,6 +113,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                 read,
                 buffers: problem.buffers().len(),
                 lower_bound,
+                best_known,
                 algorithm: name.clone(),
                 result: best.unwrap_or_else(|| Err("not run".into())),
             };
@@ -117,16 +130,58 @@ pub fn run(args: &Args) -> Result<(), Failure> {
 }
 
 /// Column titles and widths (negative: left-aligned) of the text table.
-const COLUMNS: [(&str, i32); 8] = [
+const COLUMNS: [(&str, i32); 10] = [
     ("instance", -40),
     ("buffers", 7),
     ("lower bound", 14),
+    ("best known", 14),
     ("algorithm", -20),
     ("peak", 14),
+    ("over best", 9),
     ("over LB", 8),
     ("read ms", 8),
     ("plan ms", 9),
 ];
+
+/// The "best known peak" of `path` from a README.md beside it or one folder up: a
+/// Markdown table whose header has a column starting "best known" and whose first cell
+/// names the file, as in ../shared/benchmarks/README.md.
+fn best_known(path: &Path) -> Option<u64> {
+    let file = path.file_name()?.to_str()?;
+    let folder = path.parent()?;
+    [folder.join("README.md"), folder.parent()?.join("README.md")]
+        .iter()
+        .filter_map(|readme| std::fs::read_to_string(readme).ok())
+        .find_map(|text| best_known_in(&text, file))
+}
+
+fn best_known_in(readme: &str, file: &str) -> Option<u64> {
+    let cells = |line: &str| -> Vec<String> {
+        line.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut column = None;
+    for line in readme.lines().filter(|l| l.trim_start().starts_with('|')) {
+        let row = cells(line);
+        if let Some(c) = row.iter().position(|h| h.starts_with("best known")) {
+            column = Some(c);
+        } else if let Some(c) = column.filter(|_| row.first().is_some_and(|f| f == file)) {
+            return row.get(c)?.replace(',', "").parse().ok();
+        }
+    }
+    None
+}
+
+/// `peak` above `base` in percent.
+fn excess(peak: u64, base: u64) -> String {
+    if base == 0 {
+        return "-".into();
+    }
+    format!("{:.2}%", (peak as f64 - base as f64) * 100.0 / base as f64)
+}
 
 fn ms(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1000.0)
@@ -148,24 +203,24 @@ fn format_row(cells: &[String], markdown: bool) -> String {
 }
 
 fn line(row: &Row, markdown: bool) -> String {
-    let (peak, excess, time) = match &row.result {
-        Ok((total, took)) => {
-            let excess = if row.lower_bound == 0 {
-                0.0
-            } else {
-                (*total as f64 - row.lower_bound as f64) * 100.0 / row.lower_bound as f64
-            };
-            (total.to_string(), format!("{excess:.2}%"), ms(*took))
-        }
-        Err(e) => (format!("failed: {e}"), "-".into(), "-".into()),
+    let (peak, over_best, over_lb, time) = match &row.result {
+        Ok((total, took)) => (
+            total.to_string(),
+            row.best_known.map_or("-".into(), |b| excess(*total, b)),
+            excess(*total, row.lower_bound),
+            ms(*took),
+        ),
+        Err(e) => (format!("failed: {e}"), "-".into(), "-".into(), "-".into()),
     };
     let cells = [
         row.instance.clone(),
         row.buffers.to_string(),
         row.lower_bound.to_string(),
+        row.best_known.map_or("-".into(), |b| b.to_string()),
         row.algorithm.clone(),
         peak,
-        excess,
+        over_best,
+        over_lb,
         ms(row.read),
         time,
     ];
@@ -187,4 +242,24 @@ fn render(rows: &[Row], markdown: bool) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_known_comes_from_the_column_of_that_name() {
+        let readme = "text\n\n| file | LB | best known peak | proven |\n|---|---|---|---|\n\
+                      | A.csv | 10 | 1,048,576 | yes |\n| B.csv | 3 | 12 | no |\n";
+        assert_eq!(best_known_in(readme, "A.csv"), Some(1_048_576));
+        assert_eq!(best_known_in(readme, "B.csv"), Some(12));
+        assert_eq!(best_known_in(readme, "C.csv"), None);
+        assert_eq!(
+            best_known_in("| file | bytes |\n| A.csv | 7 |\n", "A.csv"),
+            None
+        );
+        assert_eq!(excess(110, 100), "10.00%");
+        assert_eq!(excess(5, 0), "-");
+    }
 }

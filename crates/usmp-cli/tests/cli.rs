@@ -374,10 +374,12 @@ fn bench_prints_a_table_and_markdown() {
     let markdown = std::fs::read_to_string(&md).unwrap();
     std::fs::remove_file(&md).unwrap();
     assert!(markdown.starts_with(
-        "| instance | buffers | lower bound | algorithm | peak | over LB | read ms | plan ms |"
+        "| instance | buffers | lower bound | best known | algorithm | peak | over best | over LB | read ms | plan ms |"
     ));
     assert!(
-        markdown.contains("| problems/tflm_greedy_medium.csv | 5 | 80 | first_fit | 90 | 12.50% |"),
+        markdown.contains(
+            "| problems/tflm_greedy_medium.csv | 5 | 80 | - | first_fit | 90 | - | 12.50% |"
+        ),
         "{markdown}"
     );
 }
@@ -435,7 +437,7 @@ fn a_model_prints_its_liveness_then_its_plan() {
     ]);
     let json = text(&out.stdout);
     assert!(
-        json.starts_with("{\"model\":\"kws\",\"plan\":{\"algorithm\":\"auto (greedy_by_size)\"")
+        json.starts_with("{\"model\":\"kws\",\"plan\":{\"algorithm\":\"auto (greedy_by_breadth)\"")
     );
     assert!(
         json.contains(
@@ -504,4 +506,38 @@ fn bad_models_exit_2_naming_the_place() {
         2,
         &["fake.tflite: not a TensorFlow Lite model"],
     );
+}
+
+#[test]
+fn capacity_decides_and_time_limit_is_checked() {
+    // MiniMalloc's README example: the optimum is 12 bytes, and greedy orders miss it.
+    let csv = std::env::temp_dir().join(format!("usmp-decide-{}.csv", std::process::id()));
+    std::fs::write(
+        &csv,
+        "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n",
+    )
+    .unwrap();
+    let path = csv.to_str().unwrap();
+    let out = usmp(&["plan", path, "--capacity", "12", "--time-limit", "30"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("12 bytes in total; lower bound 12 (gap 0.0%, optimal)"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Below the lower bound nothing fits: exit 1 with the pool's story.
+    let out = usmp(&["plan", path, "--capacity", "11"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("limit 11 bytes"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = usmp(&["plan", path, "--time-limit", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("give a positive number of seconds"));
+    let out = usmp(&["plan", path, "-a", "first_fit", "--time-limit", "5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("applies to the searching algorithms"));
+    std::fs::remove_file(&csv).unwrap();
 }

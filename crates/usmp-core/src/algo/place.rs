@@ -271,7 +271,7 @@ fn align_up(offset: u64, align: u64) -> u64 {
 
 /// The lowest `align`-aligned offset where `size` bytes avoid every span `[start, end)`.
 fn lowest_gap(spans: &mut [(u64, u64)], size: u64, align: u64) -> u64 {
-    spans.sort_unstable();
+    spans.sort_unstable_by_key(|s| s.0);
     let mut candidate = 0u64;
     for &(start, end) in spans.iter() {
         if candidate.saturating_add(size) <= start {
@@ -285,7 +285,7 @@ fn lowest_gap(spans: &mut [(u64, u64)], size: u64, align: u64) -> u64 {
 /// The aligned offset of the smallest gap between `spans` that holds `size` bytes (the
 /// lowest such gap on ties), or the aligned top of all spans when no gap does.
 fn best_gap(spans: &mut [(u64, u64)], size: u64, align: u64) -> u64 {
-    spans.sort_unstable();
+    spans.sort_unstable_by_key(|s| s.0);
     let mut cursor = 0u64;
     let mut best: Option<(u64, u64)> = None;
     for &(start, end) in spans.iter() {
