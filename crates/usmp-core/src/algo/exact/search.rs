@@ -13,6 +13,8 @@
 //!   stack above the section's floor (and above the current offset): floor + their sizes
 //!   must fit. A section's floor is also at least the smallest minimum offset among its
 //!   unplaced items.
+//! - **Hatless items.** If an item that overlaps no unplaced item fails at its minimum
+//!   offset, the node fails: every completion could put it there and place it first.
 //! - **Decomposition.** When no unplaced item crosses some section boundary, the two sides
 //!   no longer interact: each is solved on its own, and one failing side fails the node
 //!   without trying the other side's alternatives.
@@ -79,7 +81,7 @@ impl Effort {
 const UNPLACED: u64 = u64::MAX;
 
 /// Decompositions nest at most this deep; beyond it the search simply goes on in one piece.
-const MAX_NESTING: u32 = 64;
+const MAX_NESTING: u32 = 1024;
 
 #[derive(Clone, Copy, Debug)]
 enum Undo {
@@ -95,6 +97,9 @@ struct Frame {
     next: usize,
     /// Trail length before the candidate now placed, if one is.
     placed: Option<usize>,
+    /// Whether that candidate overlaps no unplaced item ("has no hat"). If it fails, so
+    /// does every later candidate: any completion could have it right there.
+    hatless: bool,
 }
 
 /// One decision search over an [`Instance`].
@@ -223,6 +228,10 @@ impl<'i> Search<'i> {
         while let Some(frame) = stack.last_mut() {
             if let Some(mark) = frame.placed.take() {
                 self.undo(mark);
+                if frame.hatless {
+                    stack.pop();
+                    continue;
+                }
             }
             let Some(&(at, rank, item)) = frame.order.get(frame.next) else {
                 stack.pop();
@@ -234,6 +243,9 @@ impl<'i> Search<'i> {
                 return Outcome::Stopped;
             }
             frame.placed = Some(self.trail.len());
+            frame.hatless = self.inst.overlaps[item as usize]
+                .iter()
+                .all(|&u| self.offset[u as usize] != UNPLACED);
             if !self.place(item, at, lo, hi) || !self.fits(lo, hi, at) {
                 continue;
             }
@@ -290,6 +302,7 @@ impl<'i> Search<'i> {
             order,
             next: 0,
             placed: None,
+            hatless: false,
         })
     }
 
