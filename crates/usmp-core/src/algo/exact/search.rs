@@ -132,7 +132,13 @@ impl<'i> Search<'i> {
     ) -> (Outcome, Vec<u64>) {
         let sections = inst.sections();
         let mut cuts = vec![0u32; sections.saturating_sub(1)];
-        for &(first, last) in &inst.span {
+        // Items that overlap nothing are placed at 0 below and never block a cut.
+        let crossing = inst
+            .span
+            .iter()
+            .zip(&inst.overlaps)
+            .filter(|(_, o)| !o.is_empty());
+        for (&(first, last), _) in crossing {
             for c in
                 &mut cuts[first as usize..(last as usize).saturating_sub(1).max(first as usize)]
             {
