@@ -14,7 +14,8 @@ use crate::verify;
 
 /// Greedy by breadth, first fit, best fit, greedy by size and by conflicts (and hill
 /// climbing when buffers have a choice of pools), then [`Exact`] on the smallest of their plans (ties go
-/// to the earlier member).
+/// to the earlier member). Where buffers have a choice of pools it also runs [`Exact`] from
+/// first fit's plan, as `exact` alone does, and keeps the smaller result.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Auto {
     /// The exact stage, with its budget and, in decision mode, its target capacity.
@@ -39,10 +40,25 @@ impl Algorithm for Auto {
         ];
         // The exact stage keeps each buffer's pool; where there is a choice of pools,
         // hill climbing also explores the assignment.
-        if problem.buffers().iter().any(|b| b.candidates.len() > 1) {
+        let choice = problem.buffers().iter().any(|b| b.candidates.len() > 1);
+        if choice {
             members.push(&climb);
         }
-        self.exact.improve_best(problem, lower_bound, &members)
+        let best = self.exact.improve_best(problem, lower_bound, &members)?;
+        if !choice {
+            return Ok(best);
+        }
+        // With a choice of pools the search keeps its start's assignment, and the best
+        // greedy total need not have the best assignment: also search from first fit's,
+        // as `exact` alone does, and keep the smaller.
+        let total = |s: &Solution| pool_sizes(problem, &s.allocations).iter().sum::<u64>();
+        match self.exact.allocate(problem, lower_bound) {
+            Ok(alt) if total(&alt) < total(&best) => Ok(Solution {
+                produced_by: Some("exact".into()),
+                ..alt
+            }),
+            _ => Ok(best),
+        }
     }
 }
 
