@@ -113,6 +113,58 @@ fn greedy_clique(problem: &Problem, adj: &[Vec<usize>], members: &[usize]) -> u6
     best
 }
 
+/// For each of `members`, the most bytes the members have live at any one step of its
+/// life: the heaviest clique it belongs to (0 without a live range). Greedy by breadth
+/// orders by it; the exact search breaks ties by it.
+pub(crate) fn widest_step(problem: &Problem, members: &[usize]) -> Vec<u64> {
+    let b = problem.buffers();
+    let lives: Vec<Option<(u64, u64)>> = members
+        .iter()
+        .map(|&i| b[i].live.map(|l| (l.start, l.end)))
+        .collect();
+    let mut points: Vec<u64> = lives.iter().flatten().flat_map(|&(s, e)| [s, e]).collect();
+    points.sort_unstable();
+    points.dedup();
+    let at = |t: u64| points.partition_point(|&p| p < t);
+    // Bytes live per elementary step, from a difference array.
+    let mut delta = vec![0i128; points.len() + 1];
+    for (&i, live) in members.iter().zip(&lives) {
+        if let Some((s, e)) = live {
+            delta[at(*s)] += i128::from(b[i].size);
+            delta[at(*e)] -= i128::from(b[i].size);
+        }
+    }
+    let mut live = 0i128;
+    let widths: Vec<u64> = delta
+        .iter()
+        .map(|d| {
+            live += d;
+            u64::try_from(live).unwrap_or(u64::MAX)
+        })
+        .collect();
+    // Range maxima by a sparse table: level k holds maxima of 2^k consecutive steps.
+    let mut table = vec![widths];
+    while 1usize << table.len() <= points.len() {
+        let half = 1usize << (table.len() - 1);
+        let prev = &table[table.len() - 1];
+        let next = (0..prev.len().saturating_sub(half))
+            .map(|i| prev[i].max(prev[i + half]))
+            .collect();
+        table.push(next);
+    }
+    lives
+        .iter()
+        .map(|live| match live {
+            Some((s, e)) if at(*s) < at(*e) => {
+                let (lo, hi) = (at(*s), at(*e));
+                let k = (usize::BITS - 1 - (hi - lo).leading_zeros()) as usize;
+                table[k][lo].max(table[k][hi - (1 << k)])
+            }
+            _ => 0,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ use std::cmp::Reverse;
 
 use super::Algorithm;
 use super::place::{Fit, Layout, place_in_order};
-use crate::bound::LowerBound;
+use crate::bound::{LowerBound, widest_step};
 use crate::plan::{PlanError, Solution};
 use crate::problem::Problem;
 
@@ -143,56 +143,8 @@ impl Algorithm for GreedyByBreadth {
 /// ties keep declaration order. Without live ranges every width is the same.
 fn breadth_order(problem: &Problem) -> Vec<usize> {
     let b = problem.buffers();
-    let width = widest_step(problem);
+    let width = widest_step(problem, &(0..b.len()).collect::<Vec<_>>());
     let mut order: Vec<usize> = (0..b.len()).collect();
     order.sort_by_key(|&i| (Reverse(width[i]), Reverse(b[i].size)));
     order
-}
-
-/// Per buffer, the most bytes live at any one step of its life (0 without a live range).
-fn widest_step(problem: &Problem) -> Vec<u64> {
-    let b = problem.buffers();
-    let lives: Vec<Option<(u64, u64)>> =
-        b.iter().map(|x| x.live.map(|l| (l.start, l.end))).collect();
-    let mut points: Vec<u64> = lives.iter().flatten().flat_map(|&(s, e)| [s, e]).collect();
-    points.sort_unstable();
-    points.dedup();
-    let at = |t: u64| points.partition_point(|&p| p < t);
-    // Bytes live per elementary step, from a difference array.
-    let mut delta = vec![0i128; points.len() + 1];
-    for (x, live) in b.iter().zip(&lives) {
-        if let Some((s, e)) = live {
-            delta[at(*s)] += i128::from(x.size);
-            delta[at(*e)] -= i128::from(x.size);
-        }
-    }
-    let mut live = 0i128;
-    let widths: Vec<u64> = delta
-        .iter()
-        .map(|d| {
-            live += d;
-            u64::try_from(live).unwrap_or(u64::MAX)
-        })
-        .collect();
-    // Range maxima by a sparse table: level k holds maxima of 2^k consecutive steps.
-    let mut table = vec![widths];
-    while 1usize << table.len() <= points.len() {
-        let half = 1usize << (table.len() - 1);
-        let prev = &table[table.len() - 1];
-        let next = (0..prev.len().saturating_sub(half))
-            .map(|i| prev[i].max(prev[i + half]))
-            .collect();
-        table.push(next);
-    }
-    lives
-        .iter()
-        .map(|live| match live {
-            Some((s, e)) if at(*s) < at(*e) => {
-                let (lo, hi) = (at(*s), at(*e));
-                let k = (usize::BITS - 1 - (hi - lo).leading_zeros()) as usize;
-                table[k][lo].max(table[k][hi - (1 << k)])
-            }
-            _ => 0,
-        })
-        .collect()
 }

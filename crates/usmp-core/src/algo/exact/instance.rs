@@ -2,6 +2,7 @@
 //! `0..n`, their overlaps, and for live ranges the time "sections" (maximal stretches with
 //! one live set) that give the search its pruning and its decomposition.
 
+use crate::bound::widest_step;
 use crate::problem::{Conflicts, Problem};
 
 /// The buffers of one pool, as the search sees them.
@@ -13,6 +14,9 @@ pub(crate) struct Instance {
     pub(crate) align: Vec<u64>,
     /// Per item, the sections `[first, last)` it is live in; `(0, 0)` without live ranges.
     pub(crate) span: Vec<(u32, u32)>,
+    /// Per item, the most bytes of this pool live at any step of its life (MiniMalloc's
+    /// "total" ordering key).
+    pub(crate) crowding: Vec<u64>,
     /// Per item, the length of its live range in time steps (0 without live ranges).
     pub(crate) length: Vec<u64>,
     /// Per item, the items it may not share bytes with.
@@ -31,6 +35,7 @@ impl Instance {
             .map(|&b| problem.alignment_in(b, pool))
             .collect();
         let n = buffers.len();
+        let crowding = widest_step(problem, &buffers);
         let length = buffers
             .iter()
             .map(|&b| all[b].live.map_or(0, |l| l.end - l.start))
@@ -93,6 +98,7 @@ impl Instance {
             buffers,
             size,
             align,
+            crowding,
             length,
             span,
             overlaps,
@@ -119,21 +125,5 @@ impl Instance {
         items
             .iter()
             .fold(0u64, |t, &i| t.saturating_add(self.size[i as usize]))
-    }
-
-    /// Per item, the largest summed size of the items live in any section an item
-    /// spans: how crowded its life is (MiniMalloc's "total" ordering key).
-    pub(crate) fn crowding(&self) -> Vec<u64> {
-        let totals: Vec<u64> = self.members.iter().map(|m| self.total(m)).collect();
-        self.span
-            .iter()
-            .map(|&(f, l)| {
-                totals[f as usize..l as usize]
-                    .iter()
-                    .copied()
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect()
     }
 }

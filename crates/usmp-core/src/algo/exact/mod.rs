@@ -166,7 +166,7 @@ impl Exact {
                         offset: offsets[k],
                     };
                 }
-                sizes = pool_sizes(problem, &allocations);
+                sizes[pool] = peak(&inst, &offsets);
                 improved = true;
             }
         }
@@ -270,7 +270,7 @@ fn peak(inst: &Instance, offsets: &[u64]) -> u64 {
 /// item: long lives first, crowded lives first, and crowded then long (with area, the
 /// bytes times steps, next). Different orders suit different problems; a probe tries each.
 fn preorders(inst: &Instance) -> Vec<Vec<u32>> {
-    let crowding = inst.crowding();
+    let crowding = &inst.crowding;
     let area = |i: usize| inst.size[i].saturating_mul(inst.length[i]);
     let keys: [&dyn Fn(usize) -> (u64, u64, u64); 6] = [
         &|i| (inst.length[i], area(i), crowding[i]),

@@ -62,7 +62,7 @@ impl Effort {
     /// Spends `units`; false once the budget or the deadline is past.
     pub(crate) fn spend(&mut self, units: u64) -> bool {
         self.spent = self.spent.saturating_add(units);
-        if self.spent > self.limit || self.expired {
+        if self.exhausted() {
             return false;
         }
         // Reading the clock every node would cost more than some nodes do.
@@ -79,6 +79,12 @@ impl Effort {
 }
 
 const UNPLACED: u64 = u64::MAX;
+
+/// The section boundaries an item of sections `[first, last)` crosses: `j` is the boundary
+/// between sections `j` and `j + 1`.
+fn boundaries((first, last): (u32, u32)) -> std::ops::Range<u32> {
+    first..last.saturating_sub(1).max(first)
+}
 
 /// Decompositions nest at most this deep; beyond it the search simply goes on in one piece.
 const MAX_NESTING: u32 = 1024;
@@ -138,11 +144,9 @@ impl<'i> Search<'i> {
             .iter()
             .zip(&inst.overlaps)
             .filter(|(_, o)| !o.is_empty());
-        for (&(first, last), _) in crossing {
-            for c in
-                &mut cuts[first as usize..(last as usize).saturating_sub(1).max(first as usize)]
-            {
-                *c += 1;
+        for (&span, _) in crossing {
+            for j in boundaries(span) {
+                cuts[j as usize] += 1;
             }
         }
         let mut search = Search {
@@ -330,7 +334,7 @@ impl<'i> Search<'i> {
                 self.floor[s_us] = end;
             }
         }
-        for j in first..last.saturating_sub(1) {
+        for j in boundaries((first, last)) {
             let c = &mut self.cuts[j as usize];
             *c -= 1;
             if *c == 0 && lo <= j && j + 1 < hi {
@@ -403,7 +407,7 @@ impl<'i> Search<'i> {
                         self.total[s as usize] =
                             self.total[s as usize].saturating_add(self.inst.size[i]);
                     }
-                    for j in first..last.saturating_sub(1) {
+                    for j in boundaries((first, last)) {
                         self.cuts[j as usize] += 1;
                     }
                 }
