@@ -1,10 +1,145 @@
-//! # usmp-build (in progress)
+//! # usmp-build: static memory pools, planned from a build script
 //!
-//! The build-script front end of usmp: it will read `usmp.toml`, plan with
-//! [`usmp_core`], and write a Rust module with pool statics, offset constants and a safe
-//! per-operator access API, plus a linker fragment. None of that exists yet; this crate
-//! only re-exports the planning engine so that build scripts can already call it directly.
+//! A firmware crate describes its memories and its model in `usmp.toml`; this crate,
+//! called from `build.rs`, plans every buffer of the model (activations, scratch,
+//! weights) into those memories at compile time with [`usmp_core`] and writes:
+//!
+//! - `usmp.rs`: one `static` per workspace pool, exactly the planned size, in its link
+//!   section, uninitialised; the model's constants at their planned offsets in the
+//!   constant pools; offset and size constants per buffer; `const` assertions that
+//!   buffers live together never overlap; and a safe access API per operator call;
+//! - `usmp.x`: a linker fragment placing each pool's section in its memory region;
+//! - `usmp-report.txt` and `usmp-report.svg`: sizes against lower bounds and limits, what
+//!   is live at each call, the memory map.
+//!
+//! Nothing is allocated at run time and the firmware writes no `unsafe`.
+//!
+//! ## 1. `Cargo.toml`
+//!
+//! ```toml
+//! [build-dependencies]
+//! usmp-build = "0.1"
+//! ```
+//!
+//! ## 2. `usmp.toml`, beside `Cargo.toml`
+//!
+//! ```toml
+//! # Pools, in preference order: a buffer goes to the first one that can hold it and
+//! # falls back to the next when it is full.
+//! [[pool]]
+//! name = "dtcm"              # becomes DTCM, DTCM_SIZE in the generated code
+//! kind = "workspace"         # default; activations and scratch
+//! size = "16 KiB"            # optional limit: bytes, or "16 KiB" / "1 MiB"
+//! alignment = 16             # default 16 (TVM's); a power of two
+//! section = ".usmp.dtcm"     # default ".usmp.<name>"
+//! region = "DTCM"            # memory.x region for usmp.x; leave out on the host
+//! targets = ["cpu"]          # who can reach it; default: every target
+//!
+//! [[pool]]
+//! name = "sram"
+//! region = "RAM"
+//!
+//! [[pool]]
+//! name = "flash"
+//! kind = "constant"          # weights, at their planned offsets (RFC U3)
+//! region = "FLASH"
+//!
+//! # Models; several share the workspace pools, each sized for the largest need (RFC U2).
+//! [[model]]
+//! name = "kws"
+//! path = "models/kws.tflite"  # a .tflite or usmp's JSON model IR, relative to this file
+//! algorithm = "auto"          # default; any of usmp-core's built-in algorithms
+//! io_in_pools = true          # default; inputs and outputs live in the pools (RFC U4)
+//! size_granularity = 16       # default; sizes are rounded up to this
+//! alignment = 16              # default alignment of buffers
+//! module = "kws"              # default: the model's name
+//!
+//! # Scratch the kernels need beyond what the model says, by operator or by call.
+//! [[model.scratch]]
+//! op = "CONV_2D"
+//! name = "im2col"
+//! size = 4096
+//!
+//! [report]
+//! summary = true              # a one-line cargo warning per model; default off
+//! ```
+//!
+//! ## 3. `build.rs`
+//!
+//! ```no_run
+//! fn main() {
+//!     // Reads usmp.toml, writes OUT_DIR/usmp.rs and OUT_DIR/usmp.x, and prints
+//!     // `cargo::error=` lines (file:line:column and a caret) if anything is wrong.
+//!     usmp_build::build();
+//! }
+//! ```
+//!
+//! [`Config`] is the builder behind it, for another file name, output folder or summary
+//! setting; its error is a typed [`Error`].
+//!
+//! ## 4. The firmware
+//!
+//! ```ignore
+//! mod usmp {
+//!     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
+//! }
+//!
+//! let mut workspace = usmp::Workspace::take().unwrap(); // once; None after
+//! let mut kws = usmp::kws::Model::new(&mut workspace);
+//! kws.inputs()[0].copy_from_slice(&features);
+//! for i in 0..usmp::kws::CALLS {
+//!     let call = kws.call(i).unwrap();
+//!     // call.op, call.inputs (activations and &'static weights), call.outputs, call.scratch:
+//!     // every region live during the call, pairwise disjoint.
+//!     run_kernel(call);
+//! }
+//! let scores = kws.outputs()[0];
+//! ```
+//!
+//! ## 5. Linking (cortex-m-rt)
+//!
+//! `build()` adds `OUT_DIR` to the linker's search path; pass the fragment after the
+//! runtime's script in `.cargo/config.toml`:
+//!
+//! ```toml
+//! [target.thumbv7em-none-eabihf]
+//! rustflags = ["-C", "link-arg=-Tlink.x", "-C", "link-arg=-Tusmp.x"]
+//! ```
+//!
+//! Each workspace pool becomes a `NOLOAD` output section in its region (no flash image,
+//! no start-up cost); an `ASSERT` names the pool and the region when it does not fit.
+//!
+//! ## Other front ends
+//!
+//! [`Spec`] is what `usmp.toml` is read into; the `usmp_pools!` macro builds the same spec
+//! with its own span type and calls [`plan`] and [`generate`], so both front ends share
+//! validation, planning and generation.
 #![deny(missing_docs)]
+// The examples are whole build.rs files: their `fn main` is the point.
+#![allow(clippy::needless_doctest_main)]
 #![forbid(unsafe_code)]
 
-pub use usmp_core as core;
+mod codegen;
+mod config;
+mod ident;
+mod linker;
+mod manifest;
+mod planning;
+mod report;
+mod spec;
+mod valid;
+
+pub use codegen::{Embed, generate};
+pub use config::{
+    Config, Error, LINKER_FILE, MODULE_FILE, Output, REPORT_FILE, SVG_FILE, build, plan,
+};
+pub use planning::{Planned, PlannedModel, PlannedPool};
+pub use spec::{
+    At, DEFAULT_ALIGNMENT, Diagnostic, ModelSpec, PoolSpec, ScratchSpec, Spec, parse_size,
+};
+pub use usmp_core;
+
+/// The generated linker fragment for `planned` (what `usmp.x` holds).
+pub fn linker_fragment(planned: &Planned) -> String {
+    linker::fragment(planned)
+}

@@ -1,0 +1,272 @@
+//! The build-script API: [`Config`] reads `usmp.toml`, plans, and writes the generated
+//! files; [`build`] does that for the common case and reports errors to cargo.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::codegen::{self, Embed};
+use crate::manifest::{self, Span};
+use crate::planning::{self, Planned};
+use crate::spec::{Diagnostic, Spec};
+use crate::{linker, report, valid};
+
+/// Names of the files [`Config::generate`] writes into the output folder.
+pub const MODULE_FILE: &str = "usmp.rs";
+/// The linker fragment.
+pub const LINKER_FILE: &str = "usmp.x";
+/// The text report.
+pub const REPORT_FILE: &str = "usmp-report.txt";
+/// The memory maps.
+pub const SVG_FILE: &str = "usmp-report.svg";
+
+/// What to generate from which `usmp.toml`, in the style of `prost_build::Config`.
+///
+/// ```no_run
+/// // build.rs
+/// fn main() {
+///     let out = usmp_build::Config::from_file("usmp.toml")
+///         .summary(true)
+///         .generate();
+///     if let Err(e) = out {
+///         e.report_to_cargo();
+///     }
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Config {
+    manifest: PathBuf,
+    out_dir: Option<PathBuf>,
+    summary: Option<bool>,
+    cargo: bool,
+}
+
+/// What a successful [`Config::generate`] wrote and read.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Output {
+    /// The generated Rust module, to `include!`.
+    pub module: PathBuf,
+    /// The linker fragment.
+    pub linker: PathBuf,
+    /// The text report.
+    pub report: PathBuf,
+    /// The memory maps.
+    pub svg: PathBuf,
+    /// Every input file read: `usmp.toml`, the models and their data files.
+    pub read: Vec<PathBuf>,
+    /// One line per model: its total, per-pool sizes, lower bound and algorithm.
+    pub summary: Vec<String>,
+}
+
+/// Why generation failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be read or written.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// `usmp.toml` is wrong or its models cannot be planned as declared: every problem
+    /// found, each rendered as `file:line:column: error: ...` with the line and a caret.
+    Invalid(Vec<String>),
+    /// No output folder: `OUT_DIR` is unset (not run by cargo) and none was given.
+    NoOutDir,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::Invalid(diagnostics) => write!(f, "{}", diagnostics.join("\n\n")),
+            Error::NoOutDir => write!(
+                f,
+                "OUT_DIR is not set: run from a build script, or call Config::out_dir"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl Error {
+    /// Prints the error as `cargo::error=` lines, which fail the build with a clean
+    /// message (no panic, no backtrace).
+    pub fn report_to_cargo(&self) {
+        for line in self.to_string().lines() {
+            println!("cargo::error={line}");
+        }
+    }
+}
+
+impl Config {
+    /// Generation from the `usmp.toml` at `path` (relative to the package in a build
+    /// script); model paths in it are relative to its folder.
+    pub fn from_file(path: impl AsRef<Path>) -> Config {
+        Config {
+            manifest: path.as_ref().to_path_buf(),
+            out_dir: None,
+            summary: None,
+            cargo: true,
+        }
+    }
+
+    /// Writes into `dir` instead of `OUT_DIR`.
+    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Config {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Prints a one-line `cargo::warning` per model (overrides `[report] summary`).
+    pub fn summary(mut self, on: bool) -> Config {
+        self.summary = Some(on);
+        self
+    }
+
+    /// Whether to print cargo directives (`rerun-if-changed`, `rustc-link-search`,
+    /// warnings). On by default; turn it off outside build scripts.
+    pub fn cargo_directives(mut self, on: bool) -> Config {
+        self.cargo = on;
+        self
+    }
+
+    /// Reads, validates and plans, then writes the module, the linker fragment, the
+    /// reports and the constant pools' bytes. Every plan has passed usmp-core's verifier.
+    pub fn generate(&self) -> Result<Output, Error> {
+        let mut read = vec![self.manifest.clone()];
+        let result = self.run(&mut read);
+        if self.cargo {
+            rerun_lines(&read);
+        }
+        let (out, summary_on) = result?;
+        if self.cargo {
+            if let Some(dir) = out.module.parent() {
+                println!("cargo::rustc-link-search={}", dir.display());
+            }
+            if summary_on {
+                for line in &out.summary {
+                    println!("cargo::warning={line}");
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn run(&self, read: &mut Vec<PathBuf>) -> Result<(Output, bool), Error> {
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or(Error::NoOutDir)?,
+        };
+        let text = std::fs::read_to_string(&self.manifest).map_err(|source| Error::Io {
+            path: self.manifest.clone(),
+            source,
+        })?;
+        let base = self
+            .manifest
+            .parent()
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
+        let file = self.manifest.display().to_string();
+        let invalid = |ds: Vec<Diagnostic<Span>>| {
+            Error::Invalid(
+                ds.iter()
+                    .map(|d| manifest::render(&file, &text, d))
+                    .collect(),
+            )
+        };
+        let spec = manifest::parse(&text, &base).map_err(invalid)?;
+        let planned = plan(&spec, read).map_err(invalid)?;
+        let output = write_all(&planned, &out_dir, read)?;
+        Ok((output, self.summary.unwrap_or(spec.summary)))
+    }
+}
+
+/// Writes every generated file of `planned` into `dir`.
+pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Output, Error> {
+    let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, Error> {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(path)
+    };
+    for m in &planned.models {
+        for (p, pool) in planned.pools.iter().enumerate() {
+            if pool.kind == usmp_core::PoolKind::Constant {
+                let image = m.liveness.constant_image(&m.model, &m.plan, p);
+                write(&codegen::constants_file(&m.module, &pool.name), &image)?;
+            }
+        }
+    }
+    Ok(Output {
+        module: write(
+            MODULE_FILE,
+            codegen::generate(planned, &Embed::OutDir).as_bytes(),
+        )?,
+        linker: write(LINKER_FILE, linker::fragment(planned).as_bytes())?,
+        report: write(REPORT_FILE, report::text(planned).as_bytes())?,
+        svg: write(SVG_FILE, report::svg(planned).as_bytes())?,
+        read: read.to_vec(),
+        summary: report::summary(planned),
+    })
+}
+
+/// `rerun-if-changed` for every file read; for a file that is not there, its folder (a
+/// missing path would rerun the script on every build).
+fn rerun_lines(read: &[PathBuf]) {
+    let mut seen = std::collections::BTreeSet::new();
+    for path in read {
+        let target = if path.exists() {
+            Some(path.as_path())
+        } else {
+            path.parent()
+                .filter(|d| !d.as_os_str().is_empty() && d.exists())
+        };
+        if let Some(t) = target
+            && seen.insert(t.to_path_buf())
+        {
+            println!("cargo::rerun-if-changed={}", t.display());
+        }
+    }
+}
+
+/// The common case in one call: generate from `usmp.toml` beside the package's
+/// `Cargo.toml` into `OUT_DIR`; on error, print it for cargo and let the build fail
+/// cleanly.
+///
+/// ```no_run
+/// // build.rs
+/// fn main() {
+///     usmp_build::build();
+/// }
+/// ```
+pub fn build() {
+    if let Err(e) = Config::from_file("usmp.toml").generate() {
+        e.report_to_cargo();
+    }
+}
+
+/// Plans a spec from another front end (the `usmp_pools!` macro): validation, then
+/// planning; the caller renders the diagnostics at its own spans.
+pub fn plan<S: Clone>(
+    spec: &Spec<S>,
+    read: &mut Vec<PathBuf>,
+) -> Result<Planned, Vec<Diagnostic<S>>> {
+    let problems = valid::validate(spec);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    planning::plan_spec(spec, read)
+}

@@ -1,0 +1,278 @@
+//! From a validated spec to verified plans: read each model, lower it onto the pools,
+//! plan it, and size the shared pools. Errors point back into the spec.
+
+use std::path::{Path, PathBuf};
+
+use usmp_core::input::{InputError, read_model};
+use usmp_core::liveness::{self, CallSelector, Liveness, Options, ScratchRule};
+use usmp_core::model::{Model, ModelLocus, Scratch, Size};
+use usmp_core::{Plan, PlanError, Pool, PoolKind, algo};
+
+use crate::spec::{Diagnostic, ModelSpec, PoolSpec, Spec};
+
+/// A pool as the generated code sees it.
+#[derive(Clone, Debug)]
+pub struct PlannedPool {
+    /// Its name.
+    pub name: String,
+    /// Workspace or constant.
+    pub kind: PoolKind,
+    /// Its alignment.
+    pub alignment: u64,
+    /// Its link section.
+    pub section: String,
+    /// Its linker memory region.
+    pub region: Option<String>,
+    /// Its limit, if any.
+    pub limit: Option<u64>,
+    /// Workspace: the largest any model needs (they share it). Constant: the sum of the
+    /// models' constant images, which are separate statics in the same section.
+    pub size: u64,
+}
+
+/// One model, planned and verified.
+#[derive(Clone, Debug)]
+pub struct PlannedModel {
+    /// Its name.
+    pub name: String,
+    /// The generated module's name.
+    pub module: String,
+    /// The model path as written.
+    pub path: String,
+    /// The model.
+    pub model: Model,
+    /// The problem it lowered to, and the way back to tensors.
+    pub liveness: Liveness,
+    /// The verified plan; its pool indices are the spec's.
+    pub plan: Plan,
+}
+
+/// Everything the generators need.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// The pools, in the spec's order.
+    pub pools: Vec<PlannedPool>,
+    /// The models, in the spec's order.
+    pub models: Vec<PlannedModel>,
+    /// One summary line per model as a cargo warning.
+    pub summary: bool,
+}
+
+/// Plans every model of a validated spec. `read` records each file read (for rebuilds)
+/// whether or not planning succeeds.
+pub fn plan_spec<S: Clone>(
+    spec: &Spec<S>,
+    read: &mut Vec<PathBuf>,
+) -> Result<Planned, Vec<Diagnostic<S>>> {
+    let mut errors = Vec::new();
+    let mut models = Vec::new();
+    for m in &spec.models {
+        match plan_model(spec, m, read) {
+            Ok(p) => models.push(p),
+            Err(d) => errors.push(d),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut pools = Vec::new();
+    for (i, p) in spec.pools.iter().enumerate() {
+        let sizes = models.iter().map(|m| m.plan.pool_sizes[i]);
+        let size = match p.kind.value {
+            PoolKind::Workspace => sizes.max().unwrap_or(0),
+            PoolKind::Constant => sizes.sum(),
+        };
+        if let Some(limit) = &p.size
+            && size > limit.value
+        {
+            // Only reachable for constants: each model alone fits, all together do not.
+            errors.push(
+                Diagnostic::new(
+                    limit.span.clone(),
+                    format!(
+                        "constant pool `{}` holds {} bytes but the models' constants need {size} together",
+                        p.name.value, limit.value
+                    ),
+                )
+                .help(format!("write size = {size} or more, or add another constant pool")),
+            );
+        }
+        pools.push(PlannedPool {
+            name: p.name.value.clone(),
+            kind: p.kind.value,
+            alignment: p.alignment.value,
+            section: p.section.value.clone(),
+            region: p.region.as_ref().map(|r| r.value.clone()),
+            limit: p.size.as_ref().map(|s| s.value),
+            size,
+        });
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Planned {
+        pools,
+        models,
+        summary: spec.summary,
+    })
+}
+
+/// The model file `m.path` names, relative to the spec's folder.
+pub fn model_path<S>(spec: &Spec<S>, m: &ModelSpec<S>) -> PathBuf {
+    spec.base.join(&m.path.value)
+}
+
+fn plan_model<S: Clone>(
+    spec: &Spec<S>,
+    m: &ModelSpec<S>,
+    read: &mut Vec<PathBuf>,
+) -> Result<PlannedModel, Diagnostic<S>> {
+    let path = model_path(spec, m);
+    let file = read_model(&path).map_err(|e| model_error(m, &path, &e))?;
+    read.extend(file.files.iter().cloned());
+    let pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
+    let options = options(m);
+    let lower = |pools: &[Pool]| liveness::analyse(&file.model, pools, &options);
+    let liveness = lower(&pools).map_err(|e| match e.locus {
+        ModelLocus::ScratchRule(k) => Diagnostic::new(m.scratch[k].span.clone(), e.to_string()),
+        _ => model_error(m, &path, &file.error(&e)),
+    })?;
+    let algorithm = algo::by_name(&m.algorithm.value).ok_or_else(|| {
+        Diagnostic::new(
+            m.algorithm.span.clone(),
+            format!("unknown algorithm `{}`", m.algorithm.value),
+        )
+    })?;
+    let plan = match usmp_core::plan(&liveness.problem, algorithm.as_ref()) {
+        Ok(plan) => plan,
+        Err(e) => {
+            return Err(plan_error(spec, m, &e, |pools| {
+                let l = lower(pools).ok()?;
+                usmp_core::plan(&l.problem, algorithm.as_ref()).ok()
+            }));
+        }
+    };
+    Ok(PlannedModel {
+        name: m.name.value.clone(),
+        module: m.module.value.clone(),
+        path: m.path.value.clone(),
+        model: file.model,
+        liveness,
+        plan,
+    })
+}
+
+fn core_pool<S>(p: &PoolSpec<S>) -> Pool {
+    let pool = match p.kind.value {
+        PoolKind::Workspace => Pool::workspace(p.name.value.clone()),
+        PoolKind::Constant => Pool::constant(p.name.value.clone()),
+    };
+    let mut pool = pool.with_alignment(p.alignment.value);
+    if let Some(size) = &p.size {
+        pool = pool.with_limit(size.value);
+    }
+    pool.targets = p.targets.iter().map(|t| t.value.clone()).collect();
+    pool
+}
+
+fn options<S>(m: &ModelSpec<S>) -> Options {
+    Options {
+        io_in_pools: m.io_in_pools.value,
+        size_granularity: m.size_granularity.value,
+        alignment: m.alignment.value,
+        scratch: m
+            .scratch
+            .iter()
+            .map(|r| ScratchRule {
+                calls: match (&r.op, &r.call) {
+                    (Some(op), _) => CallSelector::Operator(op.value.clone()),
+                    (None, Some(c)) => {
+                        CallSelector::Index(usize::try_from(c.value).unwrap_or(usize::MAX))
+                    }
+                    (None, None) => CallSelector::Index(usize::MAX),
+                },
+                scratch: Scratch {
+                    name: r.name.value.clone(),
+                    size: Size::Bytes(r.size.value),
+                    alignment: r.alignment.as_ref().map(|a| a.value),
+                },
+            })
+            .collect(),
+    }
+}
+
+/// An error in or about the model file, shown at the path that names it.
+fn model_error<S: Clone>(m: &ModelSpec<S>, path: &Path, e: &InputError) -> Diagnostic<S> {
+    let d = Diagnostic::new(
+        m.path.span.clone(),
+        format!("model `{}`: {}", m.name.value, e),
+    );
+    if path.exists() {
+        d
+    } else {
+        d.help(format!(
+            "no file at {}; model paths are relative to the folder of the pools' declaration",
+            path.display()
+        ))
+    }
+}
+
+/// A planning failure. A buffer that fits no pool is shown at the size of the last
+/// limited pool it tried, with the bytes that pool needs: the plan is made again with that
+/// one limit lifted (`replan`) to find out.
+fn plan_error<S: Clone>(
+    spec: &Spec<S>,
+    m: &ModelSpec<S>,
+    e: &PlanError,
+    replan: impl Fn(&[Pool]) -> Option<Plan>,
+) -> Diagnostic<S> {
+    let PlanError::NoFit {
+        buffer,
+        size,
+        attempts,
+        lower_bound,
+    } = e
+    else {
+        return Diagnostic::new(
+            m.algorithm.span.clone(),
+            format!("model `{}`: {e}", m.name.value),
+        );
+    };
+    let limited = attempts.iter().rev().find_map(|a| {
+        spec.pools
+            .iter()
+            .position(|p| p.name.value == a.pool && p.size.is_some())
+    });
+    let Some(index) = limited else {
+        return Diagnostic::new(
+            m.path.span.clone(),
+            format!("model `{}`: {e}", m.name.value),
+        );
+    };
+    let pool = &spec.pools[index];
+    let mut lifted: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
+    lifted[index].size_limit = None;
+    let limit = pool.size.as_ref().map_or(0, |s| s.value);
+    let needed = replan(&lifted).map(|p| p.pool_sizes[index]);
+    let span = pool
+        .size
+        .as_ref()
+        .map_or(pool.name.span.clone(), |s| s.span.clone());
+    let message = format!(
+        "pool `{}` ({limit} bytes) is too small for model `{}`: buffer `{buffer}` ({size} bytes) fits in none of its pools",
+        pool.name.value, m.name.value
+    );
+    let help = match needed {
+        Some(n) => format!(
+            "with algorithm {} the model needs {n} bytes in `{}` ({} more); write size = {n} or more \
+             (no plan of the whole model can go below {lower_bound} bytes in total)",
+            m.algorithm.value,
+            pool.name.value,
+            n.saturating_sub(limit)
+        ),
+        None => format!(
+            "raise its size, or add a pool; no plan can go below {lower_bound} bytes in total"
+        ),
+    };
+    Diagnostic::new(span, message).help(help)
+}

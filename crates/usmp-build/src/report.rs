@@ -1,0 +1,96 @@
+//! What every build leaves in `OUT_DIR` for people: `usmp-report.txt` (pools against
+//! their limits and lower bounds, each model's plan and per-step liveness) and
+//! `usmp-report.svg` (the memory maps, one model under the other).
+
+use std::fmt::Write;
+
+use usmp_core::report;
+
+use crate::planning::Planned;
+
+/// The text report.
+pub fn text(planned: &Planned) -> String {
+    let mut out = String::from("usmp plan\n\npools (shared by every model):\n");
+    for pool in &planned.pools {
+        let limit = pool
+            .limit
+            .map_or("no limit".to_string(), |l| format!("limit {l}"));
+        let _ = writeln!(
+            out,
+            "  {:<12} {:<9} {:>10} bytes  {limit}, section {}{}",
+            pool.name,
+            pool.kind.as_str(),
+            pool.size,
+            pool.section,
+            pool.region
+                .as_ref()
+                .map_or(String::new(), |r| format!(" in region {r}"))
+        );
+    }
+    for m in &planned.models {
+        let _ = writeln!(out, "\n== model {} ({}) ==\n", m.name, m.path);
+        out.push_str(&report::table(&m.liveness.problem, &m.plan));
+        out.push('\n');
+        out.push_str(&report::liveness(&m.model, &m.liveness, &m.plan));
+    }
+    out
+}
+
+/// The one-line summary per model for `cargo::warning`.
+pub fn summary(planned: &Planned) -> Vec<String> {
+    planned
+        .models
+        .iter()
+        .map(|m| {
+            let sizes: Vec<String> = planned
+                .pools
+                .iter()
+                .zip(&m.plan.pool_sizes)
+                .map(|(p, s)| format!("{} {s}", p.name))
+                .collect();
+            format!(
+                "usmp: {}: {} bytes ({}), lower bound {}{}, by {}",
+                m.name,
+                m.plan.total(),
+                sizes.join(", "),
+                m.plan.lower_bound.total,
+                if m.plan.optimal { ", optimal" } else { "" },
+                m.plan.algorithm
+            )
+        })
+        .collect()
+}
+
+/// The memory maps of every model, stacked in one SVG document.
+pub fn svg(planned: &Planned) -> String {
+    let maps: Vec<String> = planned
+        .models
+        .iter()
+        .map(|m| report::svg_steps(&m.liveness.problem, &m.plan, &m.liveness.steps))
+        .collect();
+    if let [one] = maps.as_slice() {
+        return one.clone();
+    }
+    let size = |svg: &str, key: &str| -> f64 {
+        let key = format!("{key}=\"");
+        svg.find(&key)
+            .and_then(|i| {
+                let rest = &svg[i + key.len()..];
+                rest[..rest.find('"')?].parse().ok()
+            })
+            .unwrap_or(0.0)
+    };
+    let width = maps.iter().map(|s| size(s, "width")).fold(0.0, f64::max);
+    let height: f64 = maps.iter().map(|s| size(s, "height")).sum();
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">\n"
+    );
+    let mut y = 0.0;
+    for map in &maps {
+        // A nested <svg> keeps each map's own coordinates.
+        let _ = writeln!(out, "<g transform=\"translate(0 {y})\">\n{map}</g>");
+        y += size(map, "height");
+    }
+    out.push_str("</svg>\n");
+    out
+}

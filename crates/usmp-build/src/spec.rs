@@ -1,0 +1,181 @@
+//! The spec: what the user declared, pools and models, whichever front end they wrote it
+//! in (`usmp.toml` or `usmp_pools!`). Every value keeps the span it came from, of the
+//! front end's own span type `S`, so that later phases can point back at it.
+
+use std::path::PathBuf;
+
+use usmp_core::PoolKind;
+
+/// A value and where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct At<T, S> {
+    /// The value.
+    pub value: T,
+    /// Where it was written.
+    pub span: S,
+}
+
+impl<T, S> At<T, S> {
+    /// `value` written at `span`.
+    pub fn new(value: T, span: S) -> Self {
+        At { value, span }
+    }
+}
+
+/// Alignment of pools and buffers that state none (TVM's default).
+pub const DEFAULT_ALIGNMENT: u64 = 16;
+
+/// Pools, models and options: everything needed to plan and generate.
+#[derive(Clone, Debug)]
+pub struct Spec<S> {
+    /// The pools, in preference order: a buffer goes to the first one that can hold it.
+    pub pools: Vec<PoolSpec<S>>,
+    /// The models; they share the workspace pools (RFC U2).
+    pub models: Vec<ModelSpec<S>>,
+    /// Print a one-line `cargo::warning` summary per model.
+    pub summary: bool,
+    /// Model paths are relative to this folder.
+    pub base: PathBuf,
+    /// The whole declaration, for errors about something missing from it.
+    pub span: S,
+}
+
+/// One memory pool.
+#[derive(Clone, Debug)]
+pub struct PoolSpec<S> {
+    /// Unique name; also the generated identifiers' stem.
+    pub name: At<String, S>,
+    /// Workspace (activations, scratch) or constant (weights).
+    pub kind: At<PoolKind, S>,
+    /// Upper bound on its size in bytes.
+    pub size: Option<At<u64, S>>,
+    /// Every offset in the pool and the pool's start are multiples of this.
+    pub alignment: At<u64, S>,
+    /// The link section its static goes to.
+    pub section: At<String, S>,
+    /// The linker memory region its section goes to in `usmp.x`; none: left to the
+    /// default linker script (host builds).
+    pub region: Option<At<String, S>>,
+    /// Targets that can access it; empty: every target.
+    pub targets: Vec<At<String, S>>,
+}
+
+/// One model.
+#[derive(Clone, Debug)]
+pub struct ModelSpec<S> {
+    /// Unique name, used in reports.
+    pub name: At<String, S>,
+    /// Path of the `.tflite` or JSON IR file, as written.
+    pub path: At<String, S>,
+    /// Planning algorithm (any of `usmp_core::algo::BUILT_IN`).
+    pub algorithm: At<String, S>,
+    /// Plan the model's inputs and outputs inside the workspace pools (RFC U4).
+    pub io_in_pools: At<bool, S>,
+    /// Round every buffer size up to a multiple of this.
+    pub size_granularity: At<u64, S>,
+    /// Alignment of buffers that state none.
+    pub alignment: At<u64, S>,
+    /// Scratch sizes from the kernel library.
+    pub scratch: Vec<ScratchSpec<S>>,
+    /// Name of the generated Rust module.
+    pub module: At<String, S>,
+}
+
+/// Scratch that the kernels of some calls need, beyond what the model states.
+#[derive(Clone, Debug)]
+pub struct ScratchSpec<S> {
+    /// Every call of this operator ...
+    pub op: Option<At<String, S>>,
+    /// ... or one call by its position.
+    pub call: Option<At<u64, S>>,
+    /// The scratch buffer's name.
+    pub name: At<String, S>,
+    /// Its size in bytes.
+    pub size: At<u64, S>,
+    /// Its alignment, if it needs more than the default.
+    pub alignment: Option<At<u64, S>>,
+    /// The whole rule.
+    pub span: S,
+}
+
+/// Something wrong in a spec, pointed at where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic<S> {
+    /// Where.
+    pub span: S,
+    /// What is wrong.
+    pub message: String,
+    /// What to write instead, when there is a clear answer.
+    pub help: Option<String>,
+}
+
+impl<S> Diagnostic<S> {
+    /// An error at `span`.
+    pub fn new(span: S, message: impl Into<String>) -> Self {
+        Diagnostic {
+            span,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// The same error with advice.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+/// Parses a size in bytes as users write it: `4096`, `"16 KiB"`, `"1 MiB"`, `"512 B"`.
+/// Returns a message saying what to write on failure.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '_')
+        .unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let digits: String = digits.chars().filter(|&c| c != '_').collect();
+    let bad =
+        || format!("`{text}` is not a size; write bytes (4096) or a unit: \"16 KiB\", \"1 MiB\"");
+    if digits.is_empty() {
+        return Err(bad());
+    }
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` does not fit in 64 bits"))?;
+    let scale: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" | "K" | "k" => 1 << 10,
+        "MiB" | "M" => 1 << 20,
+        "GiB" | "G" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("`{text}` does not fit in 64 bits"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("16 KiB"), Ok(16384));
+        assert_eq!(parse_size("16KiB"), Ok(16384));
+        assert_eq!(parse_size("1 MiB"), Ok(1 << 20));
+        assert_eq!(parse_size("64_000"), Ok(64000));
+        assert!(parse_size("16 kb").unwrap_err().contains("KiB"));
+        assert!(parse_size("lots").is_err());
+        assert!(
+            parse_size("99999999999999999999")
+                .unwrap_err()
+                .contains("64 bits")
+        );
+        assert!(
+            parse_size("17179869184 GiB")
+                .unwrap_err()
+                .contains("64 bits")
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! Checks a spec on its own, before any model is read: every problem found, not only the
+//! first, each at the token that caused it.
+
+use std::collections::BTreeSet;
+
+use usmp_core::PoolKind;
+use usmp_core::algo::BUILT_IN;
+
+use crate::ident::check_name;
+use crate::spec::{At, Diagnostic, Spec};
+
+/// Every problem in `spec` that can be seen without reading the models.
+pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
+    let mut out = Vec::new();
+    if spec.pools.is_empty() {
+        out.push(
+            Diagnostic::new(spec.span.clone(), "no pools are declared").help(
+                "declare at least one workspace pool, e.g. a `[[pool]]` with `name = \"sram\"`",
+            ),
+        );
+    } else if !spec
+        .pools
+        .iter()
+        .any(|p| p.kind.value == PoolKind::Workspace)
+    {
+        out.push(
+            Diagnostic::new(
+                spec.pools[0].name.span.clone(),
+                "every pool is a constant pool",
+            )
+            .help("declare a workspace pool for the activations and scratch"),
+        );
+    }
+    let mut seen = BTreeSet::new();
+    for pool in &spec.pools {
+        name(&pool.name, "pool", &mut seen, &mut out);
+        power_of_two(&pool.alignment, "pool alignment", &mut out);
+        if let Some(size) = &pool.size
+            && size.value == 0
+        {
+            out.push(
+                Diagnostic::new(size.span.clone(), "a pool size of 0 bytes holds nothing")
+                    .help("give the pool's limit in bytes, or leave `size` out for no limit"),
+            );
+        }
+        section(&pool.section, &mut out);
+        if let Some(region) = &pool.region
+            && !is_symbol(&region.value)
+        {
+            out.push(
+                Diagnostic::new(
+                    region.span.clone(),
+                    format!("`{}` is not a linker memory region name", region.value),
+                )
+                .help("write the name of a region of memory.x's MEMORY block, e.g. \"RAM\""),
+            );
+        }
+        for t in &pool.targets {
+            if t.value.is_empty() {
+                out.push(
+                    Diagnostic::new(t.span.clone(), "an empty target name")
+                        .help("write a target such as \"cpu\", or leave `targets` out"),
+                );
+            }
+        }
+    }
+
+    if spec.models.is_empty() {
+        out.push(
+            Diagnostic::new(spec.span.clone(), "no model is declared")
+                .help("add a `[[model]]` with `name` and `path`"),
+        );
+    }
+    let mut names = BTreeSet::new();
+    let mut modules = BTreeSet::new();
+    for model in &spec.models {
+        if model.name.value.is_empty() {
+            out.push(Diagnostic::new(
+                model.name.span.clone(),
+                "a model needs a non-empty name",
+            ));
+        } else if !names.insert(model.name.value.clone()) {
+            out.push(
+                Diagnostic::new(
+                    model.name.span.clone(),
+                    format!("model `{}` is declared twice", model.name.value),
+                )
+                .help("give each model its own name"),
+            );
+        }
+        name(&model.module, "module", &mut modules, &mut out);
+        if spec
+            .pools
+            .iter()
+            .any(|p| p.name.value == model.module.value)
+        {
+            out.push(
+                Diagnostic::new(
+                    model.module.span.clone(),
+                    format!(
+                        "module `{}` has the name of a pool; the generated names would clash",
+                        model.module.value
+                    ),
+                )
+                .help("rename the module or the pool"),
+            );
+        }
+        if model.path.value.trim().is_empty() {
+            out.push(
+                Diagnostic::new(model.path.span.clone(), "the model path is empty")
+                    .help("write the path of a .tflite or JSON model file"),
+            );
+        }
+        if !BUILT_IN.contains(&model.algorithm.value.as_str()) {
+            out.push(
+                Diagnostic::new(
+                    model.algorithm.span.clone(),
+                    format!("unknown algorithm `{}`", model.algorithm.value),
+                )
+                .help(format!("write one of: {}", BUILT_IN.join(", "))),
+            );
+        }
+        power_of_two(&model.alignment, "alignment", &mut out);
+        power_of_two(&model.size_granularity, "size granularity", &mut out);
+        for rule in &model.scratch {
+            match (&rule.op, &rule.call) {
+                (Some(_), Some(call)) => out.push(
+                    Diagnostic::new(call.span.clone(), "a scratch rule has both `op` and `call`")
+                        .help("select calls either by operator (`op`) or by position (`call`)"),
+                ),
+                (None, None) => out.push(
+                    Diagnostic::new(rule.span.clone(), "a scratch rule selects no call")
+                        .help("add `op = \"CONV_2D\"` or `call = 3`"),
+                ),
+                _ => {}
+            }
+            if rule.size.value == 0 {
+                out.push(
+                    Diagnostic::new(rule.size.span.clone(), "a scratch size of 0 bytes")
+                        .help("give the scratch's size in bytes, or remove the rule"),
+                );
+            }
+            if let Some(a) = &rule.alignment {
+                power_of_two(a, "scratch alignment", &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn name<S: Clone>(
+    name: &At<String, S>,
+    what: &str,
+    seen: &mut BTreeSet<String>,
+    out: &mut Vec<Diagnostic<S>>,
+) {
+    if let Err(e) = check_name(&name.value) {
+        out.push(Diagnostic::new(
+            name.span.clone(),
+            format!("bad {what} name: {e}"),
+        ));
+    } else if !seen.insert(name.value.clone()) {
+        out.push(
+            Diagnostic::new(
+                name.span.clone(),
+                format!("{what} `{}` is declared twice", name.value),
+            )
+            .help(format!("give each {what} its own name")),
+        );
+    }
+}
+
+fn power_of_two<S: Clone>(value: &At<u64, S>, what: &str, out: &mut Vec<Diagnostic<S>>) {
+    if !value.value.is_power_of_two() {
+        let v = value.value;
+        let up = v.checked_next_power_of_two().unwrap_or(1 << 63);
+        out.push(
+            Diagnostic::new(
+                value.span.clone(),
+                format!("{what} {v} is not a power of two"),
+            )
+            .help(format!("write a power of two such as {up}")),
+        );
+    }
+}
+
+fn section<S: Clone>(section: &At<String, S>, out: &mut Vec<Diagnostic<S>>) {
+    let s = &section.value;
+    if s.is_empty() || s.chars().any(|c| c.is_whitespace() || c == '"' || c == ',') {
+        out.push(
+            Diagnostic::new(section.span.clone(), format!("`{s}` is not a section name"))
+                .help("write a name such as \".usmp.sram\""),
+        );
+        return;
+    }
+    // cortex-m-rt's link.x gathers these into its own sections before usmp.x sees them.
+    for taken in [".bss", ".data", ".uninit", ".text", ".rodata"] {
+        if s == taken || s.starts_with(&format!("{taken}.")) {
+            out.push(
+                Diagnostic::new(
+                    section.span.clone(),
+                    format!("section `{s}` would be captured by the runtime's `{taken}` rules"),
+                )
+                .help("use a name of its own, such as \".usmp.<pool>\""),
+            );
+        }
+    }
+}
+
+/// A linker script symbol: letters, digits, `_`, `.`, not starting with a digit.
+fn is_symbol(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
