@@ -52,7 +52,7 @@ INSERT AFTER {after};
 ASSERT(__eusmp_{sym} <= ORIGIN({region}) + LENGTH({region}), \"ERROR(usmp): pool {name} ({size} bytes) overflows memory region {region}; enlarge {region} in memory.x, give the pool a smaller `size` limit so it plans into the next pool, or move it to a larger region\");",
             name = pool.name,
             size = pool.size,
-            align = pool.alignment,
+            align = pool.start_alignment,
         );
     }
     out

@@ -17,8 +17,11 @@ pub struct PlannedPool {
     pub name: String,
     /// Workspace or constant.
     pub kind: PoolKind,
-    /// Its alignment.
+    /// Every offset in it is a multiple of this.
     pub alignment: u64,
+    /// Its start's alignment: the pool's, raised to the largest alignment of a buffer
+    /// placed in it, so that every buffer's address (not only its offset) is aligned.
+    pub start_alignment: u64,
     /// Its link section.
     pub section: String,
     /// Its linker memory region.
@@ -97,10 +100,23 @@ pub fn plan_spec<S: Clone>(
                 .help(format!("write size = {size} or more, or add another constant pool")),
             );
         }
+        let start_alignment = models
+            .iter()
+            .flat_map(|m| {
+                let problem = &m.liveness.problem;
+                m.plan
+                    .allocations
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.pool == i)
+                    .map(move |(b, _)| problem.alignment_in(b, i))
+            })
+            .fold(p.alignment.value, u64::max);
         pools.push(PlannedPool {
             name: p.name.value.clone(),
             kind: p.kind.value,
             alignment: p.alignment.value,
+            start_alignment,
             section: p.section.value.clone(),
             region: p.region.as_ref().map(|r| r.value.clone()),
             limit: p.size.as_ref().map(|s| s.value),
@@ -264,8 +280,7 @@ fn plan_error<S: Clone>(
     );
     let help = match needed {
         Some(n) => format!(
-            "with algorithm {} the model needs {n} bytes in `{}` ({} more); write size = {n} or more \
-             (no plan of the whole model can go below {lower_bound} bytes in total)",
+            "with algorithm {} the model needs {n} bytes in `{}` ({} more); write size = {n} or more",
             m.algorithm.value,
             pool.name.value,
             n.saturating_sub(limit)

@@ -79,7 +79,7 @@ fn header(out: &mut String, planned: &Planned) {
 /// Alignments used by any pool, each needing its own wrapper type (`align` takes a
 /// literal only).
 fn alignments(planned: &Planned) -> Vec<u64> {
-    let mut a: Vec<u64> = planned.pools.iter().map(|p| p.alignment).collect();
+    let mut a: Vec<u64> = planned.pools.iter().map(|p| p.start_alignment).collect();
     a.sort_unstable();
     a.dedup();
     a
@@ -133,9 +133,9 @@ fn shared(out: &mut String, planned: &Planned) {
             "\n#[unsafe(link_section = {:?})]\nstatic {}: Align{}<Storage<{}_SIZE>> = Align{}(Storage::new());",
             pool.section,
             upper(&pool.name),
-            pool.alignment,
+            pool.start_alignment,
             upper(&pool.name),
-            pool.alignment
+            pool.start_alignment
         );
     }
     workspace_impl(out, planned);

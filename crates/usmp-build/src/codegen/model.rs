@@ -193,7 +193,7 @@ fn constants(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embe
         let _ = writeln!(
             out,
             "\n    /// Bytes of this model's constants in pool `{}`.\n    pub const {name}_SIZE: usize = {size};\n    #[unsafe(link_section = {:?})]\n    static {name}: super::Align{}<[u8; {name}_SIZE]> = super::Align{}({bytes});",
-            pool.name, pool.section, pool.alignment, pool.alignment
+            pool.name, pool.section, pool.start_alignment, pool.start_alignment
         );
         arms.push(format!("            {p} => &{name}.0,"));
     }

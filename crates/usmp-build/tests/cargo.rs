@@ -1,0 +1,91 @@
+//! Through cargo, as users meet it: the fixture crates' generated code compiles for
+//! Cortex-M (thumbv7em-none-eabihf, installed by rust-toolchain.toml), and a build
+//! script with a bad `usmp.toml` fails with a clean located message, no panic.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+fn cargo(dir: &Path, target_dir: &str, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        // A target folder of its own: the outer `cargo test` holds the workspace's.
+        .env(
+            "CARGO_TARGET_DIR",
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(target_dir),
+        )
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn fixtures_compile_for_cortex_m() {
+    let out = cargo(
+        Path::new(ROOT),
+        "thumb",
+        &[
+            "build",
+            "--target",
+            "thumbv7em-none-eabihf",
+            "-p",
+            "usmp-fixture-kws",
+            "-p",
+            "usmp-fixture-two-models",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+#[test]
+fn a_bad_usmp_toml_fails_the_build_cleanly() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad-crate");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let build = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"bad\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[build-dependencies]\nusmp-build = {{ path = {:?} }}\n\n[workspace]\n",
+            build.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("build.rs"),
+        "fn main() {\n    usmp_build::build();\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "#![no_std]\n").unwrap();
+    std::fs::write(
+        dir.join("usmp.toml"),
+        "[[pool]]\nname = \"sram\"\nalignment = 12\n\n[[model]]\nname = \"m\"\npath = \"missing.tflite\"\n",
+    )
+    .unwrap();
+    let lock = Path::new(ROOT).join("Cargo.lock");
+    std::fs::copy(lock, dir.join("Cargo.lock")).unwrap();
+
+    let out = cargo(&dir, "bad-crate-target", &["build"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the build should fail:\n{stderr}");
+    assert!(
+        stderr.contains("usmp.toml:3:13: error: pool alignment 12 is not a power of two"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("3 | alignment = 12"), "{stderr}");
+    assert!(
+        stderr.contains("help: write a power of two such as 16"),
+        "{stderr}"
+    );
+    // Validation comes first: the missing model is not read before the spec is right.
+    assert!(!stderr.contains("missing.tflite"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("backtrace"), "{stderr}");
+}

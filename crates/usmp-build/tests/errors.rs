@@ -1,0 +1,365 @@
+//! One test per kind of bad `usmp.toml`: each asserts what the message says and where
+//! (`usmp.toml:line:column`) it points.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::path::PathBuf;
+
+use usmp_build::{Config, Error};
+
+const KWS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../examples/models/kws.json"
+);
+
+/// A folder of its own for `case`, holding `usmp.toml` and any `extra` files.
+fn setup(case: &str, toml: &str, extra: &[(&str, &str)]) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("errors")
+        .join(case);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    std::fs::write(dir.join("usmp.toml"), toml.replace("$KWS", KWS)).unwrap();
+    for (name, text) in extra {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    dir
+}
+
+/// The rendered diagnostics for a bad `usmp.toml`.
+fn errors(case: &str, toml: &str, extra: &[(&str, &str)]) -> Vec<String> {
+    let dir = setup(case, toml, extra);
+    let result = Config::from_file(dir.join("usmp.toml"))
+        .out_dir(dir.join("out"))
+        .cargo_directives(false)
+        .generate();
+    match result {
+        Err(Error::Invalid(d)) => d,
+        Err(e) => panic!("{case}: expected diagnostics, got {e}"),
+        Ok(_) => panic!("{case}: the bad file was accepted"),
+    }
+}
+
+/// Exactly one diagnostic, at `line:column`, containing every one of `words`.
+fn one(case: &str, toml: &str, line_col: &str, words: &[&str]) -> String {
+    one_with(case, toml, &[], line_col, words)
+}
+
+fn one_with(
+    case: &str,
+    toml: &str,
+    extra: &[(&str, &str)],
+    line_col: &str,
+    words: &[&str],
+) -> String {
+    let d = errors(case, toml, extra);
+    assert_eq!(d.len(), 1, "{case}: {d:#?}");
+    let d = d.into_iter().next().unwrap();
+    let first = d.lines().next().unwrap();
+    assert!(
+        first.contains(&format!("usmp.toml:{line_col}: error:")),
+        "{case}: expected usmp.toml:{line_col}, got {first}"
+    );
+    for w in words {
+        assert!(d.contains(w), "{case}: `{w}` missing from\n{d}");
+    }
+    d
+}
+
+const POOLS: &str =
+    "[[pool]]\nname = \"sram\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n";
+const MODEL: &str = "\n[[model]]\nname = \"kws\"\npath = \"$KWS\"\n";
+
+#[test]
+fn toml_syntax_error_points_at_the_token() {
+    let d = one(
+        "syntax",
+        "[[pool]]\nname = \"sram\nalignment = 16\n",
+        "2:13",
+        &["invalid basic string", "^"],
+    );
+    assert!(d.contains("2 | name = \"sram"), "{d}");
+}
+
+#[test]
+fn unknown_key_lists_the_keys() {
+    one(
+        "unknown_key",
+        "[[pool]]\nname = \"sram\"\nsise = 4096\n",
+        "3:1",
+        &["unknown key `sise`", "`size`", "`alignment`"],
+    );
+}
+
+#[test]
+fn unknown_top_level_table() {
+    one(
+        "unknown_table",
+        &format!("{POOLS}{MODEL}\n[pools]\nx = 1\n"),
+        "12:2",
+        &["unknown key `pools`", "`pool`", "`model`"],
+    );
+}
+
+#[test]
+fn duplicate_pool_points_at_the_second() {
+    let d = one(
+        "duplicate_pool",
+        &format!("{POOLS}\n[[pool]]\nname = \"sram\"\n{MODEL}"),
+        "9:8",
+        &[
+            "pool `sram` is declared twice",
+            "help: give each pool its own name",
+        ],
+    );
+    assert!(d.contains("^^^^^^"), "{d}");
+}
+
+#[test]
+fn pool_too_small_says_how_many_bytes_are_needed() {
+    let toml = |size: u64| {
+        format!(
+            "[[pool]]\nname = \"sram\"\nsize = {size}\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n{MODEL}"
+        )
+    };
+    one(
+        "too_small",
+        &toml(4096),
+        "3:8",
+        &[
+            "pool `sram` (4096 bytes) is too small for model `kws`",
+            "the model needs 5776 bytes in `sram` (1680 more); write size = 5776 or more",
+        ],
+    );
+    // The advice is right: with that size the model plans.
+    let dir = setup("too_small_fixed", &toml(5776), &[]);
+    let out = Config::from_file(dir.join("usmp.toml"))
+        .out_dir(dir.join("out"))
+        .cargo_directives(false)
+        .generate();
+    assert!(out.is_ok(), "{}", out.unwrap_err());
+}
+
+#[test]
+fn constants_without_a_constant_pool() {
+    one(
+        "no_constant_pool",
+        &format!("[[pool]]\nname = \"sram\"\n{MODEL}"),
+        "6:8",
+        &[
+            "needs a constant pool but none is configured",
+            "kind \"constant\"",
+        ],
+    );
+}
+
+#[test]
+fn a_target_no_pool_serves() {
+    one(
+        "target",
+        &format!(
+            "[[pool]]\nname = \"sram\"\ntargets = [\"cpu\"]\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n{MODEL}"
+        ),
+        "11:8",
+        &["npu", "kws.json:"],
+    );
+}
+
+#[test]
+fn missing_model_file() {
+    one(
+        "missing_model",
+        &format!("{POOLS}\n[[model]]\nname = \"kws\"\npath = \"models/nope.tflite\"\n"),
+        "10:8",
+        &["cannot read the file", "help: no file at", "nope.tflite"],
+    );
+}
+
+#[test]
+fn an_error_inside_the_model_file_names_its_line() {
+    one_with(
+        "bad_model",
+        &format!("{POOLS}\n[[model]]\nname = \"m\"\npath = \"m.json\"\n"),
+        &[(
+            "m.json",
+            "{\"tensors\": [{\"name\": \"x\", \"size_bytes\": 4}],\n \"calls\": [{\"op\": \"a\", \"reads\": [\"y\"]}]}",
+        )],
+        "10:8",
+        &["model `m`", "m.json:2:"],
+    );
+}
+
+#[test]
+fn alignment_must_be_a_power_of_two() {
+    one(
+        "alignment",
+        &format!("[[pool]]\nname = \"sram\"\nalignment = 24\n{MODEL}"),
+        "3:13",
+        &["pool alignment 24 is not a power of two", "such as 32"],
+    );
+}
+
+#[test]
+fn unknown_algorithm_lists_the_known_ones() {
+    one(
+        "algorithm",
+        &format!("{POOLS}{MODEL}algorithm = \"fastest\"\n"),
+        "11:13",
+        &["unknown algorithm `fastest`", "auto", "greedy_by_size"],
+    );
+}
+
+#[test]
+fn unknown_pool_kind() {
+    one(
+        "kind",
+        "[[pool]]\nname = \"rom\"\nkind = \"readonly\"\n\n[[model]]\nname = \"kws\"\npath = \"x\"\n",
+        "3:8",
+        &["unknown pool kind `readonly`", "\"constant\""],
+    );
+}
+
+#[test]
+fn a_size_with_an_unknown_unit() {
+    one(
+        "size_unit",
+        &format!("[[pool]]\nname = \"sram\"\nsize = \"16 kb\"\n{MODEL}"),
+        "3:8",
+        &["`16 kb` is not a size", "\"16 KiB\""],
+    );
+}
+
+#[test]
+fn a_size_of_the_wrong_type() {
+    one(
+        "size_type",
+        &format!("[[pool]]\nname = \"sram\"\nsize = true\n{MODEL}"),
+        "3:8",
+        &["size"],
+    );
+}
+
+#[test]
+fn no_pools() {
+    one(
+        "no_pools",
+        MODEL.trim_start(),
+        "1:1",
+        &["no pools are declared", "[[pool]]"],
+    );
+}
+
+#[test]
+fn no_model() {
+    one(
+        "no_model",
+        POOLS,
+        "1:1",
+        &["no model is declared", "[[model]]"],
+    );
+}
+
+#[test]
+fn only_constant_pools() {
+    one(
+        "all_constant",
+        &format!("[[pool]]\nname = \"flash\"\nkind = \"constant\"\n{MODEL}"),
+        "2:8",
+        &["every pool is a constant pool"],
+    );
+}
+
+#[test]
+fn pool_names_become_identifiers() {
+    one(
+        "pool_name",
+        &format!("[[pool]]\nname = \"Ext-RAM\"\n{MODEL}"),
+        "2:8",
+        &["bad pool name", "`ext_ram`"],
+    );
+}
+
+#[test]
+fn sections_the_runtime_would_capture() {
+    one(
+        "section",
+        &format!("[[pool]]\nname = \"sram\"\nsection = \".bss.pools\"\n{MODEL}"),
+        "3:11",
+        &["captured by the runtime's `.bss` rules", ".usmp."],
+    );
+}
+
+#[test]
+fn region_must_be_a_linker_name() {
+    one(
+        "region",
+        &format!("[[pool]]\nname = \"sram\"\nregion = \"my ram\"\n{MODEL}"),
+        "3:10",
+        &["not a linker memory region name"],
+    );
+}
+
+#[test]
+fn duplicate_model_and_module() {
+    let d = errors("duplicate_model", &format!("{POOLS}{MODEL}{MODEL}"), &[]);
+    assert_eq!(d.len(), 2, "{d:#?}");
+    assert!(
+        d[0].contains("usmp.toml:13:8: error: model `kws` is declared twice"),
+        "{}",
+        d[0]
+    );
+    assert!(
+        d[1].contains("usmp.toml:13:8: error: module `kws` is declared twice"),
+        "{}",
+        d[1]
+    );
+}
+
+#[test]
+fn scratch_rule_with_op_and_call() {
+    one(
+        "scratch_both",
+        &format!(
+            "{POOLS}{MODEL}\n[[model.scratch]]\nop = \"conv2d\"\ncall = 2\nname = \"s\"\nsize = 16\n"
+        ),
+        "14:8",
+        &["both `op` and `call`"],
+    );
+}
+
+#[test]
+fn scratch_rule_that_matches_nothing() {
+    one(
+        "scratch_nothing",
+        &format!("{POOLS}{MODEL}\n[[model.scratch]]\nop = \"CONV_2D\"\nname = \"s\"\nsize = 16\n"),
+        "12:1",
+        &["matches no call", "the model has 5 calls"],
+    );
+}
+
+#[test]
+fn constants_of_two_models_overflow_their_pool() {
+    one(
+        "constants_overflow",
+        &format!(
+            "[[pool]]\nname = \"sram\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\nsize = 2000\n{MODEL}\n[[model]]\nname = \"again\"\npath = \"$KWS\"\n"
+        ),
+        "7:8",
+        &[
+            "holds 2000 bytes but the models' constants need 2272 together",
+            "size = 2272",
+        ],
+    );
+}
+
+#[test]
+fn every_problem_is_reported_not_only_the_first() {
+    let d = errors(
+        "several",
+        "[[pool]]\nname = \"sram\"\nalignment = 3\n\n[[pool]]\nname = \"sram\"\n\n[[model]]\nname = \"kws\"\npath = \"x\"\nalgorithm = \"magic\"\n",
+        &[],
+    );
+    assert_eq!(d.len(), 3, "{d:#?}");
+    assert!(d[0].contains("usmp.toml:3:13:"), "{}", d[0]);
+    assert!(d[1].contains("usmp.toml:6:8:"), "{}", d[1]);
+    assert!(d[2].contains("usmp.toml:11:13:"), "{}", d[2]);
+}
