@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn render_puts_a_caret_under_the_span() {
         let text = "[[pool]]\nname = \"dtcm\"\nsize = 0\n";
-        let d = Diagnostic::new(32..33, "a pool size of 0 bytes holds nothing").help("give one");
+        let d = Diagnostic::new(30..31, "a pool size of 0 bytes holds nothing").help("give one");
         let r = render("usmp.toml", text, &d);
         assert_eq!(
             r,
