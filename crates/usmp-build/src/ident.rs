@@ -65,12 +65,12 @@ pub fn constant_names(names: &[&str], reserved: &[&str]) -> Vec<String> {
         .iter()
         .map(|n| {
             let first = n.split(';').next().unwrap_or(n);
-            let mut s = words(first).join("_").to_ascii_uppercase();
-            if s.len() > MAX_CONST {
-                // Keep the end: it names the layer; the start is the model's scope.
-                let cut = s.len() - MAX_CONST;
-                s = s[cut..].trim_start_matches('_').to_string();
+            let mut w = words(first);
+            // Keep the last words: they name the layer; the first are the model's scope.
+            while w.len() > 1 && w.iter().map(|x| x.len() + 1).sum::<usize>() > MAX_CONST + 1 {
+                w.remove(0);
             }
+            let mut s = w.join("_").to_ascii_uppercase();
             if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
                 s.insert_str(0, "T_");
             }
@@ -131,7 +131,7 @@ mod tests {
         assert_eq!(got[2], "A_B_2");
         assert_eq!(got[3], "A_B_3");
         assert_eq!(got[4], "T_0");
-        assert!(got[5].len() <= MAX_CONST && got[5].ends_with("FINAL_LAYER_NAME"));
+        assert_eq!(got[5], "WITH_MANY_LEVELS_AND_A_FINAL_LAYER_NAME");
         assert_eq!(got[6], "CALLS_6");
     }
 }

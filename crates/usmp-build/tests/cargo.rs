@@ -42,37 +42,74 @@ fn fixtures_compile_for_cortex_m() {
     assert!(!stderr.contains("warning"), "{stderr}");
 }
 
-#[test]
-fn a_bad_usmp_toml_fails_the_build_cleanly() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad-crate");
+/// A `no_std` crate of its own in the test's temporary folder, whose build script calls
+/// `usmp_build::build()` on `usmp_toml` and whose library includes the result.
+fn scratch_crate(name: &str, usmp_toml: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let build = Path::new(env!("CARGO_MANIFEST_DIR"))
         .canonicalize()
         .unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"bad\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[build-dependencies]\nusmp-build = {{ path = {:?} }}\n\n[workspace]\n",
-            build.display().to_string()
-        ),
-    )
-    .unwrap();
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
+         [build-dependencies]\nusmp-build = {{ path = {:?} }}\n\n[workspace]\n",
+        build.display().to_string()
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     std::fs::write(
         dir.join("build.rs"),
         "fn main() {\n    usmp_build::build();\n}\n",
     )
     .unwrap();
-    std::fs::write(dir.join("src/lib.rs"), "#![no_std]\n").unwrap();
-    std::fs::write(
-        dir.join("usmp.toml"),
-        "[[pool]]\nname = \"sram\"\nalignment = 12\n\n[[model]]\nname = \"m\"\npath = \"missing.tflite\"\n",
-    )
-    .unwrap();
-    let lock = Path::new(ROOT).join("Cargo.lock");
-    std::fs::copy(lock, dir.join("Cargo.lock")).unwrap();
+    let lib =
+        "#![no_std]\npub mod usmp {\n    include!(concat!(env!(\"OUT_DIR\"), \"/usmp.rs\"));\n}\n";
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    std::fs::write(dir.join("usmp.toml"), usmp_toml).unwrap();
+    std::fs::copy(Path::new(ROOT).join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    dir
+}
 
-    let out = cargo(&dir, "bad-crate-target", &["build"]);
+#[test]
+fn the_nine_tflite_models_compile_for_cortex_m_in_one_workspace() {
+    let models = Path::new(ROOT).join("../shared/tflite-models");
+    if !models.is_dir() {
+        println!("skipped: {} is absent", models.display());
+        return;
+    }
+    let mut toml = String::from(
+        "[[pool]]\nname = \"dtcm\"\nsize = \"64 KiB\"\nregion = \"DTCM\"\n\n\
+         [[pool]]\nname = \"sram\"\nregion = \"RAM\"\n\n\
+         [[pool]]\nname = \"flash\"\nkind = \"constant\"\nregion = \"FLASH\"\n",
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&models)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 9, "{names:?}");
+    for n in &names {
+        let path = models.join(format!("{n}.tflite")).canonicalize().unwrap();
+        let path = path.display().to_string();
+        toml.push_str(&format!("\n[[model]]\nname = \"{n}\"\npath = {path:?}\n"));
+    }
+    let dir = scratch_crate("nine-models", &toml);
+    let args = ["build", "--release", "--target", "thumbv7em-none-eabihf"];
+    let out = cargo(&dir, "thumb", &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+#[test]
+fn a_bad_usmp_toml_fails_the_build_cleanly() {
+    let dir = scratch_crate(
+        "bad",
+        "[[pool]]\nname = \"sram\"\nalignment = 12\n\n[[model]]\nname = \"m\"\npath = \"missing.tflite\"\n",
+    );
+    let out = cargo(&dir, "thumb", &["build"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the build should fail:\n{stderr}");
     assert!(
