@@ -97,7 +97,7 @@ fn shared(out: &mut String, planned: &Planned) {
     for (_, pool) in workspace(planned) {
         let _ = writeln!(
             out,
-            "/// Bytes of workspace pool `{}`: the most any model needs.\npub const {}_SIZE: usize = {};",
+            "/// Bytes of workspace pool `{}`: the most any model needs.\n#[allow(dead_code)]\npub const {}_SIZE: usize = {};",
             pool.name,
             upper(&pool.name),
             pool.size
@@ -112,7 +112,7 @@ fn shared(out: &mut String, planned: &Planned) {
     }
     let _ = writeln!(
         out,
-        "\n/// Every pool, in preference order; [`Buffer::pool`] indexes it.\npub const POOLS: [PoolInfo; {}] = [",
+        "\n/// Every pool, in preference order; [`Buffer::pool`] indexes it.\n#[allow(dead_code)]\npub const POOLS: [PoolInfo; {}] = [",
         planned.pools.len()
     );
     for pool in &planned.pools {
@@ -146,7 +146,7 @@ fn workspace_impl(out: &mut String, planned: &Planned) {
     out.push_str(WORKSPACE_TYPE);
     let _ = writeln!(
         out,
-        "impl Workspace {{
+        "#[allow(dead_code)]\nimpl Workspace {{
     /// Returns the handle the first time it is called and `None` after. It zeroes the
     /// workspace pools once ({total} bytes), so every byte reached through it is
     /// initialised; the pools themselves are uninitialised (`NOLOAD`) at start-up.
@@ -169,7 +169,6 @@ fn workspace_impl(out: &mut String, planned: &Planned) {
     }
 
     /// The start of workspace pool `pool` (an index into [`POOLS`]).
-    #[allow(dead_code)]
     fn base(&self, pool: usize) -> *mut u8 {
         match pool {\n",
     );
@@ -188,7 +187,6 @@ fn workspace_impl(out: &mut String, planned: &Planned) {
     /// `b` lies inside workspace pool `b.pool` ([`placed`], asserted at compile time for
     /// every planned buffer), and no other reference to any of its bytes is used during
     /// `'a`.
-    #[allow(dead_code)]
     unsafe fn region<'a>(&self, b: &Buffer) -> &'a mut [u8] {
         // SAFETY: in bounds and exclusive by the caller's promise; `take` initialised
         // every byte of the pool, and `u8` has no invalid values.
@@ -201,7 +199,10 @@ fn workspace_impl(out: &mut String, planned: &Planned) {
 
 /// Types every generated module has, whatever was planned.
 const SHARED_TYPES: &str = r#"
+// Firmware uses what it needs of this module; the rest must not warn.
+
 /// Where a planned buffer lives.
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Buffer {
     /// The tensor or scratch it holds.
@@ -216,6 +217,7 @@ pub struct Buffer {
 }
 
 /// A pool as planned.
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolInfo {
     /// Its name in the pools' declaration.
@@ -231,11 +233,13 @@ pub struct PoolInfo {
 }
 
 /// Whether `a` and `b` share no byte.
+#[allow(dead_code)]
 pub const fn disjoint(a: &Buffer, b: &Buffer) -> bool {
     a.pool != b.pool || a.offset + a.size <= b.offset || b.offset + b.size <= a.offset
 }
 
 /// Whether `b` lies inside its pool, at an offset the pool's alignment allows.
+#[allow(dead_code)]
 pub const fn placed(b: &Buffer) -> bool {
     b.pool < POOLS.len()
         && b.offset + b.size <= POOLS[b.pool].size
@@ -267,6 +271,7 @@ static TAKEN: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::n
 
 /// The one handle to every workspace pool. A model borrows it mutably while it hands out
 /// regions, so the same bytes can never be reached twice.
+#[allow(dead_code)]
 #[derive(Debug)]
 pub struct Workspace {
     _once: (),

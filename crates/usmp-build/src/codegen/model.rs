@@ -97,7 +97,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
 
     let _ = writeln!(
         out,
-        "\n/// Model `{}` (`{}`): {calls} operator calls, planned by {}.\npub mod {} {{\n    use super::{{Buffer, Workspace}};",
+        "\n/// Model `{}` (`{}`): {calls} operator calls, planned by {}.\n#[allow(dead_code)]\npub mod {} {{\n    use super::{{Buffer, Workspace}};",
         m.name, m.path, m.plan.algorithm, m.module
     );
     let _ = writeln!(
@@ -402,7 +402,6 @@ const CALL_TYPE: &str = r#"
     /// This model, running in the workspace it borrows.
     #[derive(Debug)]
     pub struct Model<'w> {
-        #[allow(dead_code)]
         ws: &'w mut Workspace,
     }
 

@@ -6,11 +6,16 @@
 // pool flash: constant, 1136 bytes, section .usmp.flash
 
 /// Bytes of workspace pool `dtcm`: the most any model needs.
+#[allow(dead_code)]
 pub const DTCM_SIZE: usize = 5520;
 /// Bytes of workspace pool `sram`: the most any model needs.
+#[allow(dead_code)]
 pub const SRAM_SIZE: usize = 1824;
 
+// Firmware uses what it needs of this module; the rest must not warn.
+
 /// Where a planned buffer lives.
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Buffer {
     /// The tensor or scratch it holds.
@@ -25,6 +30,7 @@ pub struct Buffer {
 }
 
 /// A pool as planned.
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolInfo {
     /// Its name in the pools' declaration.
@@ -40,11 +46,13 @@ pub struct PoolInfo {
 }
 
 /// Whether `a` and `b` share no byte.
+#[allow(dead_code)]
 pub const fn disjoint(a: &Buffer, b: &Buffer) -> bool {
     a.pool != b.pool || a.offset + a.size <= b.offset || b.offset + b.size <= a.offset
 }
 
 /// Whether `b` lies inside its pool, at an offset the pool's alignment allows.
+#[allow(dead_code)]
 pub const fn placed(b: &Buffer) -> bool {
     b.pool < POOLS.len()
         && b.offset + b.size <= POOLS[b.pool].size
@@ -74,6 +82,7 @@ impl<const N: usize> Storage<N> {
 struct Align16<T>(T);
 
 /// Every pool, in preference order; [`Buffer::pool`] indexes it.
+#[allow(dead_code)]
 pub const POOLS: [PoolInfo; 3] = [
     PoolInfo { name: "dtcm", constant: false, size: 5520, alignment: 16, section: ".usmp.dtcm" },
     PoolInfo { name: "sram", constant: false, size: 1824, alignment: 16, section: ".usmp.sram" },
@@ -91,11 +100,13 @@ static TAKEN: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::n
 
 /// The one handle to every workspace pool. A model borrows it mutably while it hands out
 /// regions, so the same bytes can never be reached twice.
+#[allow(dead_code)]
 #[derive(Debug)]
 pub struct Workspace {
     _once: (),
 }
 
+#[allow(dead_code)]
 impl Workspace {
     /// Returns the handle the first time it is called and `None` after. It zeroes the
     /// workspace pools once (7344 bytes), so every byte reached through it is
@@ -114,7 +125,6 @@ impl Workspace {
     }
 
     /// The start of workspace pool `pool` (an index into [`POOLS`]).
-    #[allow(dead_code)]
     fn base(&self, pool: usize) -> *mut u8 {
         match pool {
             0 => DTCM.0.base(),
@@ -130,7 +140,6 @@ impl Workspace {
     /// `b` lies inside workspace pool `b.pool` ([`placed`], asserted at compile time for
     /// every planned buffer), and no other reference to any of its bytes is used during
     /// `'a`.
-    #[allow(dead_code)]
     unsafe fn region<'a>(&self, b: &Buffer) -> &'a mut [u8] {
         // SAFETY: in bounds and exclusive by the caller's promise; `take` initialised
         // every byte of the pool, and `u8` has no invalid values.
@@ -139,6 +148,7 @@ impl Workspace {
 }
 
 /// Model `kws` (`../../examples/models/kws.json`): 5 operator calls, planned by auto (greedy_by_breadth).
+#[allow(dead_code)]
 pub mod kws {
     use super::{Buffer, Workspace};
 
@@ -252,7 +262,6 @@ pub mod kws {
     /// This model, running in the workspace it borrows.
     #[derive(Debug)]
     pub struct Model<'w> {
-        #[allow(dead_code)]
         ws: &'w mut Workspace,
     }
 

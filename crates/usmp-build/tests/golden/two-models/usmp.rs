@@ -6,9 +6,13 @@
 // pool flash: constant, 1152 bytes, section .usmp.flash
 
 /// Bytes of workspace pool `sram`: the most any model needs.
+#[allow(dead_code)]
 pub const SRAM_SIZE: usize = 9216;
 
+// Firmware uses what it needs of this module; the rest must not warn.
+
 /// Where a planned buffer lives.
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Buffer {
     /// The tensor or scratch it holds.
@@ -23,6 +27,7 @@ pub struct Buffer {
 }
 
 /// A pool as planned.
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolInfo {
     /// Its name in the pools' declaration.
@@ -38,11 +43,13 @@ pub struct PoolInfo {
 }
 
 /// Whether `a` and `b` share no byte.
+#[allow(dead_code)]
 pub const fn disjoint(a: &Buffer, b: &Buffer) -> bool {
     a.pool != b.pool || a.offset + a.size <= b.offset || b.offset + b.size <= a.offset
 }
 
 /// Whether `b` lies inside its pool, at an offset the pool's alignment allows.
+#[allow(dead_code)]
 pub const fn placed(b: &Buffer) -> bool {
     b.pool < POOLS.len()
         && b.offset + b.size <= POOLS[b.pool].size
@@ -76,6 +83,7 @@ struct Align16<T>(T);
 struct Align32<T>(T);
 
 /// Every pool, in preference order; [`Buffer::pool`] indexes it.
+#[allow(dead_code)]
 pub const POOLS: [PoolInfo; 2] = [
     PoolInfo { name: "sram", constant: false, size: 9216, alignment: 32, section: ".usmp.sram" },
     PoolInfo { name: "flash", constant: true, size: 1152, alignment: 4, section: ".usmp.flash" },
@@ -89,11 +97,13 @@ static TAKEN: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::n
 
 /// The one handle to every workspace pool. A model borrows it mutably while it hands out
 /// regions, so the same bytes can never be reached twice.
+#[allow(dead_code)]
 #[derive(Debug)]
 pub struct Workspace {
     _once: (),
 }
 
+#[allow(dead_code)]
 impl Workspace {
     /// Returns the handle the first time it is called and `None` after. It zeroes the
     /// workspace pools once (9216 bytes), so every byte reached through it is
@@ -109,7 +119,6 @@ impl Workspace {
     }
 
     /// The start of workspace pool `pool` (an index into [`POOLS`]).
-    #[allow(dead_code)]
     fn base(&self, pool: usize) -> *mut u8 {
         match pool {
             0 => SRAM.0.base(),
@@ -124,7 +133,6 @@ impl Workspace {
     /// `b` lies inside workspace pool `b.pool` ([`placed`], asserted at compile time for
     /// every planned buffer), and no other reference to any of its bytes is used during
     /// `'a`.
-    #[allow(dead_code)]
     unsafe fn region<'a>(&self, b: &Buffer) -> &'a mut [u8] {
         // SAFETY: in bounds and exclusive by the caller's promise; `take` initialised
         // every byte of the pool, and `u8` has no invalid values.
@@ -133,6 +141,7 @@ impl Workspace {
 }
 
 /// Model `kws` (`../../examples/models/kws.json`): 5 operator calls, planned by auto (exact).
+#[allow(dead_code)]
 pub mod keyword {
     use super::{Buffer, Workspace};
 
@@ -240,7 +249,6 @@ pub mod keyword {
     /// This model, running in the workspace it borrows.
     #[derive(Debug)]
     pub struct Model<'w> {
-        #[allow(dead_code)]
         ws: &'w mut Workspace,
     }
 
@@ -346,6 +354,7 @@ pub mod keyword {
 }
 
 /// Model `tiny` (`tiny.json`): 2 operator calls, planned by greedy_by_size.
+#[allow(dead_code)]
 pub mod tiny {
     use super::{Buffer, Workspace};
 
@@ -421,7 +430,6 @@ pub mod tiny {
     /// This model, running in the workspace it borrows.
     #[derive(Debug)]
     pub struct Model<'w> {
-        #[allow(dead_code)]
         ws: &'w mut Workspace,
     }
 
