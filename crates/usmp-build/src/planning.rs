@@ -144,6 +144,20 @@ fn plan_model<S: Clone>(
     read: &mut Vec<PathBuf>,
 ) -> Result<PlannedModel, Diagnostic<S>> {
     let path = model_path(spec, m);
+    let known = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("tflite") || e.eq_ignore_ascii_case("json"));
+    if !known {
+        return Err(Diagnostic::new(
+            m.path.span.clone(),
+            format!(
+                "model `{}`: `{}` is not a model file",
+                m.name.value, m.path.value
+            ),
+        )
+        .help("name a .tflite file or a JSON model (usmp's model IR, ending in .json)"));
+    }
     let file = read_model(&path).map_err(|e| model_error(m, &path, &e))?;
     read.extend(file.files.iter().cloned());
     let pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
@@ -227,7 +241,7 @@ fn model_error<S: Clone>(m: &ModelSpec<S>, path: &Path, e: &InputError) -> Diagn
         d
     } else {
         d.help(format!(
-            "no file at {}; model paths are relative to the folder of the pools' declaration",
+            "no file at {}; a model path is relative to the file that declares it",
             path.display()
         ))
     }

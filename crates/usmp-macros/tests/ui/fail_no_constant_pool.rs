@@ -1,0 +1,8 @@
+usmp_macros::usmp_pools! {
+    model = "../../../../examples/models/kws.json",
+    pools {
+        sram: workspace(),
+    }
+}
+
+fn main() {}

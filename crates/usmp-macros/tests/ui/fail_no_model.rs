@@ -1,0 +1,7 @@
+usmp_macros::usmp_pools! {
+    pools {
+        sram: workspace(),
+    }
+}
+
+fn main() {}
