@@ -144,20 +144,6 @@ fn plan_model<S: Clone>(
     read: &mut Vec<PathBuf>,
 ) -> Result<PlannedModel, Diagnostic<S>> {
     let path = model_path(spec, m);
-    let known = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("tflite") || e.eq_ignore_ascii_case("json"));
-    if !known {
-        return Err(Diagnostic::new(
-            m.path.span.clone(),
-            format!(
-                "model `{}`: `{}` is not a model file",
-                m.name.value, m.path.value
-            ),
-        )
-        .help("name a .tflite file or a JSON model (usmp's model IR, ending in .json)"));
-    }
     let file = read_model(&path).map_err(|e| model_error(m, &path, &e))?;
     read.extend(file.files.iter().cloned());
     let pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();

@@ -17,6 +17,16 @@ fn example(name: &str) -> PathBuf {
 }
 
 #[test]
+fn a_csv_problem_is_not_a_model() {
+    // Content sniffing still finds JSON and .tflite without their extensions; what is
+    // left would be read as a CSV problem, which no model is.
+    let e =
+        input::read_model(&repo().join("examples/problems/tflm_greedy_medium.csv")).unwrap_err();
+    assert!(e.message.contains("not a model file"), "{e}");
+    assert!(e.message.contains(".tflite"), "{e}");
+}
+
+#[test]
 fn the_ir_example_plans_with_its_pools() {
     let model = input::read_model(&example("kws.json")).unwrap();
     assert_eq!(

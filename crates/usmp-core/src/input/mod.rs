@@ -203,6 +203,16 @@ fn text(file: &str, bytes: Vec<u8>) -> Result<String, InputError> {
 pub fn read(path: &Path, capacity: Option<u64>) -> Result<Input, InputError> {
     let (file, bytes) = read_bytes(path)?;
     let container = container(path, &bytes);
+    read_as(path, file, bytes, container, capacity)
+}
+
+fn read_as(
+    path: &Path,
+    file: String,
+    bytes: Vec<u8>,
+    container: Container,
+    capacity: Option<u64>,
+) -> Result<Input, InputError> {
     if capacity.is_some() && container != Container::Csv {
         return Err(InputError::whole(
             &file,
@@ -298,7 +308,16 @@ pub fn read_problem(path: &Path, capacity: Option<u64>) -> Result<Problem, Input
 
 /// Reads a model file (`.tflite` or the JSON IR).
 pub fn read_model(path: &Path) -> Result<ModelFile, InputError> {
-    match read(path, None)? {
+    let (file, bytes) = read_bytes(path)?;
+    let container = container(path, &bytes);
+    // Only CSV problems remain once .tflite and JSON are ruled out: none is a model.
+    if container == Container::Csv {
+        return Err(InputError::whole(
+            &file,
+            "not a model file; name a .tflite file or a JSON model (usmp's model IR, ending in .json)",
+        ));
+    }
+    match read_as(path, file, bytes, container, None)? {
         Input::Model(m) => Ok(*m),
         Input::Problem(_) => Err(InputError::whole(
             &path.display().to_string(),
