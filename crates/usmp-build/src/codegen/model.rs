@@ -34,19 +34,35 @@ fn tensor_buffer(m: &PlannedModel, t: usize) -> Option<usize> {
     m.liveness.tensor_buffers.get(t).copied().flatten()
 }
 
+/// The buffers of `tensors`, each at most once: a repeat (or one already in `taken`) is
+/// an empty slot, so no bytes are handed out mutably twice.
+fn distinct(m: &PlannedModel, tensors: &[usize], taken: &mut Vec<usize>) -> Vec<Option<usize>> {
+    tensors
+        .iter()
+        .map(|&t| {
+            let b = tensor_buffer(m, t).filter(|b| !taken.contains(b));
+            taken.extend(b);
+            b
+        })
+        .collect()
+}
+
+/// Whether any slot holds a workspace buffer (the code then needs the workspace).
+fn uses_workspace(m: &PlannedModel, lists: &[&Vec<Option<usize>>]) -> bool {
+    let buffers = m.liveness.problem.buffers();
+    lists.iter().any(|v| {
+        v.iter()
+            .flatten()
+            .any(|&b| buffers[b].kind == PoolKind::Workspace)
+    })
+}
+
 /// Each buffer is handed out mutably at most once per call; a read of a buffer the call
 /// also writes is left empty (the output slot has it).
 fn slots(m: &PlannedModel, call: usize) -> Slots {
     let c = &m.model.calls[call];
     let mut taken = Vec::new();
-    let mut outputs = Vec::new();
-    for &t in &c.writes {
-        let b = tensor_buffer(m, t).filter(|b| !taken.contains(b));
-        if let Some(b) = b {
-            taken.push(b);
-        }
-        outputs.push(b);
-    }
+    let outputs = distinct(m, &c.writes, &mut taken);
     let scratch = (0..m.liveness.scratch[call].len())
         .map(|k| {
             m.liveness.origins.iter().position(|o| {
@@ -72,6 +88,11 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
     let calls = m.model.calls.len();
     let slots: Vec<Slots> = (0..calls).map(|i| slots(m, i)).collect();
     let max = |f: fn(&Slots) -> usize| slots.iter().map(f).max().unwrap_or(0);
+    let widths = [
+        max(|s| s.inputs.len()),
+        max(|s| s.outputs.len()),
+        max(|s| s.scratch.len()),
+    ];
 
     let stems: Vec<String> = m
         .liveness
@@ -103,9 +124,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
     let _ = writeln!(
         out,
         "\n    /// Operator calls, in execution order.\n    pub const CALLS: usize = {calls};\n    /// Most inputs of any call.\n    pub const MAX_INPUTS: usize = {};\n    /// Most outputs of any call.\n    pub const MAX_OUTPUTS: usize = {};\n    /// Most scratch buffers of any call.\n    pub const MAX_SCRATCH: usize = {};",
-        max(|s| s.inputs.len()),
-        max(|s| s.outputs.len()),
-        max(|s| s.scratch.len())
+        widths[0], widths[1], widths[2]
     );
     let ops: Vec<String> = m
         .model
@@ -170,7 +189,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
 
     constants(out, planned, m, embed);
     dead_after(out, m, &names);
-    handle(out, m, &slots, &names);
+    handle(out, m, &slots, widths, &names);
     out.push_str("}\n");
 }
 
@@ -182,13 +201,16 @@ fn constants(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embe
         }
         let size = m.plan.pool_sizes[p];
         let name = upper(&pool.name);
-        let image = m.liveness.constant_image(&m.model, &m.plan, p);
         let bytes = match embed {
             Embed::OutDir => format!(
                 "*include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{}\"))",
                 constants_file(&m.module, &pool.name)
             ),
-            Embed::Inline => format!("*{}", byte_string(&image)),
+            // The build writes the image for OutDir; only an inline one is made here.
+            Embed::Inline => format!(
+                "*{}",
+                byte_string(&m.liveness.constant_image(&m.model, &m.plan, p))
+            ),
         };
         let _ = writeln!(
             out,
@@ -246,10 +268,15 @@ fn slot_list(
     format!("[{}]", items.join(", "))
 }
 
-fn handle(out: &mut String, m: &PlannedModel, slots: &[Slots], names: &[String]) {
-    let max_in = slots.iter().map(|s| s.inputs.len()).max().unwrap_or(0);
-    let max_out = slots.iter().map(|s| s.outputs.len()).max().unwrap_or(0);
-    let max_scratch = slots.iter().map(|s| s.scratch.len()).max().unwrap_or(0);
+/// `widths`: the longest inputs, outputs and scratch lists of any call.
+fn handle(
+    out: &mut String,
+    m: &PlannedModel,
+    slots: &[Slots],
+    widths: [usize; 3],
+    names: &[String],
+) {
+    let [max_in, max_out, max_scratch] = widths;
     out.push_str(CALL_TYPE);
     let arms: Vec<String> = (0..slots.len())
         .map(|i| format!("                {i} => Some(self.call_{i}()),"))
@@ -275,11 +302,7 @@ fn handle(out: &mut String, m: &PlannedModel, slots: &[Slots], names: &[String])
         let inputs = slot_list(&s.inputs, max_in, names, m, true);
         let outputs = slot_list(&s.outputs, max_out, names, m, false);
         let scratch = slot_list(&s.scratch, max_scratch, names, m, false);
-        let uses_ws = [&s.inputs, &s.outputs, &s.scratch].iter().any(|v| {
-            v.iter()
-                .flatten()
-                .any(|&b| m.liveness.problem.buffers()[b].kind == PoolKind::Workspace)
-        });
+        let uses_ws = uses_workspace(m, &[&s.inputs, &s.outputs, &s.scratch]);
         let body = format!(
             "Call {{ index: {i}, op: {:?}, inputs: {inputs}, outputs: {outputs}, scratch: {scratch} }}",
             m.model.calls[i].op
@@ -326,24 +349,8 @@ fn io(out: &mut String, m: &PlannedModel, names: &[String]) {
         ("inputs", &m.model.inputs, false),
         ("outputs", &m.model.outputs, true),
     ] {
-        let mut taken = Vec::new();
-        let items: Vec<String> = tensors
-            .iter()
-            .map(
-                |&t| match tensor_buffer(m, t).filter(|b| !taken.contains(b)) {
-                    Some(b) => {
-                        taken.push(b);
-                        if shared {
-                            format!("&*ws.region(&{})", names[b])
-                        } else {
-                            format!("ws.region(&{})", names[b])
-                        }
-                    }
-                    None if shared => "&[]".into(),
-                    None => "&mut []".into(),
-                },
-            )
-            .collect();
+        let list = distinct(m, tensors, &mut Vec::new());
+        let items = slot_list(&list, tensors.len(), names, m, shared);
         let (doc, ty) = if shared {
             (
                 "The model's outputs, in its order; read them after the last call",
@@ -364,8 +371,8 @@ fn io(out: &mut String, m: &PlannedModel, names: &[String]) {
             "        pub fn {what}(&mut self) -> [{ty}; {}] {{",
             tensors.len()
         );
-        if taken.is_empty() {
-            let _ = writeln!(out, "            [{}]\n        }}", items.join(", "));
+        if !uses_workspace(m, &[&list]) {
+            let _ = writeln!(out, "            {items}\n        }}");
         } else {
             let _ = writeln!(
                 out,
@@ -373,9 +380,8 @@ fn io(out: &mut String, m: &PlannedModel, names: &[String]) {
             // SAFETY: `self` borrows the only Workspace mutably for as long as the
             // slices live; the model's {what} are live at the same time, so the plan keeps
             // them disjoint (asserted above), and each is handed out once.
-            unsafe {{ [{}] }}
-        }}",
-                items.join(", ")
+            unsafe {{ {items} }}
+        }}"
             );
         }
     }
