@@ -139,8 +139,8 @@ pub fn parse(text: &str, base: &Path) -> Result<Spec<Span>, Vec<Diagnostic<Span>
 fn toml_message(e: &toml::de::Error) -> String {
     let m = e.message().trim();
     let m = m.replace("unknown field", "unknown key");
-    match m.find(", expected one of") {
-        Some(i) => format!("{}; the keys here are{}", &m[..i], &m[i + 17..]),
+    match m.split_once(", expected one of") {
+        Some((what, keys)) => format!("{what}; the keys here are{keys}"),
         None => m,
     }
 }

@@ -116,7 +116,6 @@ pub fn spec(input: &Input, base: &Path) -> Result<Spec<Span>, Errors> {
                     &m.name.to_string(),
                     m.name.span(),
                     &args,
-                    MODEL_KEYS,
                     &mut errors,
                 ));
             }
@@ -139,7 +138,7 @@ pub fn spec(input: &Input, base: &Path) -> Result<Spec<Span>, Errors> {
                         (k, *v)
                     })
                     .collect();
-                models.extend(model(&name, path.1.span(), &args, MODEL_KEYS, &mut errors));
+                models.extend(model(&name, path.1.span(), &args, &mut errors));
             } else {
                 errors.push(
                     Diagnostic::new(Span::call_site(), "no model is declared").help(
@@ -236,7 +235,6 @@ fn model(
     name: &str,
     span: Span,
     args: &[(Ident, &Value)],
-    known: &[&str],
     errors: &mut Errors,
 ) -> Option<ModelSpec<Span>> {
     let here = |v| At::new(v, span);
@@ -274,7 +272,7 @@ fn model(
                 }
             }
             "scratch" => m.scratch = scratch(value, errors),
-            _ => errors.push(unknown(key, known)),
+            _ => errors.push(unknown(key, MODEL_KEYS)),
         }
     }
     match path {
