@@ -344,3 +344,44 @@ fn real_models_have_the_readme_shapes() {
         assert_eq!(sum(&|r| *r == Role::State), variable, "{name}");
     }
 }
+
+#[test]
+fn the_graph_gives_kernels_shapes_quantization_and_options() {
+    let Some(dir) = shared_models() else { return };
+    let bytes = std::fs::read(dir.join("micro_speech_quantized.tflite")).unwrap();
+    let g = usmp_core::tflite::read_graph(&bytes).unwrap();
+    let ops: Vec<&str> = g.operators.iter().map(|o| o.op.as_str()).collect();
+    assert_eq!(
+        ops,
+        ["RESHAPE", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SOFTMAX"]
+    );
+    // Values as TFLite Micro's Python package prints them for this file.
+    let conv = &g.operators[1];
+    assert_eq!(conv.inputs, [Some(4), Some(8), Some(0)]);
+    let filter = &g.tensors[8];
+    assert_eq!(
+        (filter.shape.as_slice(), filter.element.as_str()),
+        (&[1, 10, 8, 8][..], "INT8")
+    );
+    assert!(filter.constant);
+    assert_eq!(filter.quantization.scales.len(), 8);
+    assert_eq!(filter.quantization.dimension, 3);
+    assert_eq!(filter.quantization.scales[0], 0.000_622_243_7_f32);
+    let input = &g.tensors[g.inputs[0]];
+    assert_eq!(input.quantization.zero_points, [-128]);
+    assert_eq!(input.quantization.scales, [0.101_715_684_f32]);
+    assert!(!input.constant);
+    let o = conv.options;
+    // padding SAME, stride 2x2, depth multiplier 8, RELU, dilation 1
+    assert_eq!(
+        o.byte(0, 0).unwrap(),
+        0,
+        "SAME is the default, so the file leaves it out"
+    );
+    assert_eq!((o.int(1, 0).unwrap(), o.int(2, 0).unwrap()), (2, 2));
+    assert_eq!(o.int(3, 0).unwrap(), 8);
+    assert_eq!(o.byte(4, 0).unwrap(), 1);
+    assert_eq!(o.int(5, 1).unwrap(), 1);
+    assert_eq!(g.operators[3].options.float(0, 0.0).unwrap(), 1.0);
+    assert_eq!(g.tensors[6].quantization.zero_points, [14]);
+}

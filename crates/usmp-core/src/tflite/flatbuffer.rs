@@ -123,6 +123,14 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// A table field.
+    pub(crate) fn table(&self, slot: usize) -> Result<Option<Table<'a>>> {
+        match self.field(slot)? {
+            Some(p) => Ok(Some(Table::at(self.buf, follow(self.buf, p)?)?)),
+            None => Ok(None),
+        }
+    }
+
     /// A vector field.
     pub(crate) fn vector(&self, slot: usize) -> Result<Option<Vector<'a>>> {
         let Some(p) = self.field(slot)? else {
@@ -183,6 +191,21 @@ impl<'a> Vector<'a> {
         // Check the whole extent first so a huge count in a corrupt file fails fast.
         slice(self.buf, self.items, self.len.saturating_mul(4))?;
         (0..self.len).map(|k| self.i32(k)).collect()
+    }
+
+    /// All items of a vector of four- or eight-byte scalars, widened to `u64`.
+    pub(crate) fn words(&self, width: usize) -> Result<Vec<u64>> {
+        slice(self.buf, self.items, self.len.saturating_mul(width))?;
+        (0..self.len)
+            .map(|k| {
+                let at = self.items + width * k;
+                if width == 8 {
+                    u64_at(self.buf, at)
+                } else {
+                    u32_at(self.buf, at).map(u64::from)
+                }
+            })
+            .collect()
     }
 
     /// Item `k` of a vector of tables.

@@ -14,6 +14,7 @@
 //! fixed size, and corrupt or truncated files.
 
 mod flatbuffer;
+mod graph;
 mod ops;
 
 use std::fmt;
@@ -21,6 +22,8 @@ use std::fmt;
 use flatbuffer::{Table, Vector};
 
 use crate::model::{Call, Model, Role, Size, Tensor};
+
+pub use graph::{Graph, Operator, Options, Quantization, TensorInfo, read_graph};
 
 /// Why a `.tflite` file could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,8 +107,14 @@ fn type_name(code: u8) -> String {
     }
 }
 
-/// Reads a `.tflite` model. `name` becomes the model's name.
-pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
+/// The root table, subgraph 0 and the operator code names of a `.tflite` file.
+struct File<'a> {
+    root: Table<'a>,
+    subgraph: Table<'a>,
+    op_names: Vec<(i32, String)>,
+}
+
+fn open(bytes: &[u8]) -> Result<File<'_>, TfliteError> {
     match bytes.get(4..8) {
         Some(b"TFL3") => {}
         Some(other) => {
@@ -121,9 +130,6 @@ pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
     }
     let root = Table::root(bytes).map_err(corrupt(|| "the model".into()))?;
     let op_names = operator_names(&root)?;
-    let buffers = root
-        .vector(4)
-        .map_err(corrupt(|| "the buffer list".into()))?;
     let subgraph = match root
         .vector(2)
         .map_err(corrupt(|| "the subgraph list".into()))?
@@ -136,6 +142,23 @@ pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
             });
         }
     };
+    Ok(File {
+        root,
+        subgraph,
+        op_names,
+    })
+}
+
+/// Reads a `.tflite` model. `name` becomes the model's name.
+pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
+    let File {
+        root,
+        subgraph,
+        op_names,
+    } = open(bytes)?;
+    let buffers = root
+        .vector(4)
+        .map_err(corrupt(|| "the buffer list".into()))?;
 
     let tensor_list = subgraph
         .vector(0)

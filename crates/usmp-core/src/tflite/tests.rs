@@ -249,3 +249,21 @@ fn wrong_or_broken_files_are_errors() {
     }
     assert!(error(&good[..good.len() / 2]).contains("corrupt"));
 }
+
+#[test]
+fn the_graph_keeps_left_out_inputs_and_reads_absent_options_as_defaults() {
+    let bytes = model(&good_tensors(), 14, 4);
+    let g = read_graph(&bytes).unwrap();
+    assert_eq!(g.operators[0].inputs, [Some(0), Some(1), None]);
+    assert_eq!(g.operators[1].outputs, [3]);
+    assert_eq!(g.tensors[1].shape, [4, 8]);
+    assert!(g.tensors[1].constant && !g.tensors[0].constant);
+    assert_eq!(g.tensors[3].element, "FLOAT32");
+    assert!(g.tensors[0].quantization.scales.is_empty());
+    assert_eq!(g.operators[0].options.int(3, 42).unwrap(), 42);
+    assert_eq!(g.operators[0].options.float(0, 1.5).unwrap(), 1.5);
+    assert!(matches!(
+        read_graph(b"nope nope"),
+        Err(TfliteError::NotTflite { .. })
+    ));
+}

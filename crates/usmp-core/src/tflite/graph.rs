@@ -1,0 +1,226 @@
+//! What a kernel author needs from a `.tflite` file besides the memory plan: each
+//! tensor's shape, element type and quantization, and each operator's tensors and
+//! builtin options. A firmware's `build.rs` reads it to turn scales into the fixed-point
+//! multipliers its int8 kernels use, so nothing about the model is typed in by hand.
+//!
+//! Options are read by slot number, in the order of the options table in TensorFlow
+//! Lite's `schema.fbs` (for `DepthwiseConv2DOptions`: 0 padding, 1 stride_w, 2 stride_h,
+//! 3 depth_multiplier, 4 fused_activation_function, 5 dilation_w_factor, 6
+//! dilation_h_factor); an absent field reads as the default the caller gives, as the
+//! schema's defaults do.
+
+use super::flatbuffer::Table;
+use super::{File, TfliteError, corrupt, open, tensor_index, type_name};
+
+/// A model's tensors and operators, as the file describes them (subgraph 0).
+#[derive(Clone, Debug)]
+pub struct Graph<'a> {
+    /// Every tensor, by index.
+    pub tensors: Vec<TensorInfo>,
+    /// Every operator, in execution order.
+    pub operators: Vec<Operator<'a>>,
+    /// The model's input tensors.
+    pub inputs: Vec<usize>,
+    /// The model's output tensors.
+    pub outputs: Vec<usize>,
+}
+
+/// One tensor's description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorInfo {
+    /// Its name in the file.
+    pub name: String,
+    /// Its dimensions.
+    pub shape: Vec<i32>,
+    /// Its element type as the schema names it (`INT8`, `INT32`, `FLOAT32`, ...).
+    pub element: String,
+    /// Whether the file holds its data (weights, biases, shape operands).
+    pub constant: bool,
+    /// How its integers map to real numbers; empty scales for an unquantized tensor.
+    pub quantization: Quantization,
+}
+
+/// Affine quantization: `real = scale * (q - zero_point)`, per tensor (one scale) or per
+/// channel along `dimension`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Quantization {
+    /// One scale per tensor, or one per channel.
+    pub scales: Vec<f32>,
+    /// Zero points, matching `scales`.
+    pub zero_points: Vec<i64>,
+    /// The channel dimension of per-channel quantization.
+    pub dimension: usize,
+}
+
+/// One operator call.
+#[derive(Clone, Debug)]
+pub struct Operator<'a> {
+    /// The builtin operator's schema name (`CONV_2D`), or a custom operator's code.
+    pub op: String,
+    /// Its input tensors, in order; `None` for an optional input left out.
+    pub inputs: Vec<Option<usize>>,
+    /// Its output tensors, in order.
+    pub outputs: Vec<usize>,
+    /// Its builtin options table.
+    pub options: Options<'a>,
+}
+
+/// An operator's builtin options, read by slot number (see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub struct Options<'a> {
+    table: Option<Table<'a>>,
+    context: usize,
+}
+
+impl Options<'_> {
+    fn read<T>(
+        &self,
+        slot: usize,
+        default: T,
+        get: impl Fn(&Table<'_>) -> super::flatbuffer::Result<T>,
+    ) -> Result<T, TfliteError> {
+        match &self.table {
+            Some(t) => get(t).map_err(corrupt(|| {
+                format!("the options of operator {} (slot {slot})", self.context)
+            })),
+            None => Ok(default),
+        }
+    }
+
+    /// A one-byte field (an enum such as padding or the fused activation, or a bool).
+    pub fn byte(&self, slot: usize, default: u8) -> Result<u8, TfliteError> {
+        self.read(slot, default, |t| t.u8(slot, default))
+    }
+
+    /// An `int` field.
+    pub fn int(&self, slot: usize, default: i32) -> Result<i32, TfliteError> {
+        self.read(slot, default, |t| {
+            t.u32(slot, default as u32).map(|v| v as i32)
+        })
+    }
+
+    /// A `float` field.
+    pub fn float(&self, slot: usize, default: f32) -> Result<f32, TfliteError> {
+        self.read(slot, default, |t| {
+            t.u32(slot, default.to_bits()).map(f32::from_bits)
+        })
+    }
+}
+
+/// Reads the tensors and operators of a `.tflite` file, for kernel parameters.
+pub fn read_graph(bytes: &[u8]) -> Result<Graph<'_>, TfliteError> {
+    let File {
+        root,
+        subgraph,
+        op_names,
+    } = open(bytes)?;
+    let buffers = root
+        .vector(4)
+        .map_err(corrupt(|| "the buffer list".into()))?;
+    let list = subgraph
+        .vector(0)
+        .map_err(corrupt(|| "the tensor list".into()))?;
+    let count = list.map_or(0, |v| v.len());
+    let mut tensors = Vec::with_capacity(count.min(1 << 16));
+    for t in 0..count {
+        let ctx = || format!("tensor {t}");
+        let Some(table) = list.map(|l| l.table(t)).transpose().map_err(corrupt(ctx))? else {
+            break;
+        };
+        let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
+        let constant = !super::buffer_data(bytes, buffers.as_ref(), buffer)
+            .map_err(corrupt(ctx))?
+            .is_empty();
+        tensors.push(TensorInfo {
+            name: table
+                .string(3)
+                .map_err(corrupt(ctx))?
+                .unwrap_or_else(|| format!("tensor{t}")),
+            shape: table.ints(0).map_err(corrupt(ctx))?,
+            element: type_name(table.u8(1, 0).map_err(corrupt(ctx))?),
+            constant,
+            quantization: quantization(table.table(4).map_err(corrupt(ctx))?)
+                .map_err(corrupt(ctx))?,
+        });
+    }
+    let index_list = |slot: usize, what: &str| -> Result<Vec<usize>, TfliteError> {
+        let ctx = || format!("the model's {what}");
+        let raw = subgraph.ints(slot).map_err(corrupt(ctx))?;
+        raw.into_iter()
+            .map(|i| tensor_index(i, count).map_err(corrupt(ctx)))
+            .collect()
+    };
+    let inputs = index_list(1, "inputs")?;
+    let outputs = index_list(2, "outputs")?;
+
+    let mut operators = Vec::new();
+    if let Some(list) = subgraph
+        .vector(3)
+        .map_err(corrupt(|| "the operator list".into()))?
+    {
+        for i in 0..list.len() {
+            let ctx = || format!("operator {i}");
+            let table = list.table(i).map_err(corrupt(ctx))?;
+            let opcode = table.u32(0, 0).map_err(corrupt(ctx))? as usize;
+            let op = op_names
+                .get(opcode)
+                .map(|(_, name)| name.clone())
+                .ok_or_else(|| TfliteError::Corrupt {
+                    context: ctx(),
+                    detail: format!("operator code index {opcode} is out of range"),
+                })?;
+            let ints = |slot| table.ints(slot).map_err(corrupt(ctx));
+            let inputs = ints(1)?
+                .into_iter()
+                .map(|r| match r {
+                    -1 => Ok(None),
+                    r => tensor_index(r, count).map(Some).map_err(corrupt(ctx)),
+                })
+                .collect::<Result<_, _>>()?;
+            let outputs = ints(2)?
+                .into_iter()
+                .map(|r| tensor_index(r, count).map_err(corrupt(ctx)))
+                .collect::<Result<_, _>>()?;
+            operators.push(Operator {
+                op,
+                inputs,
+                outputs,
+                options: Options {
+                    table: table.table(4).map_err(corrupt(ctx))?,
+                    context: i,
+                },
+            });
+        }
+    }
+    Ok(Graph {
+        tensors,
+        operators,
+        inputs,
+        outputs,
+    })
+}
+
+/// `QuantizationParameters`: scale (slot 2), zero_point (3), quantized_dimension (6).
+fn quantization(table: Option<Table<'_>>) -> super::flatbuffer::Result<Quantization> {
+    let Some(q) = table else {
+        return Ok(Quantization::default());
+    };
+    let scales = match q.vector(2)? {
+        Some(v) => v
+            .words(4)?
+            .into_iter()
+            .map(|w| f32::from_bits(w as u32))
+            .collect(),
+        None => Vec::new(),
+    };
+    let zero_points = match q.vector(3)? {
+        Some(v) => v.words(8)?.into_iter().map(|w| w as i64).collect(),
+        None => Vec::new(),
+    };
+    let dimension = q.u32(6, 0)? as usize;
+    Ok(Quantization {
+        scales,
+        zero_points,
+        dimension,
+    })
+}
