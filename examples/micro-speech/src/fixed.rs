@@ -1,0 +1,173 @@
+//! Integer fixed-point arithmetic with TensorFlow Lite's rounding, bit for bit (its
+//! `MultiplyByQuantizedMultiplier` with double rounding, and gemmlowp's `FixedPoint`
+//! helpers used by the int8 softmax). A value is an `i32` "raw" with a number of integer
+//! bits the caller keeps track of: `Qm` has `m` integer bits and `31 - m` fraction bits.
+//!
+//! Everything wraps instead of trapping where C++ would overflow silently, so a debug
+//! build gives the same bits as a release build.
+
+/// `round(a * b / 2^31)`, saturating the one overflow (`MIN * MIN`). ARM's `VQRDMULH`.
+pub fn doubling_high_mul(a: i32, b: i32) -> i32 {
+    if a == i32::MIN && b == i32::MIN {
+        return i32::MAX;
+    }
+    let ab = i64::from(a) * i64::from(b);
+    let nudge = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+    // Division truncates toward zero, as in C++.
+    ((ab + nudge) / (1i64 << 31)) as i32
+}
+
+/// `x / 2^exponent`, rounded to nearest with ties away from zero.
+pub fn rounding_shift_right(x: i32, exponent: u32) -> i32 {
+    let mask = ((1i64 << exponent) - 1) as i32;
+    let remainder = x & mask;
+    let threshold = (mask >> 1) + i32::from(x < 0);
+    (x >> exponent) + i32::from(remainder > threshold)
+}
+
+/// `x * 2^exponent`, saturating at the ends of `i32`.
+pub fn saturating_shift_left(x: i32, exponent: u32) -> i32 {
+    let threshold = (1i32 << (31 - exponent)) - 1;
+    if x > threshold {
+        i32::MAX
+    } else if x < -threshold {
+        i32::MIN
+    } else {
+        x << exponent
+    }
+}
+
+/// `x * multiplier * 2^shift` for a multiplier in Q0.31, as TFLite's kernels rescale
+/// accumulators.
+pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
+    let left = shift.max(0) as u32;
+    let right = (-shift).max(0) as u32;
+    rounding_shift_right(
+        doubling_high_mul(x.wrapping_mul(1 << left), multiplier),
+        right,
+    )
+}
+
+/// `round((a + b) / 2)`, ties away from zero.
+fn rounding_half_sum(a: i32, b: i32) -> i32 {
+    let sum = i64::from(a) + i64::from(b);
+    let sign = if sum >= 0 { 1 } else { -1 };
+    ((sum + sign) / 2) as i32
+}
+
+/// `exp(a)` for `a` in [-1/4, 0), both Q0: a Taylor expansion around -1/8.
+fn exp_on_interval_near_zero(a: i32) -> i32 {
+    const EXP_MINUS_ONE_EIGHTH: i32 = 1_895_147_668;
+    const ONE_THIRD: i32 = 715_827_883;
+    let x = a.wrapping_add(1 << 28);
+    let x2 = doubling_high_mul(x, x);
+    let x3 = doubling_high_mul(x2, x);
+    let x4 = doubling_high_mul(x2, x2);
+    let x4_over_4 = rounding_shift_right(x4, 2);
+    let poly = rounding_shift_right(
+        doubling_high_mul(x4_over_4.wrapping_add(x3), ONE_THIRD).wrapping_add(x2),
+        1,
+    );
+    EXP_MINUS_ONE_EIGHTH.wrapping_add(doubling_high_mul(
+        EXP_MINUS_ONE_EIGHTH,
+        x.wrapping_add(poly),
+    ))
+}
+
+/// `exp(a)` for `a <= 0` in Q5 (the softmax's scaled differences), as a Q0.
+pub fn exp_on_negative_values_q5(a: i32) -> i32 {
+    const INTEGER_BITS: i32 = 5;
+    const FRACTION_BITS: i32 = 31 - INTEGER_BITS;
+    const ONE_QUARTER: i32 = 1 << (FRACTION_BITS - 2);
+    // exp(-2^k) in Q0 for k = -2..=4: multiplied in for each bit set in the remainder.
+    const BARREL: [(i32, i32); 7] = [
+        (-2, 1_672_461_947),
+        (-1, 1_302_514_674),
+        (0, 790_015_084),
+        (1, 290_630_308),
+        (2, 39_332_535),
+        (3, 720_401),
+        (4, 242),
+    ];
+    if a == 0 {
+        return i32::MAX;
+    }
+    let mod_quarter_minus_quarter = (a & (ONE_QUARTER - 1)).wrapping_sub(ONE_QUARTER);
+    let mut result = exp_on_interval_near_zero(saturating_shift_left(mod_quarter_minus_quarter, 5));
+    let remainder = mod_quarter_minus_quarter.wrapping_sub(a);
+    for (exponent, multiplier) in BARREL {
+        if remainder & (1 << (FRACTION_BITS + exponent)) != 0 {
+            result = doubling_high_mul(result, multiplier);
+        }
+    }
+    result
+}
+
+/// `1 / (1 + x)` for `x` in [0, 1), Q0 in and out: three Newton-Raphson steps in Q2.
+fn one_over_one_plus_x(x: i32) -> i32 {
+    const FORTY_EIGHT_SEVENTEENTHS: i32 = 1_515_870_810;
+    const MINUS_THIRTY_TWO_SEVENTEENTHS: i32 = -1_010_580_540;
+    const ONE_Q2: i32 = 1 << 29;
+    let half_denominator = rounding_half_sum(x, i32::MAX);
+    let mut r = FORTY_EIGHT_SEVENTEENTHS.wrapping_add(doubling_high_mul(
+        half_denominator,
+        MINUS_THIRTY_TWO_SEVENTEENTHS,
+    ));
+    for _ in 0..3 {
+        let one_minus = ONE_Q2.wrapping_sub(doubling_high_mul(half_denominator, r));
+        r = r.wrapping_add(saturating_shift_left(doubling_high_mul(r, one_minus), 2));
+    }
+    // r is 1/(1+x) in Q2; halve it exactly (Q1) and rescale to Q0.
+    saturating_shift_left(r, 1)
+}
+
+/// The reciprocal of a positive sum held with `integer_bits` integer bits: a Q0 scale
+/// and how many bits the sum had above one.
+pub fn reciprocal(sum: i32, integer_bits: i32) -> (i32, i32) {
+    let headroom_plus_one = (sum as u32).leading_zeros();
+    let bits_over_unit = integer_bits - headroom_plus_one as i32;
+    let shifted_minus_one = (sum as u32)
+        .checked_shl(headroom_plus_one)
+        .unwrap_or(0)
+        .wrapping_sub(1 << 31) as i32;
+    (one_over_one_plus_x(shifted_minus_one), bits_over_unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(raw: i32, fraction_bits: i32) -> f64 {
+        f64::from(raw) / f64::from(1u32 << fraction_bits)
+    }
+
+    #[test]
+    fn rounding_matches_the_definitions() {
+        assert_eq!(doubling_high_mul(i32::MIN, i32::MIN), i32::MAX);
+        assert_eq!(doubling_high_mul(1 << 30, 1 << 30), 1 << 29);
+        assert_eq!(rounding_shift_right(5, 1), 3, "2.5 rounds away from zero");
+        assert_eq!(rounding_shift_right(-5, 1), -3);
+        assert_eq!(rounding_shift_right(-4, 1), -2);
+        assert_eq!(saturating_shift_left(1 << 29, 2), i32::MAX);
+        assert_eq!(saturating_shift_left(-(1 << 29), 2), i32::MIN);
+        // 100 * 0.75 * 2^-1 = 37.5 -> 38
+        assert_eq!(multiply_by_quantized_multiplier(100, 3 << 29, -1), 38);
+        assert_eq!(multiply_by_quantized_multiplier(100, 1 << 30, 2), 200);
+    }
+
+    #[test]
+    fn exp_and_reciprocal_are_close_to_the_real_functions() {
+        for k in 0..200 {
+            let x = -f64::from(k) / 16.0;
+            let raw = (x * f64::from(1u32 << 26)) as i32;
+            let got = q(exp_on_negative_values_q5(raw), 31);
+            assert!((got - x.exp()).abs() < 2e-6, "exp({x}) = {got}");
+        }
+        for k in 1..100 {
+            let s = 1.0 + f64::from(k) * 0.37;
+            let (scale, over) = reciprocal((s * f64::from(1u32 << 19)) as i32, 12);
+            let got = q(scale, 31) / f64::from(1u32 << over);
+            assert!((got - 1.0 / s).abs() < 1e-6 / s, "1/{s} = {got}");
+        }
+    }
+}
