@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs the firmware in QEMU without and with poison (both must match TFLite Micro), then
+# checks the ELF: each usmp pool section has exactly the size the plan printed, and no
+# allocator is linked in. Prints the section table the README shows.
+# Needs: rustup target thumbv7m-none-eabi, qemu-system-arm, readelf (binutils).
+set -euo pipefail
+cd "$(dirname "$0")"
+elf=target/thumbv7m-none-eabi/release/micro-speech-firmware
+log=target/check-run.log
+
+cargo run --release | tee "$log"
+cargo run --release --features poison | tee target/check-run-poison.log
+cargo build --release  # the ELF measured below is the one without poison
+
+# "[ 4] .usmp.flash PROGBITS 00004ea0 014ea0 004140 ..." -> name and size in bytes
+sections=$(readelf -SW "$elf" | sed -n 's/^ *\[ *[0-9]*\] *//p')
+size_of() {
+  local hex
+  hex=$(awk -v s="$1" '$1 == s { print $5 }' <<<"$sections")
+  if [ -n "$hex" ]; then echo $((16#$hex)); fi
+}
+
+status=0
+echo
+echo "| section | bytes | planned |"
+echo "|---|---:|---:|"
+for s in .text .rodata .data .bss; do
+  echo "| \`$s\` | $(size_of "$s") | |"
+done
+# "  pool dtcm    4016 bytes in .usmp.dtcm", as the firmware printed its plan
+while read -r _ name planned _ _ section; do
+  actual=$(size_of "$section")
+  echo "| \`$section\` (pool $name) | ${actual:-missing} | $planned |"
+  if [ "${actual:-}" != "$planned" ]; then
+    echo "error: section $section is ${actual:-missing} bytes, the plan says $planned" >&2
+    status=1
+  fi
+done < <(grep '^  pool ' "$log")
+
+if readelf -sW "$elf" | grep -qE '__rust_alloc|__rg_alloc|_malloc_r|\bmalloc\b'; then
+  echo "error: an allocator is linked into the firmware" >&2
+  status=1
+fi
+exit $status

@@ -1,0 +1,98 @@
+//! micro_speech on a Cortex-M3 (QEMU lm3s6965evb): every activation in a usmp-planned
+//! workspace pool (a small fast one in DTCM, a large one in SRAM), every weight in the
+//! planned constant pool in flash, no allocator and no arena. Runs each test input,
+//! prints the scores next to TFLite Micro's, and exits non-zero on any difference.
+//!
+//! `cargo run --release` here; `--features poison` fills every buffer that just died
+//! with 0xA5 between calls, and the outputs stay the same.
+#![no_std]
+#![no_main]
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+use micro_speech::testdata::{self, Outcome};
+
+mod usmp {
+    include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
+}
+mod ops {
+    include!(concat!(env!("OUT_DIR"), "/ops.rs"));
+}
+
+use usmp::micro_speech::{CALLS, Model};
+
+/// Runs one inference: fill the input, step through the calls, read the output.
+fn infer(model: &mut Model<'_>, case: usize) -> Result<Outcome, micro_speech::KernelError> {
+    let input = testdata::input(case);
+    let [x] = model.inputs();
+    x[..input.len()].copy_from_slice(input);
+    for i in 0..CALLS {
+        let Some(mut call) = model.call(i) else { break };
+        micro_speech::run(&ops::OPS[i], &call.inputs, &mut call.outputs)?;
+        if cfg!(feature = "poison") {
+            // Every buffer whose last use was this call is garbage from now on.
+            model.poison_dead(i, 0xA5);
+        }
+    }
+    let [y] = model.outputs();
+    let mut output = [0; testdata::OUTPUT_BYTES];
+    output.copy_from_slice(&y[..testdata::OUTPUT_BYTES]);
+    Ok(Outcome { case, output })
+}
+
+#[entry]
+fn main() -> ! {
+    let Some(mut workspace) = usmp::Workspace::take() else {
+        fail("the workspace was taken twice")
+    };
+    let mut model = Model::new(&mut workspace);
+    hprintln!(
+        "micro_speech on a Cortex-M3: {} calls, poison {}",
+        CALLS,
+        if cfg!(feature = "poison") {
+            "on"
+        } else {
+            "off"
+        }
+    );
+    for p in usmp::POOLS {
+        hprintln!("  pool {:<5} {:>6} bytes in {}", p.name, p.size, p.section);
+    }
+    let mut all = true;
+    for case in 0..testdata::CASES {
+        match infer(&mut model, case) {
+            Ok(outcome) => {
+                hprintln!("{}", outcome);
+                all &= outcome.matches();
+            }
+            Err(e) => {
+                hprintln!("error: case {}: {}", case, e);
+                all = false;
+            }
+        }
+    }
+    if !all {
+        fail("an output differs from TFLite Micro's");
+    }
+    hprintln!("all {} outputs equal TFLite Micro's", testdata::CASES);
+    exit(debug::EXIT_SUCCESS)
+}
+
+fn fail(why: &str) -> ! {
+    hprintln!("error: {}", why);
+    exit(debug::EXIT_FAILURE)
+}
+
+/// Ends QEMU with `status` (semihosting); on a board without a debugger, sleeps.
+fn exit(status: debug::ExitStatus) -> ! {
+    debug::exit(status);
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    hprintln!("panic: {}", info);
+    exit(debug::EXIT_FAILURE)
+}
