@@ -1,0 +1,40 @@
+//! The same model and pools as the firmware's usmp.toml, declared inline with
+//! `usmp_pools!`: planned at compile time, errors at the offending token, the same
+//! generated API. `cargo run -p micro-speech-host --bin inline`.
+
+#[path = "../infer.rs"]
+mod infer;
+mod ops {
+    include!(concat!(env!("OUT_DIR"), "/ops.rs"));
+}
+mod usmp {
+    // Paths are relative to this file, as with include_bytes!.
+    usmp_macros::usmp_pools! {
+        model = "../../../micro-speech/model/micro_speech_quantized.tflite",
+        name = "micro_speech",
+        pools {
+            dtcm:  workspace(size = 4 KiB, region = "DTCM"),
+            sram:  workspace(region = "RAM"),
+            flash: constant(region = "FLASH"),
+        }
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    infer::run_all("usmp_pools!")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn outputs_equal_tflite_micro_with_and_without_poison() {
+        super::infer::check_with_and_without_poison();
+    }
+
+    #[test]
+    fn the_inline_plan_is_the_usmp_toml_plan() {
+        let sizes = super::usmp::POOLS.map(|p| p.size);
+        // As the firmware prints for examples/firmware/usmp.toml.
+        assert_eq!(sizes, [4016, 1968, 16704]);
+    }
+}
