@@ -47,23 +47,22 @@ pub fn ops_source(bytes: &[u8]) -> Result<String, String> {
     Ok(s)
 }
 
-/// Operand `k` of `op`, which must be present.
-fn operand<'g>(
-    g: &'g Graph<'_>,
-    op: &Operator<'_>,
-    k: usize,
-    ins: bool,
-) -> Result<&'g TensorInfo, String> {
-    let list: Vec<Option<usize>> = if ins {
-        op.inputs.clone()
-    } else {
-        op.outputs.iter().map(|&t| Some(t)).collect()
-    };
-    list.get(k)
+/// Input `k` of `op`, which must be present.
+fn input<'g>(g: &'g Graph<'_>, op: &Operator<'_>, k: usize) -> Result<&'g TensorInfo, String> {
+    op.inputs
+        .get(k)
         .copied()
         .flatten()
         .map(|t| &g.tensors[t])
-        .ok_or_else(|| format!("{}: operand {k} is missing", op.op))
+        .ok_or_else(|| format!("{}: input {k} is missing", op.op))
+}
+
+/// Output 0 of `op`.
+fn output<'g>(g: &'g Graph<'_>, op: &Operator<'_>) -> Result<&'g TensorInfo, String> {
+    op.outputs
+        .first()
+        .map(|&t| &g.tensors[t])
+        .ok_or_else(|| format!("{}: it has no output", op.op))
 }
 
 fn int8(t: &TensorInfo) -> Result<(f32, i32), String> {
@@ -154,11 +153,7 @@ fn list(v: &[i32]) -> String {
 }
 
 fn depthwise(g: &Graph<'_>, op: &Operator<'_>) -> Result<String, String> {
-    let (input, filter, out) = (
-        operand(g, op, 0, true)?,
-        operand(g, op, 1, true)?,
-        operand(g, op, 0, false)?,
-    );
+    let (input, filter, out) = (input(g, op, 0)?, input(g, op, 1)?, output(g, op)?);
     let (in_scale, in_zero) = int8(input)?;
     let (out_scale, out_zero) = int8(out)?;
     let o = &op.options;
@@ -207,11 +202,7 @@ fn depthwise(g: &Graph<'_>, op: &Operator<'_>) -> Result<String, String> {
 }
 
 fn fully_connected(g: &Graph<'_>, op: &Operator<'_>) -> Result<String, String> {
-    let (input, filter, out) = (
-        operand(g, op, 0, true)?,
-        operand(g, op, 1, true)?,
-        operand(g, op, 0, false)?,
-    );
+    let (input, filter, out) = (input(g, op, 0)?, input(g, op, 1)?, output(g, op)?);
     let bias = op.inputs.get(2).copied().flatten().is_some();
     let (in_scale, in_zero) = int8(input)?;
     let (f_scale, f_zero) = int8(filter)?;
@@ -234,7 +225,7 @@ fn fully_connected(g: &Graph<'_>, op: &Operator<'_>) -> Result<String, String> {
 
 fn softmax(g: &Graph<'_>, op: &Operator<'_>) -> Result<String, String> {
     const SCALED_DIFF_INTEGER_BITS: i32 = 5;
-    let (input, out) = (operand(g, op, 0, true)?, operand(g, op, 0, false)?);
+    let (input, out) = (input(g, op, 0)?, output(g, op)?);
     let (in_scale, _) = int8(input)?;
     let (out_scale, out_zero) = int8(out)?;
     if out_scale != 1.0 / 256.0 || out_zero != -128 {
@@ -257,4 +248,37 @@ fn softmax(g: &Graph<'_>, op: &Operator<'_>) -> Result<String, String> {
         elements / depth.max(1),
         -(radius.floor() as i32)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+    use super::*;
+
+    #[test]
+    fn multipliers_are_q31_mantissas_and_exponents() {
+        assert_eq!(quantize_multiplier(0.5), (1 << 30, 0));
+        assert_eq!(quantize_multiplier(1.0), (1 << 30, 1));
+        assert_eq!(quantize_multiplier(0.75), (3 << 29, 0));
+        // Just below one: the mantissa rounds up to 2^31, so it halves and the exponent grows.
+        assert_eq!(quantize_multiplier(1.0 - 1e-12), (1 << 30, 1));
+        assert_eq!(
+            quantize_multiplier(1e-12),
+            (0, 0),
+            "below 2^-31: flushed to zero"
+        );
+        assert_eq!(padding(true, 49, 10, 2, 1), (25, 4));
+        assert_eq!(padding(true, 40, 8, 2, 1), (20, 3));
+        assert_eq!(padding(false, 40, 8, 2, 1), (17, 0));
+    }
+
+    #[test]
+    fn the_model_gives_four_ops_and_others_are_refused_by_name() {
+        let model = include_bytes!("../model/micro_speech_quantized.tflite");
+        let text = ops_source(model).unwrap();
+        assert!(text.contains("pub const OPS: [micro_speech::Op; 4]"));
+        assert!(text.contains("padding: [4, 3]"), "{text}");
+        assert!(ops_source(b"not a model").unwrap_err().contains("TFL3"));
+    }
 }
