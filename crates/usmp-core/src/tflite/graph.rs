@@ -10,7 +10,7 @@
 //! schema's defaults do.
 
 use super::flatbuffer::Table;
-use super::{File, TfliteError, corrupt, open, tensor_index, type_name};
+use super::{TfliteError, corrupt, open, type_name};
 
 /// A model's tensors and operators, as the file describes them (subgraph 0).
 #[derive(Clone, Debug)]
@@ -109,94 +109,49 @@ impl Options<'_> {
 
 /// Reads the tensors and operators of a `.tflite` file, for kernel parameters.
 pub fn read_graph(bytes: &[u8]) -> Result<Graph<'_>, TfliteError> {
-    let File {
-        root,
-        subgraph,
-        op_names,
-    } = open(bytes)?;
-    let buffers = root
-        .vector(4)
-        .map_err(corrupt(|| "the buffer list".into()))?;
-    let list = subgraph
-        .vector(0)
-        .map_err(corrupt(|| "the tensor list".into()))?;
-    let count = list.map_or(0, |v| v.len());
-    let mut tensors = Vec::with_capacity(count.min(1 << 16));
-    for t in 0..count {
-        let ctx = || format!("tensor {t}");
-        let Some(table) = list.map(|l| l.table(t)).transpose().map_err(corrupt(ctx))? else {
-            break;
-        };
-        let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
-        let constant = !super::buffer_data(bytes, buffers.as_ref(), buffer)
-            .map_err(corrupt(ctx))?
-            .is_empty();
-        tensors.push(TensorInfo {
-            name: table
-                .string(3)
+    let file = open(bytes)?;
+    let mut tensors = Vec::with_capacity(file.count.min(1 << 16));
+    if let Some(list) = file.tensors {
+        for t in 0..file.count {
+            let ctx = || format!("tensor {t}");
+            let table = list.table(t).map_err(corrupt(ctx))?;
+            let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
+            let constant = !super::buffer_data(bytes, file.buffers.as_ref(), buffer)
                 .map_err(corrupt(ctx))?
-                .unwrap_or_else(|| format!("tensor{t}")),
-            shape: table.ints(0).map_err(corrupt(ctx))?,
-            element: type_name(table.u8(1, 0).map_err(corrupt(ctx))?),
-            constant,
-            quantization: quantization(table.table(4).map_err(corrupt(ctx))?)
-                .map_err(corrupt(ctx))?,
-        });
-    }
-    let index_list = |slot: usize, what: &str| -> Result<Vec<usize>, TfliteError> {
-        let ctx = || format!("the model's {what}");
-        let raw = subgraph.ints(slot).map_err(corrupt(ctx))?;
-        raw.into_iter()
-            .map(|i| tensor_index(i, count).map_err(corrupt(ctx)))
-            .collect()
-    };
-    let inputs = index_list(1, "inputs")?;
-    let outputs = index_list(2, "outputs")?;
-
-    let mut operators = Vec::new();
-    if let Some(list) = subgraph
-        .vector(3)
-        .map_err(corrupt(|| "the operator list".into()))?
-    {
-        for i in 0..list.len() {
-            let ctx = || format!("operator {i}");
-            let table = list.table(i).map_err(corrupt(ctx))?;
-            let opcode = table.u32(0, 0).map_err(corrupt(ctx))? as usize;
-            let op = op_names
-                .get(opcode)
-                .map(|(_, name)| name.clone())
-                .ok_or_else(|| TfliteError::Corrupt {
-                    context: ctx(),
-                    detail: format!("operator code index {opcode} is out of range"),
-                })?;
-            let ints = |slot| table.ints(slot).map_err(corrupt(ctx));
-            let inputs = ints(1)?
-                .into_iter()
-                .map(|r| match r {
-                    -1 => Ok(None),
-                    r => tensor_index(r, count).map(Some).map_err(corrupt(ctx)),
-                })
-                .collect::<Result<_, _>>()?;
-            let outputs = ints(2)?
-                .into_iter()
-                .map(|r| tensor_index(r, count).map_err(corrupt(ctx)))
-                .collect::<Result<_, _>>()?;
-            operators.push(Operator {
-                op,
-                inputs,
-                outputs,
-                options: Options {
-                    table: table.table(4).map_err(corrupt(ctx))?,
-                    context: i,
-                },
+                .is_empty();
+            tensors.push(TensorInfo {
+                name: table
+                    .string(3)
+                    .map_err(corrupt(ctx))?
+                    .unwrap_or_else(|| format!("tensor{t}")),
+                shape: table.ints(0).map_err(corrupt(ctx))?,
+                element: type_name(table.u8(1, 0).map_err(corrupt(ctx))?),
+                constant,
+                quantization: quantization(table.table(4).map_err(corrupt(ctx))?)
+                    .map_err(corrupt(ctx))?,
             });
         }
+    }
+    let mut operators = Vec::with_capacity(file.operator_count().min(1 << 16));
+    for i in 0..file.operator_count() {
+        let op = file.operator(i)?;
+        let ctx = || format!("operator {i} ({})", op.name);
+        let options = Options {
+            table: op.table.table(4).map_err(corrupt(ctx))?,
+            context: i,
+        };
+        operators.push(Operator {
+            op: op.name,
+            inputs: op.inputs,
+            outputs: op.outputs,
+            options,
+        });
     }
     Ok(Graph {
         tensors,
         operators,
-        inputs,
-        outputs,
+        inputs: file.inputs,
+        outputs: file.outputs,
     })
 }
 

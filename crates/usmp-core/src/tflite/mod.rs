@@ -107,11 +107,27 @@ fn type_name(code: u8) -> String {
     }
 }
 
-/// The root table, subgraph 0 and the operator code names of a `.tflite` file.
+/// What both readers take from a `.tflite` file: subgraph 0's tensor and operator lists,
+/// its inputs and outputs, the buffers and the operator code names.
 struct File<'a> {
-    root: Table<'a>,
-    subgraph: Table<'a>,
+    buffers: Option<Vector<'a>>,
+    tensors: Option<Vector<'a>>,
+    /// How many tensors subgraph 0 has.
+    count: usize,
+    inputs: Vec<usize>,
+    outputs: Vec<usize>,
+    operators: Option<Vector<'a>>,
     op_names: Vec<(i32, String)>,
+}
+
+/// One operator as the file has it.
+struct RawOperator<'a> {
+    code: i32,
+    name: String,
+    /// `None` for an optional input left out (-1).
+    inputs: Vec<Option<usize>>,
+    outputs: Vec<usize>,
+    table: Table<'a>,
 }
 
 fn open(bytes: &[u8]) -> Result<File<'_>, TfliteError> {
@@ -142,34 +158,13 @@ fn open(bytes: &[u8]) -> Result<File<'_>, TfliteError> {
             });
         }
     };
-    Ok(File {
-        root,
-        subgraph,
-        op_names,
-    })
-}
-
-/// Reads a `.tflite` model. `name` becomes the model's name.
-pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
-    let File {
-        root,
-        subgraph,
-        op_names,
-    } = open(bytes)?;
     let buffers = root
         .vector(4)
         .map_err(corrupt(|| "the buffer list".into()))?;
-
-    let tensor_list = subgraph
+    let tensors = subgraph
         .vector(0)
         .map_err(corrupt(|| "the tensor list".into()))?;
-    let count = tensor_list.map_or(0, |v| v.len());
-    let mut tensors = Vec::with_capacity(count.min(1 << 16));
-    if let Some(list) = tensor_list {
-        for t in 0..count {
-            tensors.push(tensor(bytes, &list, t, buffers.as_ref())?);
-        }
-    }
+    let count = tensors.map_or(0, |v| v.len());
     let index_list = |slot: usize, what: &str| -> Result<Vec<usize>, TfliteError> {
         let ctx = || format!("the model's {what}");
         let raw = subgraph.ints(slot).map_err(corrupt(ctx))?;
@@ -179,22 +174,88 @@ pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
     };
     let inputs = index_list(1, "inputs")?;
     let outputs = index_list(2, "outputs")?;
-
-    let mut calls = Vec::new();
-    if let Some(operators) = subgraph
+    let operators = subgraph
         .vector(3)
-        .map_err(corrupt(|| "the operator list".into()))?
-    {
-        for i in 0..operators.len() {
-            calls.push(call(&operators, i, &op_names, count)?);
+        .map_err(corrupt(|| "the operator list".into()))?;
+    Ok(File {
+        buffers,
+        tensors,
+        count,
+        inputs,
+        outputs,
+        operators,
+        op_names,
+    })
+}
+
+impl<'a> File<'a> {
+    fn operator_count(&self) -> usize {
+        self.operators.map_or(0, |v| v.len())
+    }
+
+    /// Operator `i`: its code and name, and its tensors checked against the tensor list.
+    fn operator(&self, i: usize) -> Result<RawOperator<'a>, TfliteError> {
+        let ctx = || format!("operator {i}");
+        let Some(list) = self.operators else {
+            return Err(TfliteError::Corrupt {
+                context: ctx(),
+                detail: "the model has no operator list".into(),
+            });
+        };
+        let table = list.table(i).map_err(corrupt(ctx))?;
+        let opcode = table.u32(0, 0).map_err(corrupt(ctx))? as usize;
+        let Some((code, name)) = self.op_names.get(opcode) else {
+            return Err(TfliteError::Corrupt {
+                context: ctx(),
+                detail: format!("operator code index {opcode} is out of range"),
+            });
+        };
+        let ctx = || format!("operator {i} ({name})");
+        let count = self.count;
+        let inputs = table
+            .ints(1)
+            .map_err(corrupt(ctx))?
+            .into_iter()
+            .map(|r| match r {
+                -1 => Ok(None),
+                r => tensor_index(r, count).map(Some).map_err(corrupt(ctx)),
+            })
+            .collect::<Result<_, _>>()?;
+        let outputs = table
+            .ints(2)
+            .map_err(corrupt(ctx))?
+            .into_iter()
+            .map(|r| tensor_index(r, count).map_err(corrupt(ctx)))
+            .collect::<Result<_, _>>()?;
+        Ok(RawOperator {
+            code: *code,
+            name: name.clone(),
+            inputs,
+            outputs,
+            table,
+        })
+    }
+}
+
+/// Reads a `.tflite` model. `name` becomes the model's name.
+pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
+    let file = open(bytes)?;
+    let count = file.count;
+    let mut tensors = Vec::with_capacity(count.min(1 << 16));
+    if let Some(list) = file.tensors {
+        for t in 0..count {
+            tensors.push(tensor(bytes, &list, t, file.buffers.as_ref())?);
         }
     }
+    let calls = (0..file.operator_count())
+        .map(|i| call(file.operator(i)?, i))
+        .collect::<Result<_, _>>()?;
     Ok(Model {
         name: name.to_string(),
         tensors,
         calls,
-        inputs,
-        outputs,
+        inputs: file.inputs,
+        outputs: file.outputs,
     })
 }
 
@@ -321,41 +382,19 @@ fn buffer_data<'a>(
         .ok_or_else(|| format!("buffer {index} lies outside the file ({size} bytes at {offset})"))
 }
 
-fn call(
-    operators: &Vector<'_>,
-    i: usize,
-    op_names: &[(i32, String)],
-    count: usize,
-) -> Result<Call, TfliteError> {
-    let ctx = || format!("operator {i}");
-    let table = operators.table(i).map_err(corrupt(ctx))?;
-    let opcode = table.u32(0, 0).map_err(corrupt(ctx))? as usize;
-    let Some((code, op)) = op_names.get(opcode) else {
-        return Err(TfliteError::Corrupt {
-            context: ctx(),
-            detail: format!("operator code index {opcode} is out of range"),
-        });
-    };
-    let ctx = || format!("operator {i} ({op})");
-    if ops::CONTROL_FLOW.contains(code) {
+/// A call of the model: optional inputs left out are skipped; control flow is refused.
+fn call(op: RawOperator<'_>, i: usize) -> Result<Call, TfliteError> {
+    if ops::CONTROL_FLOW.contains(&op.code) {
         return Err(TfliteError::Unsupported {
-            context: ctx(),
+            context: format!("operator {i} ({})", op.name),
             detail: "control flow runs other subgraphs; usmp plans one straight-line \
                      program (subgraph 0), so remove or inline it"
                 .into(),
         });
     }
-    let mut c = Call::new(op.clone(), "cpu");
-    for (slot, list) in [(1, &mut c.reads), (2, &mut c.writes)] {
-        let raw = table.ints(slot).map_err(corrupt(ctx))?;
-        for r in raw {
-            // -1 marks an optional input left out.
-            if r == -1 {
-                continue;
-            }
-            list.push(tensor_index(r, count).map_err(corrupt(ctx))?);
-        }
-    }
+    let mut c = Call::new(op.name, "cpu");
+    c.reads = op.inputs.into_iter().flatten().collect();
+    c.writes = op.outputs;
     Ok(c)
 }
 
