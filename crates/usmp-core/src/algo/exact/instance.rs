@@ -2,7 +2,6 @@
 //! `0..n`, their overlaps, and for live ranges the time "sections" (maximal stretches with
 //! one live set) that give the search its pruning and its decomposition.
 
-use crate::bound::widest_step;
 use crate::problem::{Conflicts, Problem};
 
 /// The buffers of one pool, as the search sees them.
@@ -14,9 +13,6 @@ pub(crate) struct Instance {
     pub(crate) align: Vec<u64>,
     /// Per item, the sections `[first, last)` it is live in; `(0, 0)` without live ranges.
     pub(crate) span: Vec<(u32, u32)>,
-    /// Per item, the most bytes of this pool live at any step of its life (MiniMalloc's
-    /// "total" ordering key).
-    pub(crate) crowding: Vec<u64>,
     /// Per item, the length of its live range in time steps (0 without live ranges).
     pub(crate) length: Vec<u64>,
     /// Per item, the items it may not share bytes with.
@@ -35,7 +31,6 @@ impl Instance {
             .map(|&b| problem.alignment_in(b, pool))
             .collect();
         let n = buffers.len();
-        let crowding = widest_step(problem, &buffers);
         let length = buffers
             .iter()
             .map(|&b| all[b].live.map_or(0, |l| l.end - l.start))
@@ -98,7 +93,6 @@ impl Instance {
             buffers,
             size,
             align,
-            crowding,
             length,
             span,
             overlaps,

@@ -28,7 +28,7 @@ use crate::bound::LowerBound;
 use crate::plan::{Allocation, PlanError, Solution, pool_sizes};
 use crate::problem::Problem;
 use instance::Instance;
-use search::{Effort, Outcome, Search};
+use search::{Effort, Outcome, Preorder, Search};
 
 /// Pools with more buffers than this keep their greedy placement: the search's tables
 /// grow with buffers times sections, and greedy plans of such pools are already close.
@@ -189,7 +189,6 @@ const STOPPED_PER_ROUND: u32 = 3;
 fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort) -> PoolResult {
     let mut lo = inst.lower_bound();
     let mut hi = size;
-    let orders = preorders(inst);
     let mut best = None;
     let mut share = 16 * (inst.len() as u64 + 1).pow(2);
     let done = |lo: u64, hi: u64| match target {
@@ -210,7 +209,7 @@ fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort
                 None => open + (hi - open) / 2,
             };
             first = false;
-            match probe(inst, c, &orders, share, effort) {
+            match probe(inst, c, share, effort) {
                 (Outcome::Found, offsets) => {
                     hi = peak(inst, &offsets);
                     best = Some(offsets);
@@ -238,17 +237,11 @@ fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort
 
 /// One capacity, tried with each preorder in turn for at most `share` work each. Any
 /// preorder that exhausts its search proves the capacity impossible.
-fn probe(
-    inst: &Instance,
-    capacity: u64,
-    orders: &[Vec<u32>],
-    share: u64,
-    effort: &mut Effort,
-) -> (Outcome, Vec<u64>) {
-    for rank in orders {
+fn probe(inst: &Instance, capacity: u64, share: u64, effort: &mut Effort) -> (Outcome, Vec<u64>) {
+    for preorder in Preorder::ALL {
         let limit = effort.limit;
         effort.limit = limit.min(effort.spent.saturating_add(share));
-        let (outcome, offsets) = Search::decide(inst, capacity, rank, effort);
+        let (outcome, offsets) = Search::decide(inst, capacity, preorder, effort);
         effort.limit = limit;
         if outcome != Outcome::Stopped || effort.exhausted() {
             return (outcome, offsets);
@@ -264,31 +257,4 @@ fn peak(inst: &Instance, offsets: &[u64]) -> u64 {
         .map(|(&o, &s)| o + s)
         .max()
         .unwrap_or(0)
-}
-
-/// The static orders that break ties between items at the same offset, as a rank per
-/// item: long lives first, crowded lives first, and crowded then long (with area, the
-/// bytes times steps, next). Different orders suit different problems; a probe tries each.
-fn preorders(inst: &Instance) -> Vec<Vec<u32>> {
-    let crowding = &inst.crowding;
-    let area = |i: usize| inst.size[i].saturating_mul(inst.length[i]);
-    let keys: [&dyn Fn(usize) -> (u64, u64, u64); 6] = [
-        &|i| (inst.length[i], area(i), crowding[i]),
-        &|i| (crowding[i], area(i), inst.length[i]),
-        &|i| (crowding[i], inst.length[i], area(i)),
-        &|i| (crowding[i], inst.size[i], inst.length[i]),
-        &|i| (inst.size[i], inst.length[i], crowding[i]),
-        &|i| (area(i), crowding[i], inst.size[i]),
-    ];
-    keys.iter()
-        .map(|key| {
-            let mut order: Vec<usize> = (0..inst.len()).collect();
-            order.sort_by_key(|&i| std::cmp::Reverse(key(i)));
-            let mut rank = vec![0u32; inst.len()];
-            for (r, &i) in order.iter().enumerate() {
-                rank[i] = r as u32;
-            }
-            rank
-        })
-        .collect()
 }

@@ -108,12 +108,34 @@ struct Frame {
     hatless: bool,
 }
 
+/// A static order that breaks ties between items at the same offset: keys compared
+/// largest first, named after MiniMalloc's letters. W is the length of the item's life,
+/// A its area (bytes times steps), Z its size and T the most bytes still unplaced in any
+/// section of its life. T changes as items are placed, so each part of a decomposition
+/// ranks its items afresh: what is left crowded decides, not what was crowded at the start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Preorder {
+    Wat,
+    Taw,
+    Twa,
+    Tzw,
+    Zwt,
+    Atz,
+}
+
+impl Preorder {
+    /// Every order, in the order a probe tries them.
+    pub(crate) const ALL: [Preorder; 3] = [Preorder::Wat, Preorder::Taw, Preorder::Twa];
+}
+
 /// One decision search over an [`Instance`].
 #[derive(Debug)]
 pub(crate) struct Search<'i> {
     inst: &'i Instance,
     capacity: u64,
-    rank: &'i [u32],
+    preorder: Preorder,
+    /// Per item, its position in `preorder` among the items of its part.
+    rank: Vec<u32>,
     offset: Vec<u64>,
     min_offset: Vec<u64>,
     floor: Vec<u64>,
@@ -128,12 +150,12 @@ pub(crate) struct Search<'i> {
 }
 
 impl<'i> Search<'i> {
-    /// Decides whether `inst` fits in `capacity`, trying items in `rank` order among equal
+    /// Decides whether `inst` fits in `capacity`, trying items in `preorder` among equal
     /// offsets. On [`Outcome::Found`] the offsets are returned.
     pub(crate) fn decide(
         inst: &'i Instance,
         capacity: u64,
-        rank: &'i [u32],
+        preorder: Preorder,
         effort: &mut Effort,
     ) -> (Outcome, Vec<u64>) {
         let sections = inst.sections();
@@ -152,7 +174,8 @@ impl<'i> Search<'i> {
         let mut search = Search {
             inst,
             capacity,
-            rank,
+            preorder,
+            rank: vec![0; inst.len()],
             offset: vec![UNPLACED; inst.len()],
             min_offset: vec![0; inst.len()],
             floor: vec![0; sections],
@@ -218,13 +241,52 @@ impl<'i> Search<'i> {
             if group.is_empty() {
                 continue;
             }
+            let saved: Vec<u32> = group.iter().map(|&i| self.rank[i as usize]).collect();
+            self.rank_items(group);
             let outcome = self.dfs(group, bounds[g], bounds[g + 1], depth, effort);
+            // The enclosing part's frames compare ranks of its own order.
+            for (&i, &r) in group.iter().zip(&saved) {
+                self.rank[i as usize] = r;
+            }
             if outcome != Outcome::Found {
                 self.undo(entry);
                 return outcome;
             }
         }
         Outcome::Found
+    }
+
+    /// Ranks `items` by the search's preorder, ties by item number.
+    fn rank_items(&mut self, items: &[u32]) {
+        let inst = self.inst;
+        let crowded = |i: usize| {
+            let (first, last) = inst.span[i];
+            (first..last)
+                .map(|s| self.total[s as usize])
+                .max()
+                .unwrap_or(0)
+        };
+        let mut keyed: Vec<((u64, u64, u64), u32)> = items
+            .iter()
+            .map(|&item| {
+                let i = item as usize;
+                let (w, z) = (inst.length[i], inst.size[i]);
+                let a = z.saturating_mul(w);
+                let key = match self.preorder {
+                    Preorder::Wat => (w, a, crowded(i)),
+                    Preorder::Taw => (crowded(i), a, w),
+                    Preorder::Twa => (crowded(i), w, a),
+                    Preorder::Tzw => (crowded(i), z, w),
+                    Preorder::Zwt => (z, w, crowded(i)),
+                    Preorder::Atz => (a, crowded(i), z),
+                };
+                (key, item)
+            })
+            .collect();
+        keyed.sort_unstable_by(|(ka, ia), (kb, ib)| kb.cmp(ka).then(ia.cmp(ib)));
+        for (r, &(_, item)) in keyed.iter().enumerate() {
+            self.rank[item as usize] = r as u32;
+        }
     }
 
     /// The depth-first search over one part.
@@ -374,13 +436,19 @@ impl<'i> Search<'i> {
         // A section's floor is at least the lowest place any of its unplaced items can go.
         for k in 0..self.affected.len() {
             let s = self.affected[k];
-            let lowest = inst.members[s as usize]
-                .iter()
-                .filter(|&&m| self.offset[m as usize] == UNPLACED)
-                .map(|&m| self.min_offset[m as usize])
-                .min();
-            if let Some(lowest) = lowest.filter(|&l| l > self.floor[s as usize]) {
-                self.trail.push(Undo::Floor(s, self.floor[s as usize]));
+            let floor = self.floor[s as usize];
+            // One unplaced item at or below the floor settles it; most sections have one.
+            let mut lowest = u64::MAX;
+            for &m in &inst.members[s as usize] {
+                if self.offset[m as usize] == UNPLACED {
+                    lowest = lowest.min(self.min_offset[m as usize]);
+                    if lowest <= floor {
+                        break;
+                    }
+                }
+            }
+            if lowest != u64::MAX && lowest > floor {
+                self.trail.push(Undo::Floor(s, floor));
                 self.floor[s as usize] = lowest;
             }
         }
