@@ -110,7 +110,7 @@ struct Frame {
 
 /// A static order that breaks ties between items at the same offset: keys compared
 /// largest first, named after MiniMalloc's letters. W is the length of the item's life,
-/// A its area (bytes times steps), Z its size and T the most bytes still unplaced in any
+/// A its area (bytes times steps) and T the most bytes still unplaced in any
 /// section of its life. T changes as items are placed, so each part of a decomposition
 /// ranks its items afresh: what is left crowded decides, not what was crowded at the start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,9 +118,6 @@ pub(crate) enum Preorder {
     Wat,
     Taw,
     Twa,
-    Tzw,
-    Zwt,
-    Atz,
 }
 
 impl Preorder {
@@ -270,15 +267,12 @@ impl<'i> Search<'i> {
             .iter()
             .map(|&item| {
                 let i = item as usize;
-                let (w, z) = (inst.length[i], inst.size[i]);
-                let a = z.saturating_mul(w);
+                let w = inst.length[i];
+                let a = inst.size[i].saturating_mul(w);
                 let key = match self.preorder {
                     Preorder::Wat => (w, a, crowded(i)),
                     Preorder::Taw => (crowded(i), a, w),
                     Preorder::Twa => (crowded(i), w, a),
-                    Preorder::Tzw => (crowded(i), z, w),
-                    Preorder::Zwt => (z, w, crowded(i)),
-                    Preorder::Atz => (a, crowded(i), z),
                 };
                 (key, item)
             })
