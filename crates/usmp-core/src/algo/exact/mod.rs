@@ -181,9 +181,6 @@ impl Exact {
     }
 }
 
-/// Probes per minimising round that may run out of their share before the next round.
-const STOPPED_PER_ROUND: u32 = 3;
-
 /// Shrinks one pool from `size` (its greedy size) toward its lower bound, or in decision
 /// mode only down to `target`. Returns offsets only when they beat `size`.
 fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort) -> PoolResult {
@@ -196,13 +193,13 @@ fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort
         None => hi <= lo,
     };
     while !done(lo, hi) && !effort.exhausted() {
-        // One round: the bound, then a few probes bisecting toward `hi`. Probes that stop
-        // cost a full share each, so a round holds few of them and the bound, which is the
-        // optimum surprisingly often, keeps a large part of the effort.
+        // One round: the bound (the optimum surprisingly often), then bisection toward
+        // `hi`, going up past every probe that runs out of its share. On the open
+        // problems the optimum lies well above the bound, and the capacities just below
+        // the best plan are where the next plan is found: a round must reach them.
         let mut open = lo;
         let mut first = true;
-        let mut stopped = 0;
-        while open < hi && stopped < STOPPED_PER_ROUND && !done(lo, hi) && !effort.exhausted() {
+        while open < hi && !done(lo, hi) && !effort.exhausted() {
             let c = match target {
                 Some(t) => t,
                 None if first => lo,
@@ -222,7 +219,6 @@ fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort
                     if target.is_some() {
                         break;
                     }
-                    stopped += 1;
                     open = c + 1;
                 }
             }

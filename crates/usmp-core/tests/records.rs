@@ -1,0 +1,45 @@
+//! Plans below the best known results of ../shared/benchmarks, kept so the claim stays
+//! checkable: each is read back, checked by the verifier against the instance, and its
+//! peak compared with the record it beats.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use usmp_core::input::parse_csv;
+use usmp_core::{Allocation, pool_sizes, verify};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// MiniMalloc's challenging instance J (409 buffers): the best peak known before was
+/// 1,036,288 (../shared/benchmarks/README.md, "open"); `usmp plan J.1048576.csv
+/// --algorithm auto --time-limit 60` found this one of 1,035,264 on a 2-core machine.
+#[test]
+fn minimalloc_j_in_1035264_bytes() {
+    let instance = repo().join("../shared/benchmarks/minimalloc-challenging/J.1048576.csv");
+    if !instance.is_file() {
+        eprintln!(
+            "skipped: {} is absent (it is always present in CI)",
+            instance.display()
+        );
+        return;
+    }
+    let text = std::fs::read_to_string(&instance).unwrap();
+    let problem = parse_csv(&text, "J.1048576.csv", None).unwrap();
+    let plan = include_str!("data/J.1035264.csv");
+    let mut allocations = vec![None; problem.buffers().len()];
+    for line in plan.lines().skip(1) {
+        let (id, offset) = line.split_once(',').unwrap();
+        let b = problem.buffers().iter().position(|b| b.name == id).unwrap();
+        allocations[b] = Some(Allocation {
+            pool: 0,
+            offset: offset.parse().unwrap(),
+        });
+    }
+    let allocations: Vec<Allocation> = allocations.into_iter().map(Option::unwrap).collect();
+    verify::verify(&problem, &allocations).unwrap();
+    let peak = pool_sizes(&problem, &allocations)[0];
+    assert_eq!(peak, 1_035_264);
+    assert!(peak < 1_036_288, "the best known before");
+}
