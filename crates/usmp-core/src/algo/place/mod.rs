@@ -1,0 +1,302 @@
+//! What is placed so far, indexed so that the placement questions the algorithms ask
+//! cost O(log T) (stacking) or about O(r log r) for the r address runs in the way (gap
+//! search), not a scan over every placed buffer.
+//!
+//! - **Stack** (TVM's greedy): the lowest aligned offset above every placed conflict.
+//!   For live ranges, each pool keeps a "skyline" over time, the highest end at each
+//!   step, in a segment tree with range-max queries and range-raise updates.
+//! - **Lowest and tightest gap** (TFLite Micro's first fit, TFLite's best fit, hill
+//!   climbing): a gap between placed conflicts. For live ranges each pool files the
+//!   placed address ranges by time, merged into runs (`trees`); the runs of the steps a
+//!   buffer lives in are what it must avoid. On idealloc's Y_1 (62,185 buffers, thousands
+//!   live at once) a query meets far fewer runs than buffers.
+
+mod trees;
+
+use crate::plan::{Allocation, Attempt, PlanError};
+use crate::problem::{Conflicts, Problem};
+use trees::{Filed, MaxTree, Runs};
+
+/// How a buffer's offset is chosen within one pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fit {
+    /// Above every placed conflict (TVM's greedy semantics).
+    Stack,
+    /// In the lowest gap between placed conflicts.
+    Lowest,
+    /// In the smallest gap between placed conflicts that holds it, else on top
+    /// (TensorFlow Lite's "greedy by size" offset planner).
+    Tightest,
+}
+
+/// Per-problem facts the placement structures need, computed once and shared by every
+/// placement pass (hill climbing runs hundreds).
+#[derive(Debug)]
+pub(crate) struct Layout<'p> {
+    problem: &'p Problem,
+    time: Option<TimeIndex>,
+}
+
+#[derive(Debug)]
+struct TimeIndex {
+    /// Per buffer, its live range as elementary segments `[lo, hi)` of compressed time.
+    segments: Vec<(usize, usize)>,
+    segment_count: usize,
+}
+
+impl<'p> Layout<'p> {
+    pub(crate) fn new(problem: &'p Problem) -> Self {
+        let time = matches!(problem.conflicts(), Conflicts::Intervals).then(|| {
+            let lives: Vec<_> = problem.buffers().iter().filter_map(|b| b.live).collect();
+            let mut steps: Vec<u64> = lives.iter().flat_map(|l| [l.start, l.end]).collect();
+            steps.sort_unstable();
+            steps.dedup();
+            let at = |t: u64| steps.partition_point(|&s| s < t);
+            let segments = lives.iter().map(|l| (at(l.start), at(l.end))).collect();
+            TimeIndex {
+                segments,
+                segment_count: steps.len().saturating_sub(1),
+            }
+        });
+        Layout { problem, time }
+    }
+}
+
+/// Placed buffers, per pool.
+#[derive(Debug)]
+pub(crate) struct Occupancy<'l, 'p> {
+    layout: &'l Layout<'p>,
+    placed: Vec<Option<Allocation>>,
+    /// For live ranges: per pool, the skyline and the filed address ranges.
+    trees: Vec<(MaxTree, Filed)>,
+    /// Address ranges a gap search examined so far: a deterministic measure of effort.
+    pub(crate) work: u64,
+    /// The address ranges a gap search collects; their starts and ends, each sorted on
+    /// its own, give the free ranges.
+    runs: Runs,
+}
+
+impl<'l, 'p> Occupancy<'l, 'p> {
+    pub(crate) fn new(layout: &'l Layout<'p>) -> Self {
+        let problem = layout.problem;
+        let trees = match &layout.time {
+            Some(t) => (0..problem.pools().len())
+                .map(|_| (MaxTree::new(t.segment_count), Filed::new(t.segment_count)))
+                .collect(),
+            None => Vec::new(),
+        };
+        Occupancy {
+            layout,
+            placed: vec![None; problem.buffers().len()],
+            trees,
+            work: 0,
+            runs: Runs::default(),
+        }
+    }
+
+    /// The lowest offset for `buffer` in `pool` under `fit`, `u64::MAX` if none exists
+    /// in the address space.
+    pub(crate) fn offset(&mut self, buffer: usize, pool: usize, fit: Fit) -> u64 {
+        let problem = self.layout.problem;
+        let align = problem.alignment_in(buffer, pool);
+        let runs = &mut self.runs;
+        runs.clear();
+        match (&self.layout.time, fit) {
+            (Some(t), Fit::Stack) => {
+                let (lo, hi) = t.segments[buffer];
+                return align_up(self.trees[pool].0.max_of(lo, hi), align);
+            }
+            (Some(t), Fit::Lowest | Fit::Tightest) => {
+                let (lo, hi) = t.segments[buffer];
+                self.trees[pool].1.ranges_meeting(lo, hi, runs);
+            }
+            (None, _) => {
+                let Conflicts::Graph(adj) = problem.conflicts() else {
+                    return u64::MAX;
+                };
+                let buffers = problem.buffers();
+                // One range per run: a conflict graph gives no order to keep.
+                for &j in &adj[buffer] {
+                    if let Some(a) = self.placed[j].filter(|a| a.pool == pool) {
+                        runs.extend(std::iter::once((a.offset, a.offset + buffers[j].size)));
+                        runs.close();
+                    }
+                }
+                if fit == Fit::Stack {
+                    return align_up(runs.ends.iter().copied().max().unwrap_or(0), align);
+                }
+            }
+        }
+        self.work += runs.starts.len() as u64;
+        runs.merge();
+        let size = problem.buffers()[buffer].size;
+        match fit {
+            Fit::Tightest => best_gap(&runs.starts, &runs.ends, size, align),
+            _ => lowest_gap(&runs.starts, &runs.ends, size, align),
+        }
+    }
+
+    pub(crate) fn place(&mut self, buffer: usize, at: Allocation) {
+        self.placed[buffer] = Some(at);
+        if let Some(t) = &self.layout.time {
+            let end = at.offset + self.layout.problem.buffers()[buffer].size;
+            let (skyline, filed) = &mut self.trees[at.pool];
+            let (lo, hi) = t.segments[buffer];
+            skyline.raise(lo, hi, end);
+            filed.file(lo, hi, (at.offset, end));
+        }
+    }
+
+    /// The allocations, once every buffer is placed.
+    pub(crate) fn into_allocations(self) -> Vec<Allocation> {
+        self.placed.into_iter().flatten().collect()
+    }
+}
+
+fn align_up(offset: u64, align: u64) -> u64 {
+    offset.checked_next_multiple_of(align).unwrap_or(u64::MAX)
+}
+
+/// Calls `f(from, to)` for each free range `[from, to)` below the top of the spans, lowest
+/// first, until it returns true; `starts` and `ends` are the spans' bounds, each sorted.
+/// Returns the top: the highest end, 0 without spans.
+fn free_ranges(starts: &[u64], ends: &[u64], mut f: impl FnMut(u64, u64) -> bool) -> u64 {
+    let (mut live, mut from, mut j) = (0usize, 0u64, 0usize);
+    for &start in starts {
+        // Ends at or below this start come first: touching spans leave no gap.
+        while j < ends.len() && ends[j] <= start {
+            live -= 1;
+            from = ends[j];
+            j += 1;
+        }
+        if live == 0 && f(from, start) {
+            break;
+        }
+        live += 1;
+    }
+    ends.last().copied().unwrap_or(0)
+}
+
+/// The lowest `align`-aligned offset where `size` bytes avoid every span.
+fn lowest_gap(starts: &[u64], ends: &[u64], size: u64, align: u64) -> u64 {
+    let mut found = None;
+    let top = free_ranges(starts, ends, |from, to| {
+        let at = align_up(from, align);
+        let fits = at.saturating_add(size) <= to;
+        if fits {
+            found = Some(at);
+        }
+        fits
+    });
+    found.unwrap_or_else(|| align_up(top, align))
+}
+
+/// The aligned offset of the smallest gap between the spans that holds `size` bytes (the
+/// lowest such gap on ties), or the aligned top of all spans when no gap does.
+fn best_gap(starts: &[u64], ends: &[u64], size: u64, align: u64) -> u64 {
+    let mut best: Option<(u64, u64)> = None;
+    let top = free_ranges(starts, ends, |from, to| {
+        let at = align_up(from, align);
+        if at.saturating_add(size) <= to {
+            let gap = to - at;
+            if best.is_none_or(|(g, _)| gap < g) {
+                best = Some((gap, at));
+            }
+        }
+        false
+    });
+    best.map_or_else(|| align_up(top, align), |(_, at)| at)
+}
+
+/// Places the buffers in `order`, each in its most preferred candidate pool where it fits
+/// under the pool's limit (the RFC's fallback). Returns the allocations and the work done;
+/// `lower_bound` is only quoted in the error when a buffer fits nowhere.
+pub(crate) fn place_in_order(
+    layout: &Layout<'_>,
+    order: &[usize],
+    fit: Fit,
+    lower_bound: u64,
+) -> Result<(Vec<Allocation>, u64), PlanError> {
+    let problem = layout.problem;
+    let mut occupancy = Occupancy::new(layout);
+    for &buffer in order {
+        let b = &problem.buffers()[buffer];
+        let mut attempts = Vec::new();
+        let mut chosen = None;
+        for &pool in &b.candidates {
+            let offset = occupancy.offset(buffer, pool, fit);
+            let end = offset.checked_add(b.size);
+            let p = &problem.pools()[pool];
+            match end {
+                Some(end) if p.admits(end) => {
+                    chosen = Some(Allocation { pool, offset });
+                    break;
+                }
+                _ => attempts.push(Attempt {
+                    pool: p.name.clone(),
+                    limit: p.size_limit.unwrap_or(u64::MAX),
+                    needed: end.unwrap_or(u64::MAX),
+                }),
+            }
+        }
+        let Some(at) = chosen else {
+            return Err(PlanError::NoFit {
+                buffer: b.name.clone(),
+                size: b.size,
+                attempts,
+                lower_bound,
+            });
+        };
+        occupancy.place(buffer, at);
+    }
+    occupancy.work += order.len() as u64;
+    let work = occupancy.work;
+    Ok((occupancy.into_allocations(), work))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sorted starts and sorted ends of `spans`, as a gap search collects them.
+    fn bounds(spans: &[(u64, u64)]) -> (Vec<u64>, Vec<u64>) {
+        let mut starts: Vec<u64> = spans.iter().map(|s| s.0).collect();
+        let mut ends: Vec<u64> = spans.iter().map(|s| s.1).collect();
+        starts.sort();
+        ends.sort();
+        (starts, ends)
+    }
+
+    #[test]
+    fn lowest_gap_respects_alignment() {
+        let (s, e) = bounds(&[(0, 10), (20, 30), (12, 14)]);
+        assert_eq!(lowest_gap(&s, &e, 4, 1), 14);
+        assert_eq!(lowest_gap(&s, &e, 4, 8), 16);
+        assert_eq!(lowest_gap(&s, &e, 5, 8), 32);
+        assert_eq!(lowest_gap(&s, &e, 6, 1), 14);
+        assert_eq!(lowest_gap(&s, &e, 7, 1), 30);
+        assert_eq!(lowest_gap(&[], &[], 7, 16), 0);
+    }
+
+    #[test]
+    fn gaps_see_through_spans_that_overlap_or_touch() {
+        // Spans met at different times may share addresses: [0, 8) and [4, 12) leave no
+        // hole at 8; [12, 16) touches [4, 12); the first hole is [16, 20).
+        let (s, e) = bounds(&[(4, 12), (0, 8), (20, 24), (12, 16)]);
+        assert_eq!(lowest_gap(&s, &e, 4, 1), 16);
+        assert_eq!(lowest_gap(&s, &e, 5, 1), 24);
+        assert_eq!(best_gap(&s, &e, 4, 1), 16);
+        assert_eq!(best_gap(&s, &e, 5, 1), 24);
+    }
+
+    #[test]
+    fn best_gap_takes_the_tightest_hole() {
+        // Holes: [10, 20) of 10 bytes and [24, 28) of 4; top at 40.
+        let (s, e) = bounds(&[(0, 10), (20, 24), (28, 40)]);
+        assert_eq!(best_gap(&s, &e, 4, 1), 24);
+        assert_eq!(best_gap(&s, &e, 5, 1), 10);
+        assert_eq!(best_gap(&s, &e, 11, 1), 40);
+        assert_eq!(best_gap(&s, &e, 4, 8), 16);
+        assert_eq!(best_gap(&[], &[], 3, 16), 0);
+    }
+}
