@@ -115,7 +115,7 @@ fn greedy_clique(problem: &Problem, adj: &[Vec<usize>], members: &[usize]) -> u6
 
 /// For each of `members`, the most bytes the members have live at any one step of its
 /// life: the heaviest clique it belongs to (0 without a live range). Greedy by breadth
-/// orders by it; the exact search breaks ties by it.
+/// orders by it.
 pub(crate) fn widest_step(problem: &Problem, members: &[usize]) -> Vec<u64> {
     let b = problem.buffers();
     let lives: Vec<Option<(u64, u64)>> = members

@@ -5,7 +5,8 @@
 //! random buffers) and keep the change when the total does not grow. TVM reseeds the C
 //! library's generator for this; here a fixed-seed SplitMix64 of our own makes the same
 //! input give the same plan on every machine, and the effort is bounded by a count of
-//! attempts and of work (placements plus overlaps examined), never by a clock.
+//! attempts and of work (placements plus the address ranges the gap searches examine),
+//! never by a clock.
 
 use super::Algorithm;
 use super::greedy::first_fit_order;
@@ -19,7 +20,7 @@ use crate::problem::Problem;
 pub struct HillClimb {
     /// At most this many orders are tried (TVM: 500).
     pub max_attempts: u32,
-    /// Stop once this much work (buffers placed plus overlaps examined) is spent.
+    /// Stop once this much work (buffers placed plus address ranges examined) is spent.
     pub work_budget: u64,
     /// Seed of the move generator.
     pub seed: u64,

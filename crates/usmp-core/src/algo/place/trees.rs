@@ -1,13 +1,14 @@
-//! The two time-indexed structures of a pool's placed buffers.
+//! The two time-indexed structures of a pool's placed buffers, both trees over the
+//! elementary time steps (the distinct live-range bounds, compressed).
 //!
-//! Both are segment trees over the elementary time steps (the distinct live-range
-//! bounds, compressed). [`MaxTree`] is the skyline: the highest end at each step.
-//! [`Filed`] files every placed buffer's address range under the O(log T) nodes that
-//! together make up its life (the canonical cover of its range), merged per node into
-//! disjoint runs. A buffer filed at a node is live at every step of that node, so any
-//! query whose life meets the node meets the buffer: the runs of the nodes a query
-//! touches are exactly the address ranges it must avoid, without looking at each buffer
-//! on its own, and runs of buffers stacked next to each other arrive already merged.
+//! [`MaxTree`] is the skyline: a segment tree of the highest end at each step.
+//! [`Filed`] is a centered interval tree: each placed buffer is filed once, at the
+//! highest node whose middle its life spans (a single-step life at its leaf), in address
+//! order and merged into disjoint runs. Buffers filed at one node are live together, so
+//! their ranges never overlap. A query that covers a node, or spans the same middle, meets
+//! every buffer there and takes the node's runs whole; a query on one side of the middle
+//! takes the buffers that reach into it, still in address order. Either way each node
+//! gives one sorted run, and [`Runs::merge`] merges them.
 
 /// A segment tree of maxima with "raise to at least v" range updates.
 ///
