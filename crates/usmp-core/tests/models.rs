@@ -2,15 +2,14 @@
 //! real TFLite models of ../shared/tflite-models.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::path::PathBuf;
+
+use common::{repo, shared};
 use usmp_core::input::{self, PoolsFile};
 use usmp_core::model::Role;
 use usmp_core::{Auto, FirstFit, HillClimb, PoolKind};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn example(name: &str) -> PathBuf {
     repo().join("examples/models").join(name)
@@ -233,16 +232,7 @@ fn bad_pools_are_named_at_the_place() {
 }
 
 fn shared_models() -> Option<PathBuf> {
-    let dir = repo().join("../shared/tflite-models");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: {} is absent (it is always present in CI)",
-            dir.display()
-        );
-        None
-    }
+    shared("tflite-models")
 }
 
 /// TFLite Micro's activation lower bound per model (sizes rounded to 16, no scratch,

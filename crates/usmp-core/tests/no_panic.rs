@@ -2,6 +2,8 @@
 //! problem, model and `.tflite` files with bytes replaced, inserted or removed.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
+mod common;
+
 use proptest::prelude::*;
 use usmp_core::algo::{BUILT_IN, by_name};
 use usmp_core::input::{PoolsFile, lower, parse_csv, parse_model, parse_problem_json};
@@ -38,20 +40,14 @@ fn plan_all(problem: &usmp_core::Problem) {
 }
 
 fn models_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/models")
+    common::repo().join("examples/models")
 }
 
 /// Real `.tflite` files, when ../shared is there.
 fn tflite_files() -> Vec<Vec<u8>> {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tflite-models");
-    if !dir.is_dir() {
-        eprintln!(
-            "skipped the .tflite part: {} is absent (it is always present in CI)",
-            dir.display()
-        );
+    let Some(dir) = common::shared("tflite-models") else {
         return Vec::new();
-    }
+    };
     [
         "hello_world_int8",
         "micro_speech_quantized",

@@ -3,28 +3,19 @@
 //! peak compared with the record it beats.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use usmp_core::input::parse_csv;
 use usmp_core::{Allocation, pool_sizes, verify};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// MiniMalloc's challenging instance J (409 buffers): the best peak known before was
 /// 1,036,288 (../shared/benchmarks/README.md, "open"); `usmp plan J.1048576.csv
 /// --algorithm auto --time-limit 60` found this one of 1,035,264 on a 2-core machine.
 #[test]
 fn minimalloc_j_in_1035264_bytes() {
-    let instance = repo().join("../shared/benchmarks/minimalloc-challenging/J.1048576.csv");
-    if !instance.is_file() {
-        eprintln!(
-            "skipped: {} is absent (it is always present in CI)",
-            instance.display()
-        );
+    let Some(instance) = common::shared("benchmarks/minimalloc-challenging/J.1048576.csv") else {
         return;
-    }
+    };
     let text = std::fs::read_to_string(&instance).unwrap();
     let problem = parse_csv(&text, "J.1048576.csv", None).unwrap();
     let plan = include_str!("data/J.1035264.csv");
