@@ -1,0 +1,370 @@
+//! The plan, proven by the compiler: [`check`] runs in a `const` of every generated module,
+//! so a stale or hand-edited file does not build. It reads a certificate the generator
+//! writes (each call's live buffers in address order, the constants in address order) and
+//! so takes time linear in the plan's size, where comparing every pair would not.
+//!
+//! What it proves is what [`Session`](crate::Session) relies on to hand out regions:
+//!
+//! - every buffer lies inside its pool (or its model's image of a constant pool), at an
+//!   offset the pool's alignment allows;
+//! - every two workspace buffers live during the same call share no byte, and no two
+//!   constants of a model share a byte;
+//! - every region a call hands out is live during that call, and a call never hands out
+//!   the same buffer twice where one of the two is writable.
+
+use crate::plan::{Buffer, ModelInfo, PoolInfo, PoolKind, Slot, Source};
+
+/// `?` for `const fn`, where the operator is not yet allowed.
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Err(e),
+        }
+    };
+}
+
+/// What [`check`] found wrong. Each says which rule, and [`Violation::fail`] stops the
+/// build with that message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Violation {
+    /// A pool's alignment is not a power of two, or the images table does not list every
+    /// pool.
+    Pool,
+    /// A buffer names no pool, or lies (partly) outside it, or at a misaligned offset.
+    OutsidePool {
+        /// The buffer's index.
+        buffer: usize,
+    },
+    /// A buffer's live range is empty of sense (end before start, or past the last call).
+    LiveRange {
+        /// The buffer's index.
+        buffer: usize,
+    },
+    /// The certificate of a call's live buffers is malformed: an entry is not a workspace
+    /// buffer live then, entries are out of address order or repeated, or buffers are
+    /// missing from it.
+    Certificate {
+        /// The call.
+        call: usize,
+    },
+    /// Two buffers live during the same call share bytes.
+    Overlap {
+        /// The call during which they are both live.
+        call: usize,
+        /// One of them.
+        a: usize,
+        /// The other.
+        b: usize,
+    },
+    /// Two constants share bytes, or the list of constants is malformed.
+    Constants {
+        /// A constant named in the list.
+        buffer: usize,
+    },
+    /// A call (or the model's inputs) hands out a region that is not live then, a
+    /// constant to be written, or a writable buffer twice.
+    Slot {
+        /// The call, or `usize::MAX` for the model's inputs and outputs (which must be
+        /// live at call 0 and at the last call).
+        call: usize,
+    },
+}
+
+impl Violation {
+    /// Stops compile-time evaluation with a message naming the rule broken.
+    pub const fn fail(self) -> ! {
+        match self {
+            Violation::Pool => panic!(
+                "usmp: a pool's alignment is not a power of two, or a model's images do not list every pool; this file is stale or was edited: rebuild to regenerate it"
+            ),
+            Violation::OutsidePool { .. } => panic!(
+                "usmp: a buffer lies outside its pool or at a misaligned offset; this file is stale or was edited: rebuild to regenerate it"
+            ),
+            Violation::LiveRange { .. } => panic!(
+                "usmp: a buffer's live range is not inside the model's calls; this file is stale or was edited: rebuild to regenerate it"
+            ),
+            Violation::Certificate { .. } => panic!(
+                "usmp: the list of buffers live during a call is wrong; this file is stale or was edited: rebuild to regenerate it"
+            ),
+            Violation::Overlap { .. } => panic!(
+                "usmp: two buffers live during the same call overlap; this file is stale or was edited: rebuild to regenerate it"
+            ),
+            Violation::Constants { .. } => panic!(
+                "usmp: two constants overlap, or the list of constants is wrong; this file is stale or was edited: rebuild to regenerate it"
+            ),
+            Violation::Slot { .. } => panic!(
+                "usmp: a call hands out a region that is not live then, a constant to write, or a writable region twice; this file is stale or was edited: rebuild to regenerate it"
+            ),
+        }
+    }
+}
+
+/// Whether `(pool, offset, index)` of `a` comes strictly before that of `b`, and when they
+/// share a pool, `a` ends where `b` starts or before.
+const fn before(a: &Buffer, ia: usize, b: &Buffer, ib: usize) -> Result<bool, ()> {
+    if a.pool != b.pool {
+        return Ok(a.pool < b.pool);
+    }
+    if a.offset > b.offset || (a.offset == b.offset && ia >= ib) {
+        return Ok(false);
+    }
+    // Not in order is reported first; out of order entries are a malformed certificate,
+    // overlapping ordered ones an overlap.
+    if a.offset + a.size > b.offset {
+        return Err(());
+    }
+    Ok(true)
+}
+
+/// Checks `model` against `pools`; see the module documentation for what it proves.
+pub const fn check(pools: &[PoolInfo], model: &ModelInfo) -> Result<(), Violation> {
+    let buffers = model.buffers;
+    let calls = model.calls.len();
+    if model.images.len() != pools.len() {
+        return Err(Violation::Pool);
+    }
+    let mut p = 0;
+    while p < pools.len() {
+        if !pools[p].alignment.is_power_of_two() {
+            return Err(Violation::Pool);
+        }
+        p += 1;
+    }
+
+    // Every buffer inside its pool; count the certificate entries it must have.
+    let mut expected_live = 0usize;
+    let mut constants = 0usize;
+    let mut i = 0;
+    while i < buffers.len() {
+        let b = &buffers[i];
+        if b.pool >= pools.len() {
+            return Err(Violation::OutsidePool { buffer: i });
+        }
+        let pool = &pools[b.pool];
+        let room = match pool.kind {
+            PoolKind::Workspace => pool.size,
+            PoolKind::Constant => model.images[b.pool],
+        };
+        let fits = match b.offset.checked_add(b.size) {
+            Some(end) => end <= room,
+            None => false,
+        };
+        if !fits || b.offset & (pool.alignment - 1) != 0 {
+            return Err(Violation::OutsidePool { buffer: i });
+        }
+        if b.start > b.end || b.end as usize > calls {
+            return Err(Violation::LiveRange { buffer: i });
+        }
+        match pool.kind {
+            PoolKind::Workspace => expected_live += (b.end - b.start) as usize,
+            PoolKind::Constant => {
+                if b.persistent {
+                    return Err(Violation::OutsidePool { buffer: i });
+                }
+                constants += 1;
+            }
+        }
+        i += 1;
+    }
+
+    tri!(check_live(pools, model, expected_live));
+    tri!(check_constants(pools, model, constants));
+
+    let mut c = 0;
+    while c < calls {
+        let call = &model.calls[c];
+        if let Err(()) = check_slots(pools, model, c, call.inputs, call.outputs, call.scratch) {
+            return Err(Violation::Slot { call: c });
+        }
+        c += 1;
+    }
+    // Between calls the model's inputs are handed out writable together, its outputs
+    // read-only together (never both at once: the session is borrowed for either).
+    // The inputs are all live at call 0, so the certificate proves them disjoint.
+    if check_slots(pools, model, 0, &[], model.inputs, &[]).is_err()
+        || check_slots(pools, model, usize::MAX, model.outputs, &[], &[]).is_err()
+    {
+        return Err(Violation::Slot { call: usize::MAX });
+    }
+    Ok(())
+}
+
+/// Each call's list holds exactly the workspace buffers live during it, in address order
+/// within each pool, adjacent ones disjoint: so every two of them are disjoint.
+const fn check_live(
+    pools: &[PoolInfo],
+    model: &ModelInfo,
+    expected: usize,
+) -> Result<(), Violation> {
+    let (buffers, live, from) = (model.buffers, model.live, model.live_from);
+    let calls = model.calls.len();
+    if from.len() != calls + 1 || from[0] != 0 || from[calls] as usize != live.len() {
+        return Err(Violation::Certificate { call: 0 });
+    }
+    if live.len() != expected {
+        return Err(Violation::Certificate { call: 0 });
+    }
+    let mut c = 0;
+    while c < calls {
+        let (lo, hi) = (from[c] as usize, from[c + 1] as usize);
+        if lo > hi || hi > live.len() {
+            return Err(Violation::Certificate { call: c });
+        }
+        let mut k = lo;
+        while k < hi {
+            let id = live[k] as usize;
+            if id >= buffers.len() {
+                return Err(Violation::Certificate { call: c });
+            }
+            let b = &buffers[id];
+            if !matches!(pools[b.pool].kind, PoolKind::Workspace) || !b.live_at(c as u32) {
+                return Err(Violation::Certificate { call: c });
+            }
+            if k > lo {
+                let prev = live[k - 1] as usize;
+                match before(&buffers[prev], prev, b, id) {
+                    Ok(true) => {}
+                    Ok(false) => return Err(Violation::Certificate { call: c }),
+                    Err(()) => {
+                        return Err(Violation::Overlap {
+                            call: c,
+                            a: prev,
+                            b: id,
+                        });
+                    }
+                }
+            }
+            k += 1;
+        }
+        c += 1;
+    }
+    Ok(())
+}
+
+/// The constants, in address order within each pool, adjacent ones disjoint, each listed
+/// once: so every two are disjoint.
+const fn check_constants(
+    pools: &[PoolInfo],
+    model: &ModelInfo,
+    count: usize,
+) -> Result<(), Violation> {
+    let (buffers, order) = (model.buffers, model.constant_order);
+    if order.len() != count {
+        return Err(Violation::Constants { buffer: 0 });
+    }
+    let mut k = 0;
+    while k < order.len() {
+        let id = order[k] as usize;
+        if id >= buffers.len() || !matches!(pools[buffers[id].pool].kind, PoolKind::Constant) {
+            return Err(Violation::Constants { buffer: id });
+        }
+        if k > 0 {
+            let prev = order[k - 1] as usize;
+            if !matches!(before(&buffers[prev], prev, &buffers[id], id), Ok(true)) {
+                return Err(Violation::Constants { buffer: id });
+            }
+        }
+        k += 1;
+    }
+    Ok(())
+}
+
+/// The buffer a slot reads or writes, if any; `Err` for a buffer index out of range.
+const fn slot_buffer(model: &ModelInfo, s: &Slot) -> Result<Option<usize>, ()> {
+    match s.source {
+        Source::Buffer(b) if (b as usize) < model.buffers.len() => Ok(Some(b as usize)),
+        Source::Buffer(_) => Err(()),
+        _ => Ok(None),
+    }
+}
+
+/// Whether buffer `b` may be handed out during `call` (`usize::MAX`: between calls, for
+/// the model's inputs and outputs), writable or not.
+const fn usable(pools: &[PoolInfo], model: &ModelInfo, b: usize, call: usize, write: bool) -> bool {
+    let buffer = &model.buffers[b];
+    match pools[buffer.pool].kind {
+        PoolKind::Constant => !write,
+        PoolKind::Workspace => call == usize::MAX || buffer.live_at(call as u32),
+    }
+}
+
+/// `reads` are handed out shared, `writes` and `scratch` writable: each live during
+/// `call`, no constant writable, no writable buffer twice or also among the reads.
+const fn check_slots(
+    pools: &[PoolInfo],
+    model: &ModelInfo,
+    call: usize,
+    reads: &[Slot],
+    writes: &[Slot],
+    scratch: &[u32],
+) -> Result<(), ()> {
+    let mut k = 0;
+    while k < reads.len() {
+        match reads[k].source {
+            Source::InPlace(o) if o as usize >= writes.len() => return Err(()),
+            _ => {}
+        }
+        if let Some(b) = tri!(slot_buffer(model, &reads[k])) {
+            if !usable(pools, model, b, call, false) {
+                return Err(());
+            }
+        }
+        k += 1;
+    }
+    // Writable ones: outputs, then scratch, as one list.
+    let total = writes.len() + scratch.len();
+    let mut k = 0;
+    while k < total {
+        let b = match tri!(writable(model, writes, scratch, k)) {
+            Some(b) => b,
+            None => {
+                k += 1;
+                continue;
+            }
+        };
+        if !usable(pools, model, b, call, true) {
+            return Err(());
+        }
+        let mut j = 0;
+        while j < k {
+            if let Some(other) = tri!(writable(model, writes, scratch, j)) {
+                if other == b {
+                    return Err(());
+                }
+            }
+            j += 1;
+        }
+        let mut r = 0;
+        while r < reads.len() {
+            if let Some(other) = tri!(slot_buffer(model, &reads[r])) {
+                if other == b {
+                    return Err(());
+                }
+            }
+            r += 1;
+        }
+        k += 1;
+    }
+    Ok(())
+}
+
+/// The `k`-th writable buffer of a call: its outputs, then its scratch.
+const fn writable(
+    model: &ModelInfo,
+    writes: &[Slot],
+    scratch: &[u32],
+    k: usize,
+) -> Result<Option<usize>, ()> {
+    if k < writes.len() {
+        if let Source::InPlace(_) = writes[k].source {
+            return Err(());
+        }
+        return slot_buffer(model, &writes[k]);
+    }
+    let b = scratch[k - writes.len()] as usize;
+    if b >= model.buffers.len() {
+        return Err(());
+    }
+    Ok(Some(b))
+}

@@ -1,0 +1,219 @@
+//! What a call computes and on what kind of data: the operator, and each operand's element
+//! type, shape and quantization, so one kernel library can run any model.
+
+/// Declares [`Builtin`] with each variant's TensorFlow Lite schema name, once.
+macro_rules! builtins {
+    ($($variant:ident = $name:literal,)*) => {
+        /// A TensorFlow Lite built-in operator that kernels commonly implement.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Builtin {
+            $(
+                #[doc = concat!("`", $name, "`.")]
+                $variant,
+            )*
+        }
+
+        impl Builtin {
+            /// Every variant with its schema name and its Rust name, for generators.
+            pub const ALL: &'static [(Builtin, &'static str, &'static str)] =
+                &[$((Builtin::$variant, $name, stringify!($variant)),)*];
+        }
+    };
+}
+
+builtins! {
+    Add = "ADD",
+    AveragePool2d = "AVERAGE_POOL_2D",
+    BatchMatmul = "BATCH_MATMUL",
+    Concatenation = "CONCATENATION",
+    Conv2d = "CONV_2D",
+    DepthwiseConv2d = "DEPTHWISE_CONV_2D",
+    Dequantize = "DEQUANTIZE",
+    Div = "DIV",
+    Elu = "ELU",
+    Equal = "EQUAL",
+    Exp = "EXP",
+    ExpandDims = "EXPAND_DIMS",
+    Fill = "FILL",
+    Floor = "FLOOR",
+    FullyConnected = "FULLY_CONNECTED",
+    Gather = "GATHER",
+    HardSwish = "HARD_SWISH",
+    L2Normalization = "L2_NORMALIZATION",
+    LeakyRelu = "LEAKY_RELU",
+    Log = "LOG",
+    Logistic = "LOGISTIC",
+    LogSoftmax = "LOG_SOFTMAX",
+    MaxPool2d = "MAX_POOL_2D",
+    Maximum = "MAXIMUM",
+    Mean = "MEAN",
+    Minimum = "MINIMUM",
+    MirrorPad = "MIRROR_PAD",
+    Mul = "MUL",
+    Neg = "NEG",
+    Pack = "PACK",
+    Pad = "PAD",
+    PadV2 = "PADV2",
+    Prelu = "PRELU",
+    Quantize = "QUANTIZE",
+    ReduceMax = "REDUCE_MAX",
+    Relu = "RELU",
+    Relu6 = "RELU6",
+    ReluN1To1 = "RELU_N1_TO_1",
+    Reshape = "RESHAPE",
+    ResizeBilinear = "RESIZE_BILINEAR",
+    ResizeNearestNeighbor = "RESIZE_NEAREST_NEIGHBOR",
+    Rsqrt = "RSQRT",
+    Shape = "SHAPE",
+    Slice = "SLICE",
+    Softmax = "SOFTMAX",
+    SpaceToDepth = "SPACE_TO_DEPTH",
+    Split = "SPLIT",
+    SplitV = "SPLIT_V",
+    Sqrt = "SQRT",
+    Square = "SQUARE",
+    SquaredDifference = "SQUARED_DIFFERENCE",
+    Squeeze = "SQUEEZE",
+    StridedSlice = "STRIDED_SLICE",
+    Sub = "SUB",
+    Sum = "SUM",
+    Svdf = "SVDF",
+    Tanh = "TANH",
+    Transpose = "TRANSPOSE",
+    TransposeConv = "TRANSPOSE_CONV",
+    UnidirectionalSequenceLstm = "UNIDIRECTIONAL_SEQUENCE_LSTM",
+    Unpack = "UNPACK",
+}
+
+impl Builtin {
+    /// Its name in the TensorFlow Lite schema (`CONV_2D`).
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(b, _, _)| *b == self)
+            .map_or("", |(_, name, _)| name)
+    }
+
+    /// The operator with schema name `name`, if it is one of these.
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        Self::ALL
+            .iter()
+            .find(|(_, n, _)| *n == name)
+            .map(|(b, _, _)| *b)
+    }
+}
+
+/// The operator of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// A TensorFlow Lite built-in operator listed in [`Builtin`].
+    Builtin(Builtin),
+    /// Any other operator, by the name the model gives it: a custom operator, a built-in
+    /// not listed, or an operator of usmp's JSON IR.
+    Named(&'static str),
+}
+
+impl Op {
+    /// Its name as the model file writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Builtin(b) => b.name(),
+            Op::Named(name) => name,
+        }
+    }
+}
+
+impl core::fmt::Display for Op {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The element type of a tensor, as the TensorFlow Lite schema numbers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElementType {
+    /// `FLOAT32`.
+    Float32,
+    /// `FLOAT16`.
+    Float16,
+    /// `INT32`.
+    Int32,
+    /// `UINT8`.
+    UInt8,
+    /// `INT64`.
+    Int64,
+    /// `BOOL`.
+    Bool,
+    /// `INT16`.
+    Int16,
+    /// `INT8`.
+    Int8,
+    /// `FLOAT64`.
+    Float64,
+    /// `UINT32`.
+    UInt32,
+    /// `UINT16`.
+    UInt16,
+    /// Any other type, by its schema number.
+    Other(u8),
+}
+
+impl ElementType {
+    /// Bytes per element, for the types above with a fixed size.
+    pub const fn size(self) -> Option<usize> {
+        Some(match self {
+            ElementType::Bool | ElementType::Int8 | ElementType::UInt8 => 1,
+            ElementType::Int16 | ElementType::UInt16 | ElementType::Float16 => 2,
+            ElementType::Int32 | ElementType::UInt32 | ElementType::Float32 => 4,
+            ElementType::Int64 | ElementType::Float64 => 8,
+            ElementType::Other(_) => return None,
+        })
+    }
+}
+
+/// Affine quantization of a tensor: `real = scale * (q - zero_point)`, per tensor (one
+/// entry) or per channel along `dimension`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quantization {
+    /// Scales, one per channel or one for the tensor.
+    pub scale: &'static [f32],
+    /// Zero points, as many as scales.
+    pub zero_point: &'static [i64],
+    /// The channel dimension, for per-channel quantization.
+    pub dimension: u32,
+}
+
+/// What a kernel needs to know of a tensor besides its bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tensor {
+    /// Its element type.
+    pub element: ElementType,
+    /// Its shape, outermost dimension first.
+    pub shape: &'static [i32],
+    /// Its quantization, if it is quantized.
+    pub quantization: Option<Quantization>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for &(b, name, _) in Builtin::ALL {
+            assert_eq!(b.name(), name);
+            assert_eq!(Builtin::from_name(name), Some(b));
+        }
+        assert_eq!(Builtin::from_name("conv2d"), None);
+        assert_eq!(Op::Named("conv2d").name(), "conv2d");
+        assert_eq!(Op::Builtin(Builtin::Conv2d).name(), "CONV_2D");
+    }
+
+    #[test]
+    fn element_sizes() {
+        assert_eq!(ElementType::Int8.size(), Some(1));
+        assert_eq!(ElementType::Float32.size(), Some(4));
+        assert_eq!(ElementType::Other(5).size(), None);
+    }
+}

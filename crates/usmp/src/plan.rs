@@ -1,0 +1,176 @@
+//! The data a generated module is made of: pools, buffers, and each call's operands. All of
+//! it is `const`, linear in the model's size, and read by [`check`](crate::check) at
+//! compile time and by [`Session`](crate::Session) at run time.
+
+use crate::op::{Op, Tensor};
+
+/// What a pool holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolKind {
+    /// Activations, scratch and state: uninitialised RAM, zeroed by
+    /// [`Workspace::take`](crate::Workspace::take).
+    Workspace,
+    /// Weights: each model's bytes at their planned offsets, usually in flash.
+    Constant,
+}
+
+/// A pool as planned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolInfo {
+    /// Its name in the pools' declaration.
+    pub name: &'static str,
+    /// Workspace or constant.
+    pub kind: PoolKind,
+    /// Its size in bytes: for a workspace pool the most any model needs, for a constant
+    /// pool the sum of the models' images.
+    pub size: usize,
+    /// Its start and every offset in it are multiples of this (a power of two).
+    pub alignment: usize,
+    /// The link section of its storage.
+    pub section: &'static str,
+}
+
+/// Where one planned buffer lives and when it is live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    /// Its pool: an index into the pools' table.
+    pub pool: usize,
+    /// Byte offset from the pool's start; in a constant pool, from the start of its
+    /// model's image.
+    pub offset: usize,
+    /// Size in bytes.
+    pub size: usize,
+    /// The first call during which it is live.
+    pub start: u32,
+    /// One past the last call during which it is live.
+    pub end: u32,
+    /// Persistent state: it keeps its bytes from one inference to the next, and no other
+    /// buffer of any model is ever placed over it.
+    pub persistent: bool,
+}
+
+impl Buffer {
+    /// A buffer of `size` bytes at `offset` in pool `pool`, live during calls
+    /// `start..end`.
+    pub const fn new(pool: usize, offset: usize, size: usize, start: u32, end: u32) -> Self {
+        Buffer {
+            pool,
+            offset,
+            size,
+            start,
+            end,
+            persistent: false,
+        }
+    }
+
+    /// Persistent state: as [`Buffer::new`], kept from one inference to the next.
+    pub const fn state(pool: usize, offset: usize, size: usize, start: u32, end: u32) -> Self {
+        Buffer {
+            persistent: true,
+            ..Buffer::new(pool, offset, size, start, end)
+        }
+    }
+
+    /// Whether it is live during call `call`.
+    pub const fn live_at(&self, call: u32) -> bool {
+        self.start <= call && call < self.end
+    }
+}
+
+/// Where an operand's bytes come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// No tensor (a left-out optional input), or one handed out by an earlier slot of the
+    /// same list (a tensor read twice is one region).
+    Absent,
+    /// A planned buffer: an index into the model's buffers.
+    Buffer(u32),
+    /// An input the call also writes (in place): its bytes are the output with this index.
+    InPlace(u32),
+    /// A model input or output left out of the pools (`io_in_pools = false`): the
+    /// firmware supplies it.
+    Unplanned,
+}
+
+/// One operand of a call, or one input or output of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// Its bytes.
+    pub source: Source,
+    /// The tensor it holds: an index into the model's tensors, when the model describes
+    /// them (`.tflite` models do).
+    pub tensor: Option<u32>,
+}
+
+impl Slot {
+    /// No tensor, or one an earlier slot of the list already hands out.
+    pub const ABSENT: Slot = Slot {
+        source: Source::Absent,
+        tensor: None,
+    };
+
+    /// Planned buffer `buffer`, holding `tensor`.
+    pub const fn buffer(buffer: u32, tensor: Option<u32>) -> Self {
+        Slot {
+            source: Source::Buffer(buffer),
+            tensor,
+        }
+    }
+
+    /// An input whose bytes are output `output` of the same call.
+    pub const fn in_place(output: u32, tensor: Option<u32>) -> Self {
+        Slot {
+            source: Source::InPlace(output),
+            tensor,
+        }
+    }
+
+    /// A model input or output left out of the pools.
+    pub const fn unplanned(tensor: Option<u32>) -> Self {
+        Slot {
+            source: Source::Unplanned,
+            tensor,
+        }
+    }
+}
+
+/// One operator call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CallInfo {
+    /// The operator.
+    pub op: Op,
+    /// What it reads, in the model's order.
+    pub inputs: &'static [Slot],
+    /// What it writes, in the model's order.
+    pub outputs: &'static [Slot],
+    /// Its scratch buffers, in order: indices into the model's buffers.
+    pub scratch: &'static [u32],
+}
+
+/// Everything about one planned model, as `const` data.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelInfo {
+    /// Its name.
+    pub name: &'static str,
+    /// Every planned buffer.
+    pub buffers: &'static [Buffer],
+    /// The operator calls, in execution order.
+    pub calls: &'static [CallInfo],
+    /// The model's inputs, in its order.
+    pub inputs: &'static [Slot],
+    /// The model's outputs, in its order.
+    pub outputs: &'static [Slot],
+    /// Shape, element type and quantization of each tensor, when the model file gives
+    /// them (empty for usmp's JSON IR).
+    pub tensors: &'static [Tensor],
+    /// For each call `i`, `live[live_from[i]..live_from[i + 1]]` are the workspace
+    /// buffers live during it, in address order within each pool: the certificate
+    /// [`check`](crate::check) reads to prove the plan in linear time.
+    pub live: &'static [u32],
+    /// Where each call's list starts in `live`; one more entry than calls.
+    pub live_from: &'static [u32],
+    /// The constant buffers, in address order within each pool.
+    pub constant_order: &'static [u32],
+    /// For each pool, the size of this model's image in it (0 for workspace pools).
+    pub images: &'static [usize],
+}
