@@ -305,10 +305,10 @@ const fn check_slots(
             Source::InPlace(o) if o as usize >= writes.len() => return Err(()),
             _ => {}
         }
-        if let Some(b) = tri!(slot_buffer(model, &reads[k])) {
-            if !usable(pools, model, b, call, false) {
-                return Err(());
-            }
+        if let Some(b) = tri!(slot_buffer(model, &reads[k]))
+            && !usable(pools, model, b, call, false)
+        {
+            return Err(());
         }
         k += 1;
     }
@@ -328,19 +328,19 @@ const fn check_slots(
         }
         let mut j = 0;
         while j < k {
-            if let Some(other) = tri!(writable(model, writes, scratch, j)) {
-                if other == b {
-                    return Err(());
-                }
+            if let Some(other) = tri!(writable(model, writes, scratch, j))
+                && other == b
+            {
+                return Err(());
             }
             j += 1;
         }
         let mut r = 0;
         while r < reads.len() {
-            if let Some(other) = tri!(slot_buffer(model, &reads[r])) {
-                if other == b {
-                    return Err(());
-                }
+            if let Some(other) = tri!(slot_buffer(model, &reads[r]))
+                && other == b
+            {
+                return Err(());
             }
             r += 1;
         }
