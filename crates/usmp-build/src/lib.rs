@@ -127,6 +127,7 @@ mod manifest;
 mod planning;
 mod report;
 mod spec;
+mod state;
 mod valid;
 
 pub use codegen::{Embed, generate};

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use usmp_core::input::{InputError, read_model};
 use usmp_core::liveness::{self, CallSelector, Liveness, Options, ScratchRule};
 use usmp_core::model::{Model, ModelLocus, Scratch, Size};
+use usmp_core::tflite::TensorInfo;
 use usmp_core::{Plan, PlanError, Pool, PoolKind, algo};
 
 use crate::spec::{Diagnostic, ModelSpec, PoolSpec, Spec};
@@ -48,6 +49,12 @@ pub struct PlannedModel {
     pub liveness: Liveness,
     /// The verified plan; its pool indices are the spec's.
     pub plan: Plan,
+    /// Each tensor's shape, element type and quantization (`.tflite` models; empty for
+    /// the JSON IR).
+    pub tensors: Vec<TensorInfo>,
+    /// Each call's inputs in the operator's own order, `None` for a left-out optional one
+    /// (`.tflite`); the model's reads otherwise.
+    pub reads: Vec<Vec<Option<usize>>>,
 }
 
 /// Everything the generators need.
@@ -77,6 +84,20 @@ pub fn plan_spec<S: Clone>(
     }
     if !errors.is_empty() {
         return Err(errors);
+    }
+    let core_pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
+    if let Err(e) = crate::state::keep_state_apart(&core_pools, &mut models) {
+        let at = spec
+            .models
+            .iter()
+            .zip(&models)
+            .find(|(_, m)| (0..m.plan.allocations.len()).any(|b| crate::state::is_state(m, b)))
+            .map_or(spec.models[0].path.span.clone(), |(s, _)| {
+                s.path.span.clone()
+            });
+        return Err(vec![Diagnostic::new(at, e).help(
+            "give the workspace pools more room (or no size limit), or plan the models in separate builds",
+        )]);
     }
     let mut pools = Vec::new();
     for (i, p) in spec.pools.iter().enumerate() {
@@ -168,7 +189,10 @@ fn plan_model<S: Clone>(
             }));
         }
     };
+    let (tensors, reads) = operands(&path, &file.model);
     Ok(PlannedModel {
+        tensors,
+        reads,
         name: m.name.value.clone(),
         module: m.module.value.clone(),
         path: m.path.value.clone(),
@@ -176,6 +200,34 @@ fn plan_model<S: Clone>(
         liveness,
         plan,
     })
+}
+
+/// What a kernel needs of each tensor and each call's inputs in schema order, from the
+/// `.tflite` file when the model is one (its tensors are the model's, one for one).
+fn operands(path: &Path, model: &Model) -> (Vec<TensorInfo>, Vec<Vec<Option<usize>>>) {
+    let plain = || {
+        let reads = model
+            .calls
+            .iter()
+            .map(|c| c.reads.iter().map(|&t| Some(t)).collect())
+            .collect();
+        (Vec::new(), reads)
+    };
+    let Ok(bytes) = std::fs::read(path) else {
+        return plain();
+    };
+    if bytes.get(4..8) != Some(b"TFL3".as_slice()) {
+        return plain();
+    }
+    match usmp_core::tflite::read_graph(&bytes) {
+        Ok(g)
+            if g.tensors.len() == model.tensors.len() && g.operators.len() == model.calls.len() =>
+        {
+            let reads = g.operators.iter().map(|o| o.inputs.clone()).collect();
+            (g.tensors, reads)
+        }
+        _ => plain(),
+    }
 }
 
 fn core_pool<S>(p: &PoolSpec<S>) -> Pool {

@@ -1,5 +1,5 @@
-//! Through cargo, as users meet it: the fixture crates' generated code compiles for
-//! Cortex-M (thumbv7em-none-eabihf, installed by rust-toolchain.toml), and a build
+//! Through cargo, as users meet it: the runtime and the fixture crates' generated code
+//! compile for every supported target (Cortex-M0+, M3, M4F/M7, RV32IMC), and a build
 //! script with a bad `usmp.toml` fails with a clean located message, no panic.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -22,24 +22,64 @@ fn cargo(dir: &Path, target_dir: &str, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-#[test]
-fn fixtures_compile_for_cortex_m() {
-    let out = cargo(
-        Path::new(ROOT),
-        "thumb",
-        &[
-            "build",
-            "--target",
-            "thumbv7em-none-eabihf",
-            "-p",
-            "usmp-fixture-kws",
-            "-p",
-            "usmp-fixture-two-models",
-        ],
+/// Every target the generated code and the runtime must build for: Cortex-M0/M0+
+/// (no compare-and-swap), Cortex-M3, Cortex-M4F/M7, and RV32IMC (no compare-and-swap).
+const TARGETS: &[&str] = &[
+    "thumbv6m-none-eabi",
+    "thumbv7m-none-eabi",
+    "thumbv7em-none-eabihf",
+    "riscv32imc-unknown-none-elf",
+];
+
+/// Whether the standard library for `target` is installed. Where it is not, a developer's
+/// `cargo test` skips with the command that installs it; CI (`CI` set) fails instead, so
+/// the check always runs there.
+fn installed(target: &str) -> bool {
+    let out = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .unwrap();
+    let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let lib = Path::new(&sysroot)
+        .join("lib/rustlib")
+        .join(target)
+        .join("lib");
+    if lib.is_dir() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "target {target} is not installed; .ci/run installs it with `rustup target add {target}`"
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains("warning"), "{stderr}");
+    println!("skipped {target}: not installed; run `rustup target add {target}`");
+    false
+}
+
+/// Builds `packages` of the crate in `dir` for every installed target of [`TARGETS`],
+/// without a warning.
+fn build_for_every_target(dir: &Path, packages: &[&str], release: bool) {
+    for &target in TARGETS.iter().filter(|t| installed(t)) {
+        let mut args = vec!["build", "--target", target];
+        if release {
+            args.push("--release");
+        }
+        for p in packages {
+            args.extend(["-p", p]);
+        }
+        let out = cargo(dir, "cross", &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{target}:\n{stderr}");
+        assert!(!stderr.contains("warning"), "{target}:\n{stderr}");
+    }
+}
+
+#[test]
+fn fixtures_compile_for_every_target() {
+    build_for_every_target(
+        Path::new(ROOT),
+        &["usmp", "usmp-fixture-kws", "usmp-fixture-two-models"],
+        false,
+    );
 }
 
 /// A `no_std` crate of its own in the test's temporary folder, whose build script calls
@@ -53,7 +93,9 @@ fn scratch_crate(name: &str, usmp_toml: &str) -> PathBuf {
         .unwrap();
     let manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
+         [dependencies]\nusmp = {{ path = {:?} }}\n\n\
          [build-dependencies]\nusmp-build = {{ path = {:?} }}\n\n[workspace]\n",
+        build.join("../usmp").display().to_string(),
         build.display().to_string()
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
@@ -71,7 +113,7 @@ fn scratch_crate(name: &str, usmp_toml: &str) -> PathBuf {
 }
 
 #[test]
-fn the_nine_tflite_models_compile_for_cortex_m_in_one_workspace() {
+fn the_nine_tflite_models_compile_for_every_target_in_one_workspace() {
     let models = Path::new(ROOT).join("../shared/tflite-models");
     if !models.is_dir() {
         println!("skipped: {} is absent", models.display());
@@ -96,11 +138,7 @@ fn the_nine_tflite_models_compile_for_cortex_m_in_one_workspace() {
         toml.push_str(&format!("\n[[model]]\nname = \"{n}\"\npath = {path:?}\n"));
     }
     let dir = scratch_crate("nine-models", &toml);
-    let args = ["build", "--release", "--target", "thumbv7em-none-eabihf"];
-    let out = cargo(&dir, "thumb", &args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains("warning"), "{stderr}");
+    build_for_every_target(&dir, &[], true);
 }
 
 #[test]
@@ -125,4 +163,64 @@ fn a_bad_usmp_toml_fails_the_build_cleanly() {
     assert!(!stderr.contains("missing.tflite"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("backtrace"), "{stderr}");
+}
+
+/// The generated module for `usmp_toml` with `edit` applied to its text, compiled in a
+/// crate of its own whose build script still writes the constants it includes.
+fn build_edited(name: &str, usmp_toml: &str, edit: impl Fn(&str) -> String) -> String {
+    let dir = scratch_crate(name, usmp_toml);
+    let out = dir.join("generated");
+    std::fs::create_dir_all(&out).unwrap();
+    usmp_build::Config::from_file(dir.join("usmp.toml"))
+        .out_dir(&out)
+        .cargo_directives(false)
+        .generate()
+        .unwrap();
+    let text = std::fs::read_to_string(out.join(usmp_build::MODULE_FILE)).unwrap();
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the edit changed nothing");
+    std::fs::write(dir.join("src/edited.rs"), edited).unwrap();
+    let lib = "#![no_std]\npub mod usmp {\n    include!(\"edited.rs\");\n}\n";
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let out = cargo(&dir, "thumb", &["build"]);
+    assert!(!out.status.success(), "an edited plan compiled");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_edited_plan_does_not_compile() {
+    let toml = std::fs::read_to_string(Path::new(ROOT).join("fixtures/kws/usmp.toml"))
+        .unwrap()
+        .replace("../../examples", &format!("{ROOT}/examples"));
+    // im2col moved over conv's bytes, both live during call 0.
+    let stderr = build_edited("edited-overlap", &toml, |t| {
+        t.replace(
+            "CALL0_IM2COL: Buffer = Buffer::new(0, 4000,",
+            "CALL0_IM2COL: Buffer = Buffer::new(0, 3984,",
+        )
+    });
+    assert!(
+        stderr.contains("usmp: two buffers live during the same call overlap"),
+        "{stderr}"
+    );
+    // A buffer dropped from call 0's live list: the certificate no longer adds up.
+    let stderr = build_edited("edited-certificate", &toml, |t| {
+        t.replacen("live: &[3, 9, 0, 6,", "live: &[3, 9, 6,", 1)
+            .replacen("live_from: &[0, 4,", "live_from: &[0, 3,", 1)
+    });
+    assert!(
+        stderr.contains("usmp: the list of buffers live during a call is wrong"),
+        "{stderr}"
+    );
+    // relu told to write its input as a second output.
+    let stderr = build_edited("edited-slot", &toml, |t| {
+        t.replace(
+            "outputs: &[Slot::buffer(4, None)], scratch: &[10]",
+            "outputs: &[Slot::buffer(4, None), Slot::buffer(3, None)], scratch: &[10]",
+        )
+    });
+    assert!(
+        stderr.contains("usmp: a call hands out a region that is not live then"),
+        "{stderr}"
+    );
 }

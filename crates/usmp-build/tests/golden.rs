@@ -123,8 +123,9 @@ fn constant_images_hold_the_model_bytes() {
             .lines()
             .find(|l| l.contains(&format!("pub const {name}: Buffer")))
             .unwrap();
-        let at = line.find("offset: ").unwrap() + 8;
-        line[at..].split(',').next().unwrap().parse().unwrap()
+        // `Buffer::new(pool, offset, size, start, end)`
+        let args = line.split('(').nth(1).unwrap();
+        args.split(", ").nth(1).unwrap().parse().unwrap()
     };
     let w = offset("CONV_W");
     assert_eq!(&image[w..w + weights.len()], &weights[..]);

@@ -19,22 +19,30 @@ mod ops {
     include!(concat!(env!("OUT_DIR"), "/ops.rs"));
 }
 
-use usmp::micro_speech::{CALLS, Model};
+use usmp::micro_speech::Model;
 
 /// Runs one inference: fill the input, step through the calls, read the output.
-fn infer(model: &mut Model<'_>, case: usize) -> Result<Outcome, micro_speech::KernelError> {
+fn infer(
+    model: &mut ::usmp::Session<'_, Model>,
+    case: usize,
+) -> Result<Outcome, micro_speech::KernelError> {
     let input = testdata::input(case);
-    let [x] = model.inputs();
-    x[..input.len()].copy_from_slice(input);
-    for i in 0..CALLS {
+    let missing = micro_speech::KernelError::MissingOperand {
+        what: "model input",
+    };
+    model.input(0).ok_or(missing)?[..input.len()].copy_from_slice(input);
+    for i in 0..model.calls() {
         let Some(mut call) = model.call(i) else { break };
-        micro_speech::run(&ops::OPS[i], &call.inputs, &mut call.outputs)?;
+        micro_speech::run(&ops::OPS[i], &mut call)?;
         if cfg!(feature = "poison") {
             // Every buffer whose last use was this call is garbage from now on.
             model.poison_dead(i, 0xA5);
         }
     }
-    let [y] = model.outputs();
+    let missing = micro_speech::KernelError::MissingOperand {
+        what: "model output",
+    };
+    let y = model.output(0).ok_or(missing)?;
     let mut output = [0; testdata::OUTPUT_BYTES];
     output.copy_from_slice(&y[..testdata::OUTPUT_BYTES]);
     Ok(Outcome { case, output })
@@ -45,10 +53,10 @@ fn main() -> ! {
     let Some(mut workspace) = usmp::Workspace::take() else {
         fail("the workspace was taken twice")
     };
-    let mut model = Model::new(&mut workspace);
+    let mut model = Model::session(&mut workspace);
     hprintln!(
         "micro_speech on a Cortex-M3: {} calls, poison {}",
-        CALLS,
+        model.calls(),
         if cfg!(feature = "poison") {
             "on"
         } else {

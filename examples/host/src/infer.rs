@@ -3,29 +3,49 @@
 
 use micro_speech::testdata::{self, Outcome};
 
-use crate::usmp::micro_speech::{CALLS, Model};
+use crate::usmp::micro_speech::Model;
+
+/// A session of the micro_speech model.
+type Session<'w> = ::usmp::Session<'w, Model>;
+
+/// Runs one inference: fill the input, step through the calls, read the output. With
+/// `poison`, every buffer whose last use was a call is filled with 0xA5 after it; with
+/// `early`, each call's poison comes one call too soon (a liveness bug, on purpose).
+fn run(
+    model: &mut Session<'_>,
+    case: usize,
+    poison: bool,
+    early: bool,
+) -> Result<Outcome, micro_speech::KernelError> {
+    let input = testdata::input(case);
+    let missing = micro_speech::KernelError::MissingOperand {
+        what: "model input",
+    };
+    model.input(0).ok_or(missing)?[..input.len()].copy_from_slice(input);
+    for i in 0..model.calls() {
+        let Some(mut call) = model.call(i) else { break };
+        micro_speech::run(&crate::ops::OPS[i], &mut call)?;
+        if poison {
+            model.poison_dead(i + usize::from(early), 0xA5);
+        }
+    }
+    let missing = micro_speech::KernelError::MissingOperand {
+        what: "model output",
+    };
+    let y = model.output(0).ok_or(missing)?;
+    let mut output = [0; testdata::OUTPUT_BYTES];
+    output.copy_from_slice(&y[..testdata::OUTPUT_BYTES]);
+    Ok(Outcome { case, output })
+}
 
 /// Runs one inference: fill the input, step through the calls, read the output. With
 /// `poison`, every buffer whose last use was a call is filled with 0xA5 after it.
 pub fn infer(
-    model: &mut Model<'_>,
+    model: &mut Session<'_>,
     case: usize,
     poison: bool,
 ) -> Result<Outcome, micro_speech::KernelError> {
-    let input = testdata::input(case);
-    let [x] = model.inputs();
-    x[..input.len()].copy_from_slice(input);
-    for i in 0..CALLS {
-        let Some(mut call) = model.call(i) else { break };
-        micro_speech::run(&crate::ops::OPS[i], &call.inputs, &mut call.outputs)?;
-        if poison {
-            model.poison_dead(i, 0xA5);
-        }
-    }
-    let [y] = model.outputs();
-    let mut output = [0; testdata::OUTPUT_BYTES];
-    output.copy_from_slice(&y[..testdata::OUTPUT_BYTES]);
-    Ok(Outcome { case, output })
+    run(model, case, poison, false)
 }
 
 /// Runs every test case, prints each next to TFLite Micro's output, and tells whether all
@@ -36,7 +56,7 @@ pub fn run_all(how: &str) -> std::process::ExitCode {
         eprintln!("error: the workspace was taken twice");
         return std::process::ExitCode::FAILURE;
     };
-    let mut model = Model::new(&mut workspace);
+    let mut model = Model::session(&mut workspace);
     let pools: Vec<String> = crate::usmp::POOLS
         .iter()
         .map(|p| format!("{} {} B", p.name, p.size))
@@ -76,7 +96,7 @@ pub fn check_with_and_without_poison() {
     let Some(mut workspace) = crate::usmp::Workspace::take() else {
         panic!("the workspace was taken twice");
     };
-    let mut model = Model::new(&mut workspace);
+    let mut model = Model::session(&mut workspace);
     for poison in [false, true] {
         for case in 0..testdata::CASES {
             match infer(&mut model, case, poison) {
@@ -87,18 +107,10 @@ pub fn check_with_and_without_poison() {
     }
     let mut changed = 0;
     for case in 0..testdata::CASES {
-        let [x] = model.inputs();
-        x[..testdata::INPUT_BYTES].copy_from_slice(testdata::input(case));
-        for i in 0..CALLS {
-            let Some(mut call) = model.call(i) else { break };
-            if let Err(e) = micro_speech::run(&crate::ops::OPS[i], &call.inputs, &mut call.outputs)
-            {
-                panic!("case {case}: {e}");
-            }
-            model.poison_dead(i + 1, 0xA5);
+        match run(&mut model, case, true, true) {
+            Ok(outcome) => changed += usize::from(!outcome.matches()),
+            Err(e) => panic!("case {case}: {e}"),
         }
-        let [y] = model.outputs();
-        changed += usize::from(y[..testdata::OUTPUT_BYTES] != *testdata::expected(case));
     }
     assert!(changed > 0, "poisoning live buffers changed no output");
 }

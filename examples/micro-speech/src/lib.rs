@@ -16,9 +16,9 @@
 //! micro_speech::build::write_ops(model_path, &out_dir.join("ops.rs"))?;
 //! // main.rs
 //! mod ops { include!(concat!(env!("OUT_DIR"), "/ops.rs")); }
-//! for i in 0..usmp::micro_speech::CALLS {
+//! for i in 0..model.calls() {
 //!     let mut call = model.call(i).unwrap();
-//!     micro_speech::run(&ops::OPS[i], &call.inputs, &mut call.outputs)?;
+//!     micro_speech::run(&ops::OPS[i], &mut call)?;
 //! }
 //! ```
 #![cfg_attr(not(feature = "build"), no_std)]
@@ -129,6 +129,15 @@ pub enum KernelError {
         /// Which operand.
         what: &'static str,
     },
+    /// The parameters are for another operator than the call's (a stale parameter table).
+    WrongOperator {
+        /// The call.
+        call: usize,
+        /// Its operator in the plan.
+        planned: &'static str,
+        /// The operator the parameters are for.
+        parameters: &'static str,
+    },
 }
 
 impl core::fmt::Display for KernelError {
@@ -138,50 +147,82 @@ impl core::fmt::Display for KernelError {
                 write!(f, "{what}: needs {bytes} bytes, the region has {got}")
             }
             KernelError::MissingOperand { what } => write!(f, "{what}: the call has no such slot"),
+            KernelError::WrongOperator {
+                call,
+                planned,
+                parameters,
+            } => write!(
+                f,
+                "call {call} is {planned} but its parameters are for {parameters}: rebuild so both come from the same model"
+            ),
         }
     }
 }
 
+/// Input `k` of the call: its bytes, or empty when it is planned in place of an output
+/// (the output then holds them).
 fn operand<'a>(
-    slots: &'a [&'a [u8]],
-    i: usize,
+    inputs: &usmp::Inputs<'a>,
+    k: usize,
     what: &'static str,
 ) -> Result<&'a [u8], KernelError> {
-    slots
-        .get(i)
-        .copied()
-        .ok_or(KernelError::MissingOperand { what })
+    match inputs.get(k) {
+        Some(bytes) => Ok(bytes),
+        None if inputs.in_place(k).is_some() => Ok(&[]),
+        None => Err(KernelError::MissingOperand { what }),
+    }
 }
 
-/// Runs one operator call on the regions the generated `Call` hands out: `inputs` and
-/// `outputs` in the model's order (an input planned in place of an output is empty).
-pub fn run(op: &Op, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> Result<(), KernelError> {
-    let out = outputs
+impl Op {
+    /// The TFLite operator these parameters are for.
+    pub fn builtin(&self) -> usmp::Builtin {
+        match self {
+            Op::Reshape => usmp::Builtin::Reshape,
+            Op::DepthwiseConv(_) => usmp::Builtin::DepthwiseConv2d,
+            Op::FullyConnected(_) => usmp::Builtin::FullyConnected,
+            Op::Softmax(_) => usmp::Builtin::Softmax,
+        }
+    }
+}
+
+/// Runs one operator call on the regions the generated session hands out, with `op`'s
+/// parameters; refuses a call whose operator is not the one `op` was made for.
+pub fn run(op: &Op, call: &mut usmp::Call<'_>) -> Result<(), KernelError> {
+    if call.op() != usmp::Op::Builtin(op.builtin()) {
+        return Err(KernelError::WrongOperator {
+            call: call.index(),
+            planned: call.op().name(),
+            parameters: op.builtin().name(),
+        });
+    }
+    let inputs = call.inputs;
+    let out = call
+        .outputs
         .get_mut(0)
         .ok_or(KernelError::MissingOperand { what: "output" })?;
     match op {
-        Op::Reshape => kernels::reshape(operand(inputs, 0, "reshape input")?, out),
+        Op::Reshape => kernels::reshape(operand(&inputs, 0, "reshape input")?, out),
         Op::DepthwiseConv(p) => kernels::depthwise_conv(
             p,
-            operand(inputs, 0, "depthwise input")?,
-            operand(inputs, 1, "depthwise filter")?,
-            operand(inputs, 2, "depthwise bias")?,
+            operand(&inputs, 0, "depthwise input")?,
+            operand(&inputs, 1, "depthwise filter")?,
+            operand(&inputs, 2, "depthwise bias")?,
             out,
         ),
         Op::FullyConnected(p) => {
             let bias = if p.bias {
-                operand(inputs, 2, "fully connected bias")?
+                operand(&inputs, 2, "fully connected bias")?
             } else {
                 &[]
             };
             kernels::fully_connected(
                 p,
-                operand(inputs, 0, "fully connected input")?,
-                operand(inputs, 1, "fully connected filter")?,
+                operand(&inputs, 0, "fully connected input")?,
+                operand(&inputs, 1, "fully connected filter")?,
                 bias,
                 out,
             )
         }
-        Op::Softmax(p) => kernels::softmax(p, operand(inputs, 0, "softmax input")?, out),
+        Op::Softmax(p) => kernels::softmax(p, operand(&inputs, 0, "softmax input")?, out),
     }
 }

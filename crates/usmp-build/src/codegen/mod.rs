@@ -1,9 +1,12 @@
 //! The one code generator: planned pools and models to the Rust module that firmware
 //! `include!`s. `usmp-build` writes its output to `OUT_DIR`; `usmp_pools!` parses the same
-//! text into its expansion. The module depends on `core` only, has no `static mut`, and
-//! every `unsafe` in it carries its reason.
+//! text into its expansion. The module is `const` data over the `usmp` runtime crate (the
+//! plan, its compile-time check, each call's operands) plus the pools' statics and two
+//! small `unsafe impl`s whose contracts it states; it has no `static mut`, and its size is
+//! linear in the model's.
 
 mod model;
+mod tensors;
 
 use std::fmt::Write;
 
@@ -97,40 +100,37 @@ fn shared(out: &mut String, planned: &Planned) {
     for (_, pool) in workspace(planned) {
         let _ = writeln!(
             out,
-            "/// Bytes of workspace pool `{}`: the most any model needs.\n#[allow(dead_code)]\npub const {}_SIZE: usize = {};",
+            "/// Bytes of workspace pool `{}`: the most any model needs.\npub const {}_SIZE: usize = {};",
             pool.name,
             upper(&pool.name),
             pool.size
         );
     }
-    out.push_str(SHARED_TYPES);
     for a in alignments(planned) {
         let _ = writeln!(
             out,
             "\n/// Places its content at a multiple of {a} bytes.\n#[repr(C, align({a}))]\nstruct Align{a}<T>(T);"
         );
     }
-    let _ = writeln!(
-        out,
-        "\n/// Every pool, in preference order; [`Buffer::pool`] indexes it.\n#[allow(dead_code)]\npub const POOLS: [PoolInfo; {}] = [",
-        planned.pools.len()
+    out.push_str(
+        "\n/// Every pool, in preference order; a buffer's `pool` indexes it.\npub const POOLS: &[::usmp::PoolInfo] = &[\n",
     );
     for pool in &planned.pools {
+        let (kind, size) = match pool.kind {
+            PoolKind::Workspace => ("Workspace", format!("{}_SIZE", upper(&pool.name))),
+            PoolKind::Constant => ("Constant", pool.size.to_string()),
+        };
         let _ = writeln!(
             out,
-            "    PoolInfo {{ name: {:?}, constant: {}, size: {}, alignment: {}, section: {:?} }},",
-            pool.name,
-            pool.kind == PoolKind::Constant,
-            pool.size,
-            pool.alignment,
-            pool.section
+            "    ::usmp::PoolInfo {{ name: {:?}, kind: ::usmp::PoolKind::{kind}, size: {size}, alignment: {}, section: {:?} }},",
+            pool.name, pool.alignment, pool.section
         );
     }
     out.push_str("];\n");
     for (_, pool) in workspace(planned) {
         let _ = writeln!(
             out,
-            "\n#[unsafe(link_section = {:?})]\nstatic {}: Align{}<Storage<{}_SIZE>> = Align{}(Storage::new());",
+            "\n#[unsafe(link_section = {:?})]\nstatic {}: Align{}<::usmp::Storage<{}_SIZE>> = Align{}(::usmp::Storage::new());",
             pool.section,
             upper(&pool.name),
             pool.start_alignment,
@@ -138,146 +138,45 @@ fn shared(out: &mut String, planned: &Planned) {
             pool.start_alignment
         );
     }
-    workspace_impl(out, planned);
-}
-
-fn workspace_impl(out: &mut String, planned: &Planned) {
-    let total: u64 = workspace(planned).map(|(_, p)| p.size).sum();
-    out.push_str(WORKSPACE_TYPE);
-    let _ = writeln!(
+    let arms: String = workspace(planned)
+        .map(|(i, pool)| format!("            {i} => {}.0.base(),\n", upper(&pool.name)))
+        .collect();
+    let _ = write!(
         out,
-        "#[allow(dead_code)]\nimpl Workspace {{
-    /// Returns the handle the first time it is called and `None` after. It zeroes the
-    /// workspace pools once ({total} bytes), so every byte reached through it is
-    /// initialised; the pools themselves are uninitialised (`NOLOAD`) at start-up.
-    pub fn take() -> Option<Workspace> {{
-        if TAKEN.swap(true, core::sync::atomic::Ordering::AcqRel) {{
-            return None;
-        }}"
-    );
-    for (_, pool) in workspace(planned) {
-        let name = upper(&pool.name);
-        let _ = writeln!(
-            out,
-            "        // SAFETY: TAKEN was false, so this is the only handle there will ever be and
-        // nothing refers to the pool's bytes yet; the pointer covers exactly its {name}_SIZE bytes.
-        unsafe {{ core::ptr::write_bytes({name}.0.base(), 0, {name}_SIZE) }};"
-        );
-    }
-    out.push_str(
-        "        Some(Workspace { _once: () })
-    }
+        "
+/// Set by the first `Workspace::take`. In ordinary `.bss`, which start-up zeroes; lower
+/// case, so that no pool's static can be called the same.
+#[allow(non_upper_case_globals)]
+static taken: ::usmp::TakeOnce = ::usmp::TakeOnce::new();
 
-    /// The start of workspace pool `pool` (an index into [`POOLS`]).
-    fn base(&self, pool: usize) -> *mut u8 {
-        match pool {\n",
-    );
-    for (i, pool) in workspace(planned) {
-        let _ = writeln!(out, "            {i} => {}.0.base(),", upper(&pool.name));
-    }
-    out.push_str(
-        "            _ => core::ptr::null_mut(),
-        }
-    }
-
-    /// The bytes of workspace buffer `b`.
-    ///
-    /// # Safety
-    ///
-    /// `b` lies inside workspace pool `b.pool` ([`placed`], asserted at compile time for
-    /// every planned buffer), and no other reference to any of its bytes is used during
-    /// `'a`.
-    unsafe fn region<'a>(&self, b: &Buffer) -> &'a mut [u8] {
-        // SAFETY: in bounds and exclusive by the caller's promise; `take` initialised
-        // every byte of the pool, and `u8` has no invalid values.
-        unsafe { core::slice::from_raw_parts_mut(self.base(b.pool).add(b.offset), b.size) }
-    }
-}
-",
-    );
-}
-
-/// Types every generated module has, whatever was planned.
-const SHARED_TYPES: &str = r#"
-// Firmware uses what it needs of this module; the rest must not warn.
-
-/// Where a planned buffer lives.
-#[allow(dead_code)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Buffer {
-    /// The tensor or scratch it holds.
-    pub name: &'static str,
-    /// Its pool: an index into [`POOLS`].
-    pub pool: usize,
-    /// Byte offset from the pool's start; in a constant pool, from the start of its
-    /// model's constants.
-    pub offset: usize,
-    /// Size in bytes.
-    pub size: usize,
-}
-
-/// A pool as planned.
-#[allow(dead_code)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PoolInfo {
-    /// Its name in the pools' declaration.
-    pub name: &'static str,
-    /// Whether it holds constants (weights) rather than workspace.
-    pub constant: bool,
-    /// Its size in bytes.
-    pub size: usize,
-    /// Its start and every offset in it are multiples of this.
-    pub alignment: usize,
-    /// The link section of its storage.
-    pub section: &'static str,
-}
-
-/// Whether `a` and `b` share no byte.
-#[allow(dead_code)]
-pub const fn disjoint(a: &Buffer, b: &Buffer) -> bool {
-    a.pool != b.pool || a.offset + a.size <= b.offset || b.offset + b.size <= a.offset
-}
-
-/// Whether `b` lies inside its pool, at an offset the pool's alignment allows.
-#[allow(dead_code)]
-pub const fn placed(b: &Buffer) -> bool {
-    b.pool < POOLS.len()
-        && b.offset + b.size <= POOLS[b.pool].size
-        && (b.offset & (POOLS[b.pool].alignment - 1)) == 0
-}
-
-/// Uninitialised bytes of one workspace pool, reached only through [`Workspace`].
-#[repr(transparent)]
-struct Storage<const N: usize>(core::cell::UnsafeCell<core::mem::MaybeUninit<[u8; N]>>);
-
-// SAFETY: the bytes are reached only through the one `Workspace` handle, borrowed mutably
-// while any slice of them is alive, so no two threads can touch them at once.
-unsafe impl<const N: usize> Sync for Storage<N> {}
-
-impl<const N: usize> Storage<N> {
-    const fn new() -> Self {
-        Storage(core::cell::UnsafeCell::new(core::mem::MaybeUninit::uninit()))
-    }
-
-    fn base(&self) -> *mut u8 {
-        self.0.get().cast()
-    }
-}
-"#;
-
-const WORKSPACE_TYPE: &str = r#"
-/// Set by the first [`Workspace::take`]. In ordinary `.bss`, which start-up zeroes.
-static TAKEN: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-
-/// The one handle to every workspace pool. A model borrows it mutably while it hands out
-/// regions, so the same bytes can never be reached twice.
-#[allow(dead_code)]
+/// The pools above: every model of this module is planned in them.
 #[derive(Debug)]
-pub struct Workspace {
-    _once: (),
-}
+pub struct Pools;
 
-"#;
+// SAFETY: each workspace pool's base is its own private `Storage` of exactly its
+// `POOLS[p].size` bytes (the same constant), aligned by its wrapper to the pool's
+// alignment or more, and reached only through `::usmp::Workspace<Pools>`; `taken` serves
+// nothing else.
+unsafe impl ::usmp::Pools for Pools {{
+    const POOLS: &'static [::usmp::PoolInfo] = POOLS;
+
+    fn base(pool: usize) -> *mut u8 {{
+        match pool {{
+{arms}            _ => ::core::ptr::null_mut(),
+        }}
+    }}
+
+    fn once() -> &'static ::usmp::TakeOnce {{
+        &taken
+    }}
+}}
+
+/// The one handle to the workspace pools: `Workspace::take()` returns it once, zeroed;
+/// each model's `session` borrows it while it runs.
+pub type Workspace = ::usmp::Workspace<Pools>;
+"
+    );
+}
 
 /// A byte string literal holding `bytes`, deterministic and compact.
 pub(crate) fn byte_string(bytes: &[u8]) -> String {

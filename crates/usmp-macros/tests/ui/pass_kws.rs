@@ -13,15 +13,16 @@ mod usmp {
 }
 
 fn main() {
+    use ::usmp::Model as _;
     let mut ws = usmp::Workspace::take().unwrap();
     assert!(usmp::Workspace::take().is_none());
     assert_eq!(usmp::POOLS.len(), 3);
-    assert_eq!(usmp::kws::constant(&usmp::kws::BIAS)[..4], [1, 0, 255, 7]);
-    let mut kws = usmp::kws::Model::new(&mut ws);
-    kws.inputs()[0].fill(9);
-    let call = kws.call(0).unwrap();
-    assert_eq!(call.op, "conv2d");
-    assert!(call.inputs[0].iter().all(|&b| b == 9));
-    assert_eq!(call.scratch[0].len(), 1024);
-    assert_eq!(kws.call(2).unwrap().scratch[0].len(), 64);
+    assert_eq!(usmp::kws::Model::constant(&usmp::kws::BIAS)[..4], [1, 0, 255, 7]);
+    let mut kws = usmp::kws::Model::session(&mut ws);
+    kws.input(0).unwrap().fill(9);
+    let mut call = kws.call(0).unwrap();
+    assert_eq!(call.op(), ::usmp::Op::Named("conv2d"));
+    assert!(call.inputs.get(0).unwrap().iter().all(|&b| b == 9));
+    assert_eq!(call.scratch.get_mut(0).unwrap().len(), 1024);
+    assert_eq!(kws.call(2).unwrap().scratch.get_mut(0).unwrap().len(), 64);
 }

@@ -14,13 +14,14 @@ mod usmp {
 }
 
 fn main() {
-    let need = |buffers: &[usmp::Buffer]| {
+    let need = |buffers: &[::usmp::Buffer]| {
         buffers.iter().filter(|b| b.pool == 0).map(|b| b.offset + b.size).max().unwrap()
     };
-    assert_eq!(usmp::SRAM_SIZE, need(&usmp::keyword::BUFFERS).max(need(&usmp::again::BUFFERS)));
-    // I/O left out of the pools: the accessors are empty and the caller owns them.
+    assert_eq!(usmp::SRAM_SIZE, need(usmp::keyword::BUFFERS).max(need(usmp::again::BUFFERS)));
+    // I/O left out of the pools: the accessors give nothing and the caller owns them.
     let mut ws = usmp::Workspace::take().unwrap();
-    let mut again = usmp::again::Model::new(&mut ws);
-    assert!(again.inputs()[0].is_empty());
-    assert_eq!(again.call(2).unwrap().scratch[0].len(), 64);
+    let mut again = usmp::again::Model::session(&mut ws);
+    assert!(again.input(0).is_none());
+    assert_eq!(again.inputs().next(), Some(None));
+    assert_eq!(again.call(2).unwrap().scratch.get_mut(0).unwrap().len(), 64);
 }

@@ -33,7 +33,7 @@ mod tests {
 
     #[test]
     fn the_inline_plan_is_the_usmp_toml_plan() {
-        let sizes = super::usmp::POOLS.map(|p| p.size);
+        let sizes: Vec<usize> = super::usmp::POOLS.iter().map(|p| p.size).collect();
         // As the firmware prints for examples/firmware/usmp.toml.
         assert_eq!(sizes, [4016, 1968, 16704]);
     }

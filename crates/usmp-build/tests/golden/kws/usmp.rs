@@ -6,362 +6,153 @@
 // pool flash: constant, 1136 bytes, section .usmp.flash
 
 /// Bytes of workspace pool `dtcm`: the most any model needs.
-#[allow(dead_code)]
 pub const DTCM_SIZE: usize = 5520;
 /// Bytes of workspace pool `sram`: the most any model needs.
-#[allow(dead_code)]
 pub const SRAM_SIZE: usize = 1824;
-
-// Firmware uses what it needs of this module; the rest must not warn.
-
-/// Where a planned buffer lives.
-#[allow(dead_code)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Buffer {
-    /// The tensor or scratch it holds.
-    pub name: &'static str,
-    /// Its pool: an index into [`POOLS`].
-    pub pool: usize,
-    /// Byte offset from the pool's start; in a constant pool, from the start of its
-    /// model's constants.
-    pub offset: usize,
-    /// Size in bytes.
-    pub size: usize,
-}
-
-/// A pool as planned.
-#[allow(dead_code)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PoolInfo {
-    /// Its name in the pools' declaration.
-    pub name: &'static str,
-    /// Whether it holds constants (weights) rather than workspace.
-    pub constant: bool,
-    /// Its size in bytes.
-    pub size: usize,
-    /// Its start and every offset in it are multiples of this.
-    pub alignment: usize,
-    /// The link section of its storage.
-    pub section: &'static str,
-}
-
-/// Whether `a` and `b` share no byte.
-#[allow(dead_code)]
-pub const fn disjoint(a: &Buffer, b: &Buffer) -> bool {
-    a.pool != b.pool || a.offset + a.size <= b.offset || b.offset + b.size <= a.offset
-}
-
-/// Whether `b` lies inside its pool, at an offset the pool's alignment allows.
-#[allow(dead_code)]
-pub const fn placed(b: &Buffer) -> bool {
-    b.pool < POOLS.len()
-        && b.offset + b.size <= POOLS[b.pool].size
-        && (b.offset & (POOLS[b.pool].alignment - 1)) == 0
-}
-
-/// Uninitialised bytes of one workspace pool, reached only through [`Workspace`].
-#[repr(transparent)]
-struct Storage<const N: usize>(core::cell::UnsafeCell<core::mem::MaybeUninit<[u8; N]>>);
-
-// SAFETY: the bytes are reached only through the one `Workspace` handle, borrowed mutably
-// while any slice of them is alive, so no two threads can touch them at once.
-unsafe impl<const N: usize> Sync for Storage<N> {}
-
-impl<const N: usize> Storage<N> {
-    const fn new() -> Self {
-        Storage(core::cell::UnsafeCell::new(core::mem::MaybeUninit::uninit()))
-    }
-
-    fn base(&self) -> *mut u8 {
-        self.0.get().cast()
-    }
-}
 
 /// Places its content at a multiple of 16 bytes.
 #[repr(C, align(16))]
 struct Align16<T>(T);
 
-/// Every pool, in preference order; [`Buffer::pool`] indexes it.
-#[allow(dead_code)]
-pub const POOLS: [PoolInfo; 3] = [
-    PoolInfo { name: "dtcm", constant: false, size: 5520, alignment: 16, section: ".usmp.dtcm" },
-    PoolInfo { name: "sram", constant: false, size: 1824, alignment: 16, section: ".usmp.sram" },
-    PoolInfo { name: "flash", constant: true, size: 1136, alignment: 16, section: ".usmp.flash" },
+/// Every pool, in preference order; a buffer's `pool` indexes it.
+pub const POOLS: &[::usmp::PoolInfo] = &[
+    ::usmp::PoolInfo { name: "dtcm", kind: ::usmp::PoolKind::Workspace, size: DTCM_SIZE, alignment: 16, section: ".usmp.dtcm" },
+    ::usmp::PoolInfo { name: "sram", kind: ::usmp::PoolKind::Workspace, size: SRAM_SIZE, alignment: 16, section: ".usmp.sram" },
+    ::usmp::PoolInfo { name: "flash", kind: ::usmp::PoolKind::Constant, size: 1136, alignment: 16, section: ".usmp.flash" },
 ];
 
 #[unsafe(link_section = ".usmp.dtcm")]
-static DTCM: Align16<Storage<DTCM_SIZE>> = Align16(Storage::new());
+static DTCM: Align16<::usmp::Storage<DTCM_SIZE>> = Align16(::usmp::Storage::new());
 
 #[unsafe(link_section = ".usmp.sram")]
-static SRAM: Align16<Storage<SRAM_SIZE>> = Align16(Storage::new());
+static SRAM: Align16<::usmp::Storage<SRAM_SIZE>> = Align16(::usmp::Storage::new());
 
-/// Set by the first [`Workspace::take`]. In ordinary `.bss`, which start-up zeroes.
-static TAKEN: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+/// Set by the first `Workspace::take`. In ordinary `.bss`, which start-up zeroes; lower
+/// case, so that no pool's static can be called the same.
+#[allow(non_upper_case_globals)]
+static taken: ::usmp::TakeOnce = ::usmp::TakeOnce::new();
 
-/// The one handle to every workspace pool. A model borrows it mutably while it hands out
-/// regions, so the same bytes can never be reached twice.
-#[allow(dead_code)]
+/// The pools above: every model of this module is planned in them.
 #[derive(Debug)]
-pub struct Workspace {
-    _once: (),
-}
+pub struct Pools;
 
-#[allow(dead_code)]
-impl Workspace {
-    /// Returns the handle the first time it is called and `None` after. It zeroes the
-    /// workspace pools once (7344 bytes), so every byte reached through it is
-    /// initialised; the pools themselves are uninitialised (`NOLOAD`) at start-up.
-    pub fn take() -> Option<Workspace> {
-        if TAKEN.swap(true, core::sync::atomic::Ordering::AcqRel) {
-            return None;
-        }
-        // SAFETY: TAKEN was false, so this is the only handle there will ever be and
-        // nothing refers to the pool's bytes yet; the pointer covers exactly its DTCM_SIZE bytes.
-        unsafe { core::ptr::write_bytes(DTCM.0.base(), 0, DTCM_SIZE) };
-        // SAFETY: TAKEN was false, so this is the only handle there will ever be and
-        // nothing refers to the pool's bytes yet; the pointer covers exactly its SRAM_SIZE bytes.
-        unsafe { core::ptr::write_bytes(SRAM.0.base(), 0, SRAM_SIZE) };
-        Some(Workspace { _once: () })
-    }
+// SAFETY: each workspace pool's base is its own private `Storage` of exactly its
+// `POOLS[p].size` bytes (the same constant), aligned by its wrapper to the pool's
+// alignment or more, and reached only through `::usmp::Workspace<Pools>`; `taken` serves
+// nothing else.
+unsafe impl ::usmp::Pools for Pools {
+    const POOLS: &'static [::usmp::PoolInfo] = POOLS;
 
-    /// The start of workspace pool `pool` (an index into [`POOLS`]).
-    fn base(&self, pool: usize) -> *mut u8 {
+    fn base(pool: usize) -> *mut u8 {
         match pool {
             0 => DTCM.0.base(),
             1 => SRAM.0.base(),
-            _ => core::ptr::null_mut(),
+            _ => ::core::ptr::null_mut(),
         }
     }
 
-    /// The bytes of workspace buffer `b`.
-    ///
-    /// # Safety
-    ///
-    /// `b` lies inside workspace pool `b.pool` ([`placed`], asserted at compile time for
-    /// every planned buffer), and no other reference to any of its bytes is used during
-    /// `'a`.
-    unsafe fn region<'a>(&self, b: &Buffer) -> &'a mut [u8] {
-        // SAFETY: in bounds and exclusive by the caller's promise; `take` initialised
-        // every byte of the pool, and `u8` has no invalid values.
-        unsafe { core::slice::from_raw_parts_mut(self.base(b.pool).add(b.offset), b.size) }
+    fn once() -> &'static ::usmp::TakeOnce {
+        &taken
     }
 }
 
-/// Model `kws` (`../../examples/models/kws.json`): 5 operator calls, planned by auto (greedy_by_breadth).
-#[allow(dead_code)]
-pub mod kws {
-    use super::{Buffer, Workspace};
+/// The one handle to the workspace pools: `Workspace::take()` returns it once, zeroed;
+/// each model's `session` borrows it while it runs.
+pub type Workspace = ::usmp::Workspace<Pools>;
 
-    /// Operator calls, in execution order.
-    pub const CALLS: usize = 5;
-    /// Most inputs of any call.
-    pub const MAX_INPUTS: usize = 3;
-    /// Most outputs of any call.
-    pub const MAX_OUTPUTS: usize = 2;
-    /// Most scratch buffers of any call.
-    pub const MAX_SCRATCH: usize = 1;
-    /// The operator of each call.
-    pub const OPS: [&str; CALLS] = ["conv2d", "relu", "maxpool", "fc", "softmax"];
+/// Model `kws` (`../../examples/models/kws.json`): 5 operator calls, planned by auto (greedy_by_breadth).
+#[allow(dead_code, unused_imports)]
+pub mod kws {
+    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Slot, Tensor};
 
     /// `audio`: 496 bytes at offset 5024 of `dtcm`, live during calls 0..1.
-    pub const AUDIO: Buffer = Buffer { name: "audio", pool: 0, offset: 5024, size: 496 };
+    pub const AUDIO: Buffer = Buffer::new(0, 5024, 496, 0, 1);
     /// `conv_w`: 640 bytes at offset 0 of `flash`, live during calls 0..5.
-    pub const CONV_W: Buffer = Buffer { name: "conv_w", pool: 2, offset: 0, size: 640 };
+    pub const CONV_W: Buffer = Buffer::new(2, 0, 640, 0, 5);
     /// `bias`: 16 bytes at offset 1120 of `flash`, live during calls 0..5.
-    pub const BIAS: Buffer = Buffer { name: "bias", pool: 2, offset: 1120, size: 16 };
+    pub const BIAS: Buffer = Buffer::new(2, 1120, 16, 0, 5);
     /// `conv+relu`: 4000 bytes at offset 0 of `dtcm`, live during calls 0..3.
-    pub const CONV: Buffer = Buffer { name: "conv+relu", pool: 0, offset: 0, size: 4000 };
+    pub const CONV: Buffer = Buffer::new(0, 0, 4000, 0, 3);
     /// `pool`: 1008 bytes at offset 256 of `sram`, live during calls 2..4.
-    pub const POOL: Buffer = Buffer { name: "pool", pool: 1, offset: 256, size: 1008 };
+    pub const POOL: Buffer = Buffer::new(1, 256, 1008, 2, 4);
     /// `fc_w`: 480 bytes at offset 640 of `flash`, live during calls 0..5.
-    pub const FC_W: Buffer = Buffer { name: "fc_w", pool: 2, offset: 640, size: 480 };
+    pub const FC_W: Buffer = Buffer::new(2, 640, 480, 0, 5);
     /// `state`: 256 bytes at offset 0 of `sram`, live during calls 0..5.
-    pub const STATE: Buffer = Buffer { name: "state", pool: 1, offset: 0, size: 256 };
+    pub const STATE: Buffer = Buffer::state(1, 0, 256, 0, 5);
     /// `logits`: 48 bytes at offset 1776 of `sram`, live during calls 3..5.
-    pub const LOGITS: Buffer = Buffer { name: "logits", pool: 1, offset: 1776, size: 48 };
+    pub const LOGITS: Buffer = Buffer::new(1, 1776, 48, 3, 5);
     /// `probs`: 16 bytes at offset 0 of `dtcm`, live during calls 4..5.
-    pub const PROBS: Buffer = Buffer { name: "probs", pool: 0, offset: 0, size: 16 };
+    pub const PROBS: Buffer = Buffer::new(0, 0, 16, 4, 5);
     /// `im2col@0`: 1024 bytes at offset 4000 of `dtcm`, live during calls 0..1.
-    pub const CALL0_IM2COL: Buffer = Buffer { name: "im2col@0", pool: 0, offset: 4000, size: 1024 };
+    pub const CALL0_IM2COL: Buffer = Buffer::new(0, 4000, 1024, 0, 1);
     /// `window@2`: 64 bytes at offset 4000 of `dtcm`, live during calls 2..3.
-    pub const CALL2_WINDOW: Buffer = Buffer { name: "window@2", pool: 0, offset: 4000, size: 64 };
+    pub const CALL2_WINDOW: Buffer = Buffer::new(0, 4000, 64, 2, 3);
     /// `acc@3`: 512 bytes at offset 1264 of `sram`, live during calls 3..4.
-    pub const CALL3_ACC: Buffer = Buffer { name: "acc@3", pool: 1, offset: 1264, size: 512 };
-    /// Every planned buffer.
-    pub const BUFFERS: [Buffer; 12] = [AUDIO, CONV_W, BIAS, CONV, POOL, FC_W, STATE, LOGITS, PROBS, CALL0_IM2COL, CALL2_WINDOW, CALL3_ACC];
+    pub const CALL3_ACC: Buffer = Buffer::new(1, 1264, 512, 3, 4);
+    /// Every planned buffer; slots index it.
+    pub const BUFFERS: &[Buffer] = &[AUDIO, CONV_W, BIAS, CONV, POOL, FC_W, STATE, LOGITS, PROBS, CALL0_IM2COL, CALL2_WINDOW, CALL3_ACC];
+    /// Each buffer's name in the model.
+    pub const NAMES: &[&str] = &["audio", "conv_w", "bias", "conv+relu", "pool", "fc_w", "state", "logits", "probs", "im2col@0", "window@2", "acc@3"];
+    /// Each tensor's element type, shape and quantization (from the `.tflite` file).
+    pub const TENSORS: &[Tensor] = &[];
+    /// The operator calls, in execution order.
+    pub const CALLS: &[CallInfo] = &[
+        CallInfo { op: Op::Named("conv2d"), inputs: &[Slot::buffer(0, None), Slot::buffer(1, None), Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[9] },
+        CallInfo { op: Op::Named("relu"), inputs: &[Slot::in_place(0, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
+        CallInfo { op: Op::Named("maxpool"), inputs: &[Slot::buffer(3, None)], outputs: &[Slot::buffer(4, None)], scratch: &[10] },
+        CallInfo { op: Op::Named("fc"), inputs: &[Slot::buffer(4, None), Slot::buffer(5, None), Slot::in_place(1, None)], outputs: &[Slot::buffer(7, None), Slot::buffer(6, None)], scratch: &[11] },
+        CallInfo { op: Op::Named("softmax"), inputs: &[Slot::buffer(7, None)], outputs: &[Slot::buffer(8, None), Slot::unplanned(None)], scratch: &[] },
+    ];
+    /// The plan, as the runtime reads it.
+    pub const INFO: ModelInfo = ModelInfo {
+        name: "kws",
+        buffers: BUFFERS,
+        calls: CALLS,
+        inputs: &[Slot::buffer(0, None)],
+        outputs: &[Slot::buffer(8, None)],
+        tensors: TENSORS,
+        live: &[3, 9, 0, 6, 3, 6, 3, 10, 6, 4, 6, 4, 11, 7, 8, 6, 7],
+        live_from: &[0, 4, 6, 10, 14, 17],
+        constant_order: &[1, 5, 2],
+        images: &[0, 0, FLASH_SIZE],
+    };
 
-    // Every buffer lies inside its pool; buffers live at the same time share no byte.
-    const _: () = assert!(super::placed(&AUDIO), "buffer AUDIO is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&CONV_W), "buffer CONV_W is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&BIAS), "buffer BIAS is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&CONV), "buffer CONV is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&POOL), "buffer POOL is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&FC_W), "buffer FC_W is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&STATE), "buffer STATE is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&LOGITS), "buffer LOGITS is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&PROBS), "buffer PROBS is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&CALL0_IM2COL), "buffer CALL0_IM2COL is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&CALL2_WINDOW), "buffer CALL2_WINDOW is outside its pool: regenerate this file");
-    const _: () = assert!(super::placed(&CALL3_ACC), "buffer CALL3_ACC is outside its pool: regenerate this file");
-    const _: () = assert!(super::disjoint(&AUDIO, &CONV), "AUDIO and CONV are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&AUDIO, &STATE), "AUDIO and STATE are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&AUDIO, &CALL0_IM2COL), "AUDIO and CALL0_IM2COL are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&CONV_W, &BIAS), "CONV_W and BIAS are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&CONV_W, &FC_W), "CONV_W and FC_W are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&BIAS, &FC_W), "BIAS and FC_W are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&CONV, &POOL), "CONV and POOL are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&CONV, &STATE), "CONV and STATE are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&CONV, &CALL0_IM2COL), "CONV and CALL0_IM2COL are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&CONV, &CALL2_WINDOW), "CONV and CALL2_WINDOW are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&POOL, &STATE), "POOL and STATE are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&POOL, &LOGITS), "POOL and LOGITS are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&POOL, &CALL2_WINDOW), "POOL and CALL2_WINDOW are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&POOL, &CALL3_ACC), "POOL and CALL3_ACC are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&STATE, &LOGITS), "STATE and LOGITS are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&STATE, &PROBS), "STATE and PROBS are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&STATE, &CALL0_IM2COL), "STATE and CALL0_IM2COL are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&STATE, &CALL2_WINDOW), "STATE and CALL2_WINDOW are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&STATE, &CALL3_ACC), "STATE and CALL3_ACC are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&LOGITS, &PROBS), "LOGITS and PROBS are live together but overlap: regenerate this file");
-    const _: () = assert!(super::disjoint(&LOGITS, &CALL3_ACC), "LOGITS and CALL3_ACC are live together but overlap: regenerate this file");
+    // The plan, proven by the compiler in time linear in its size: every buffer inside its
+    // pool, buffers live together disjoint, regions handed out sound. A stale or edited
+    // file does not build.
+    const _: () = if let Err(v) = ::usmp::check(super::POOLS, &INFO) {
+        v.fail()
+    };
 
     /// Bytes of this model's constants in pool `flash`.
     pub const FLASH_SIZE: usize = 1136;
     #[unsafe(link_section = ".usmp.flash")]
     static FLASH: super::Align16<[u8; FLASH_SIZE]> = super::Align16(*include_bytes!(concat!(env!("OUT_DIR"), "/kws.flash.bin")));
 
-    /// The bytes of constant buffer `b` (empty for a workspace buffer).
-    pub fn constant(b: &Buffer) -> &'static [u8] {
-        let pool: &'static [u8] = match b.pool {
-            2 => &FLASH.0,
-            _ => return &[],
-        };
-        &pool[b.offset..b.offset + b.size]
-    }
-
-    /// Workspace buffers whose last use is each call: dead once it returns.
-    pub const DEAD_AFTER: [&[Buffer]; CALLS] = [&[AUDIO, CALL0_IM2COL], &[], &[CONV, CALL2_WINDOW], &[POOL, CALL3_ACC], &[]];
-
-    /// What one operator call works on: every region live during it, pairwise disjoint.
-    /// Slots past the call's own inputs, outputs or scratch are empty.
+    /// Model `kws`: `Model::session(&mut workspace)` runs it; kernels see it through
+    /// `::usmp::Model`.
     #[derive(Debug)]
-    pub struct Call<'a> {
-        /// Position in execution order.
-        pub index: usize,
-        /// The operator, as the model names it.
-        pub op: &'static str,
-        /// What the call reads, in the model's order: activations and constants. A read
-        /// of bytes the call also writes (in place) is empty here; its output slot has it.
-        pub inputs: [&'a [u8]; MAX_INPUTS],
-        /// What the call writes, in the model's order.
-        pub outputs: [&'a mut [u8]; MAX_OUTPUTS],
-        /// The call's scratch buffers, in order.
-        pub scratch: [&'a mut [u8]; MAX_SCRATCH],
-    }
+    pub struct Model;
 
-    /// This model, running in the workspace it borrows.
-    #[derive(Debug)]
-    pub struct Model<'w> {
-        ws: &'w mut Workspace,
-    }
+    // SAFETY: `INFO` passes `::usmp::check` against `super::POOLS` (asserted above), and
+    // `constants(p)` is this model's image in constant pool `p`, of `INFO.images[p]`
+    // bytes (the same constants), empty for any other index.
+    unsafe impl ::usmp::Model for Model {
+        type Pools = super::Pools;
+        const INFO: &'static ModelInfo = &INFO;
 
-    impl<'w> Model<'w> {
-        /// The model, running in `workspace` for as long as it is borrowed.
-        pub fn new(workspace: &'w mut Workspace) -> Self {
-            Model { ws: workspace }
-        }
-
-        /// The regions of call `index`, or `None` past the last call.
-        pub fn call(&mut self, index: usize) -> Option<Call<'_>> {
-            match index {
-                0 => Some(self.call_0()),
-                1 => Some(self.call_1()),
-                2 => Some(self.call_2()),
-                3 => Some(self.call_3()),
-                4 => Some(self.call_4()),
-                _ => None,
+        fn constants(pool: usize) -> &'static [u8] {
+            match pool {
+                2 => &FLASH.0,
+                _ => &[],
             }
         }
+    }
 
-        /// Call 0: `conv2d`.
-        pub fn call_0(&mut self) -> Call<'_> {
-            let ws: &Workspace = self.ws;
-            // SAFETY: `self` borrows the only Workspace mutably for as long as the Call
-            // lives, so nothing else reaches the pools; the buffers below are all live
-            // during call 0, so the plan keeps them pairwise disjoint and inside their
-            // pools (both asserted above), and each is handed out once.
-            unsafe { Call { index: 0, op: "conv2d", inputs: [&*ws.region(&AUDIO), constant(&CONV_W), constant(&BIAS)], outputs: [ws.region(&CONV), &mut []], scratch: [ws.region(&CALL0_IM2COL)] } }
-        }
-
-        /// Call 1: `relu`.
-        pub fn call_1(&mut self) -> Call<'_> {
-            let ws: &Workspace = self.ws;
-            // SAFETY: `self` borrows the only Workspace mutably for as long as the Call
-            // lives, so nothing else reaches the pools; the buffers below are all live
-            // during call 1, so the plan keeps them pairwise disjoint and inside their
-            // pools (both asserted above), and each is handed out once.
-            unsafe { Call { index: 1, op: "relu", inputs: [&[], &[], &[]], outputs: [ws.region(&CONV), &mut []], scratch: [&mut []] } }
-        }
-
-        /// Call 2: `maxpool`.
-        pub fn call_2(&mut self) -> Call<'_> {
-            let ws: &Workspace = self.ws;
-            // SAFETY: `self` borrows the only Workspace mutably for as long as the Call
-            // lives, so nothing else reaches the pools; the buffers below are all live
-            // during call 2, so the plan keeps them pairwise disjoint and inside their
-            // pools (both asserted above), and each is handed out once.
-            unsafe { Call { index: 2, op: "maxpool", inputs: [&*ws.region(&CONV), &[], &[]], outputs: [ws.region(&POOL), &mut []], scratch: [ws.region(&CALL2_WINDOW)] } }
-        }
-
-        /// Call 3: `fc`.
-        pub fn call_3(&mut self) -> Call<'_> {
-            let ws: &Workspace = self.ws;
-            // SAFETY: `self` borrows the only Workspace mutably for as long as the Call
-            // lives, so nothing else reaches the pools; the buffers below are all live
-            // during call 3, so the plan keeps them pairwise disjoint and inside their
-            // pools (both asserted above), and each is handed out once.
-            unsafe { Call { index: 3, op: "fc", inputs: [&*ws.region(&POOL), constant(&FC_W), &[]], outputs: [ws.region(&LOGITS), ws.region(&STATE)], scratch: [ws.region(&CALL3_ACC)] } }
-        }
-
-        /// Call 4: `softmax`.
-        pub fn call_4(&mut self) -> Call<'_> {
-            let ws: &Workspace = self.ws;
-            // SAFETY: `self` borrows the only Workspace mutably for as long as the Call
-            // lives, so nothing else reaches the pools; the buffers below are all live
-            // during call 4, so the plan keeps them pairwise disjoint and inside their
-            // pools (both asserted above), and each is handed out once.
-            unsafe { Call { index: 4, op: "softmax", inputs: [&*ws.region(&LOGITS), &[], &[]], outputs: [ws.region(&PROBS), &mut []], scratch: [&mut []] } }
-        }
-
-        /// The model's inputs, in its order; fill them before call 0. Empty for any left out of the pools (`io_in_pools = false`).
-        pub fn inputs(&mut self) -> [&mut [u8]; 1] {
-            let ws: &Workspace = self.ws;
-            // SAFETY: `self` borrows the only Workspace mutably for as long as the
-            // slices live; the model's inputs are live at the same time, so the plan keeps
-            // them disjoint (asserted above), and each is handed out once.
-            unsafe { [ws.region(&AUDIO)] }
-        }
-
-        /// The model's outputs, in its order; read them after the last call. Empty for any left out of the pools (`io_in_pools = false`).
-        pub fn outputs(&mut self) -> [&[u8]; 1] {
-            let ws: &Workspace = self.ws;
-            // SAFETY: `self` borrows the only Workspace mutably for as long as the
-            // slices live; the model's outputs are live at the same time, so the plan keeps
-            // them disjoint (asserted above), and each is handed out once.
-            unsafe { [&*ws.region(&PROBS)] }
-        }
-
-        /// Fills with `byte` every workspace buffer that is dead once call `index` has
-        /// returned. Running with this between calls proves the plan's liveness: a kernel
-        /// that read a dead buffer would see the poison.
-        pub fn poison_dead(&mut self, index: usize, byte: u8) {
-            let ws: &Workspace = self.ws;
-            for b in DEAD_AFTER.get(index).copied().unwrap_or(&[]) {
-                // SAFETY: `self` borrows the only Workspace mutably and no region is
-                // alive during this call; `b` is a planned workspace buffer, asserted to
-                // lie inside its pool.
-                unsafe { ws.region(b) }.fill(byte);
-            }
+    impl Model {
+        /// A session of this model in `workspace`, for as long as it is borrowed.
+        pub fn session(workspace: &mut super::Workspace) -> ::usmp::Session<'_, Model> {
+            ::usmp::Session::new(workspace)
         }
     }
 }
