@@ -6,8 +6,9 @@
 //!
 //! - `usmp.rs`: one `static` per workspace pool, exactly the planned size, in its link
 //!   section, uninitialised; the model's constants at their planned offsets in the
-//!   constant pools; offset and size constants per buffer; `const` assertions that
-//!   buffers live together never overlap; and a safe access API per operator call;
+//!   constant pools; per model its buffers, calls and tensors as `const` data over the
+//!   [`usmp`] runtime, with a compile-time proof of the plan (`usmp::check`), and a
+//!   `usmp::Model` impl whose sessions hand out each call's regions safely;
 //! - `usmp.x`: a linker fragment placing each pool's section in its memory region;
 //! - `usmp-report.txt` and `usmp-report.svg`: sizes against lower bounds and limits, what
 //!   is live at each call, the memory map.
@@ -79,21 +80,25 @@
 //!
 //! ## 4. The firmware
 //!
+//! The generated module is data over the [`usmp`] runtime crate, so the firmware depends
+//! on it too (`[dependencies] usmp = "0.1"`):
+//!
 //! ```ignore
 //! mod usmp {
 //!     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
 //! }
 //!
 //! let mut workspace = usmp::Workspace::take().unwrap(); // once; None after
-//! let mut kws = usmp::kws::Model::new(&mut workspace);
-//! kws.inputs()[0].copy_from_slice(&features);
-//! for i in 0..usmp::kws::CALLS {
-//!     let call = kws.call(i).unwrap();
-//!     // call.op, call.inputs (activations and &'static weights), call.outputs, call.scratch:
-//!     // every region live during the call, pairwise disjoint.
-//!     run_kernel(call);
+//! let mut kws = usmp::kws::Model::session(&mut workspace);
+//! kws.input(0).unwrap().copy_from_slice(&features);
+//! for i in 0..kws.calls() {
+//!     let mut call = kws.call(i).unwrap();
+//!     // call.op(), call.inputs (shared: activations and &'static weights, each with its
+//!     // tensor's type, shape and quantization), call.outputs and call.scratch
+//!     // (exclusive): every region live during the call, pairwise disjoint.
+//!     run_kernel(&mut call);
 //! }
-//! let scores = kws.outputs()[0];
+//! let scores = kws.output(0).unwrap();
 //! ```
 //!
 //! ## 5. Linking (cortex-m-rt)
