@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Runs the firmware in QEMU without and with poison (both must match TFLite Micro), then
-# checks the ELF: each usmp pool section has exactly the size the plan printed, and no
-# allocator is linked in. Prints the section table the README shows.
-# Needs: rustup target thumbv7m-none-eabi, qemu-system-arm, readelf (binutils).
+# Runs a firmware example (its folder is the argument) in QEMU without and with poison
+# (both must match TFLite Micro), then checks the ELF: each usmp pool section has exactly
+# the size the plan printed, and no allocator is linked in.
+# Prints the section table the README shows.
+# Needs: the example's rustup target, qemu-system-arm, readelf (binutils).
 set -euo pipefail
-cd "$(dirname "$0")"
-elf=target/thumbv7m-none-eabi/release/micro-speech-firmware
+dir=$1
+cd "$(dirname "$0")/$dir"
+target=$(sed -n 's/^target = "\(.*\)"/\1/p' .cargo/config.toml)
+package=$(sed -n 's/^name = "\(.*\)"/\1/p' Cargo.toml | head -1)
+elf=target/$target/release/$package
 log=target/check-run.log
 
+mkdir -p target
 cargo run --release | tee "$log"
 cargo run --release --features poison | tee target/check-run-poison.log
 cargo build --release  # the ELF measured below is the one without poison
@@ -41,4 +46,5 @@ if readelf -sW "$elf" | grep -qE '__rust_alloc|__rg_alloc|_malloc_r|\bmalloc\b';
   echo "error: an allocator is linked into the firmware" >&2
   status=1
 fi
+
 exit $status

@@ -1,0 +1,112 @@
+//! TensorFlow Lite Micro's hello_world (y = sin x, int8, three FULLY_CONNECTED calls) on a
+//! Cortex-M0 (QEMU's micro:bit): activations in a planned RAM pool, weights in a planned
+//! flash pool. The Cortex-M0 has no compare-and-swap, so `Workspace::take` runs inside a
+//! critical section (cortex-m's single-core one). Prints each output next to TFLite
+//! Micro's and exits non-zero on any difference.
+//!
+//! `cargo run --release` here; `--features poison` fills every buffer that just died with
+//! 0xA5 between calls, and the outputs stay the same.
+#![no_std]
+#![no_main]
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+
+mod usmp {
+    include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
+}
+mod ops {
+    include!(concat!(env!("OUT_DIR"), "/ops.rs"));
+}
+
+use usmp::hello_world::Model;
+
+/// One int8 input per case, and TFLite Micro's output for it (testdata/make_expected.py).
+const INPUTS: &[u8] = include_bytes!("../testdata/inputs.bin");
+const EXPECTED: &[u8] = include_bytes!("../testdata/expected.bin");
+
+/// Runs one inference on `x` and returns the output byte.
+fn infer(model: &mut ::usmp::Session<'_, Model>, x: u8) -> Result<u8, micro_speech::KernelError> {
+    let input = micro_speech::KernelError::MissingOperand {
+        what: "model input",
+    };
+    model.input(0).ok_or(input)?[0] = x;
+    for i in 0..model.calls() {
+        let Some(mut call) = model.call(i) else { break };
+        micro_speech::run(&ops::OPS[i], &mut call)?;
+        if cfg!(feature = "poison") {
+            model.poison_dead(i, 0xA5);
+        }
+    }
+    let output = micro_speech::KernelError::MissingOperand {
+        what: "model output",
+    };
+    Ok(model.output(0).ok_or(output)?[0])
+}
+
+#[entry]
+fn main() -> ! {
+    let Some(mut workspace) = usmp::Workspace::take() else {
+        fail("the workspace was taken twice")
+    };
+    if usmp::Workspace::take().is_some() {
+        fail("a second workspace handle was handed out");
+    }
+    let mut model = Model::session(&mut workspace);
+    hprintln!(
+        "hello_world on a Cortex-M0: {} calls, poison {}",
+        model.calls(),
+        if cfg!(feature = "poison") {
+            "on"
+        } else {
+            "off"
+        }
+    );
+    for p in usmp::POOLS {
+        hprintln!("  pool {:<5} {:>6} bytes in {}", p.name, p.size, p.section);
+    }
+    let mut all = true;
+    for (&x, &want) in INPUTS.iter().zip(EXPECTED) {
+        match infer(&mut model, x) {
+            Ok(y) => {
+                let same = y == want;
+                all &= same;
+                hprintln!(
+                    "x {:>4}  y {:>4}  TFLite Micro {:>4}  {}",
+                    x as i8,
+                    y as i8,
+                    want as i8,
+                    if same { "=" } else { "DIFFERENT" }
+                );
+            }
+            Err(e) => {
+                hprintln!("error: x {}: {}", x as i8, e);
+                all = false;
+            }
+        }
+    }
+    if !all {
+        fail("an output differs from TFLite Micro's");
+    }
+    hprintln!("all {} outputs equal TFLite Micro's", INPUTS.len());
+    exit(debug::EXIT_SUCCESS)
+}
+
+fn fail(why: &str) -> ! {
+    hprintln!("error: {}", why);
+    exit(debug::EXIT_FAILURE)
+}
+
+/// Ends QEMU with `status` (semihosting); on a board without a debugger, sleeps.
+fn exit(status: debug::ExitStatus) -> ! {
+    debug::exit(status);
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    hprintln!("panic: {}", info);
+    exit(debug::EXIT_FAILURE)
+}
