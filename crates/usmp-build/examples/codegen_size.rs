@@ -78,7 +78,10 @@ fn build(dir: &Path) -> f64 {
     let out = Command::new(env!("CARGO"))
         .args(["build", "--release", "--target", TARGET])
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", Path::new(ROOT).join("target/codegen-size/target"))
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(ROOT).join("target/codegen-size/target"),
+        )
         .output()
         .unwrap();
     assert!(

@@ -149,6 +149,15 @@ impl Config {
         }
         let (out, summary_on) = result?;
         if self.cargo {
+            let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+                .map(|d| PathBuf::from(d).join("Cargo.toml"))
+                .and_then(|p| std::fs::read_to_string(p).ok());
+            if manifest.is_some_and(|m| !depends_on_runtime(&m)) {
+                println!(
+                    "cargo::warning=usmp: the generated module is built on the `usmp` runtime crate, which Cargo.toml does not list; add `usmp = \"{}\"` to [dependencies]",
+                    env!("CARGO_PKG_VERSION")
+                );
+            }
             if let Some(dir) = out.module.parent() {
                 println!("cargo::rustc-link-search={}", dir.display());
             }
@@ -190,6 +199,34 @@ impl Config {
         let output = write_all(&planned, &out_dir, read)?;
         Ok((output, self.summary.unwrap_or(spec.summary)))
     }
+}
+
+/// Whether a crate's `Cargo.toml` lists the `usmp` runtime among its dependencies (by
+/// name, or renamed with `package = "usmp"`), for every target or some. A manifest that
+/// does not parse says yes: cargo reports that itself.
+fn depends_on_runtime(cargo_toml: &str) -> bool {
+    let Ok(doc) = cargo_toml.parse::<toml::Table>() else {
+        return true;
+    };
+    let lists = |t: &toml::Table| -> bool {
+        t.get("dependencies")
+            .and_then(toml::Value::as_table)
+            .is_some_and(|deps| {
+                deps.iter().any(|(name, v)| {
+                    name == "usmp" || v.get("package").and_then(toml::Value::as_str) == Some("usmp")
+                })
+            })
+    };
+    lists(&doc)
+        || doc
+            .get("target")
+            .and_then(toml::Value::as_table)
+            .is_some_and(|targets| {
+                targets
+                    .values()
+                    .filter_map(toml::Value::as_table)
+                    .any(lists)
+            })
 }
 
 /// Writes every generated file of `planned` into `dir`.
@@ -269,4 +306,27 @@ pub fn plan<S: Clone>(
         return Err(problems);
     }
     planning::plan_spec(spec, read)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::depends_on_runtime;
+
+    #[test]
+    fn the_runtime_dependency_is_found_however_written() {
+        assert!(depends_on_runtime("[dependencies]\nusmp = \"0.1\"\n"));
+        assert!(depends_on_runtime(
+            "[dependencies]\nusmp.workspace = true\n"
+        ));
+        assert!(depends_on_runtime(
+            "[dependencies]\nplan = { package = \"usmp\", version = \"0.1\" }\n"
+        ));
+        assert!(depends_on_runtime(
+            "[target.'cfg(target_os = \"none\")'.dependencies]\nusmp = \"0.1\"\n"
+        ));
+        assert!(!depends_on_runtime(
+            "[dependencies]\nusmp-core = \"0.1\"\n[build-dependencies]\nusmp = \"0.1\"\n"
+        ));
+        assert!(depends_on_runtime("not toml ["));
+    }
 }
