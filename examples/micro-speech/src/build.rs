@@ -3,9 +3,27 @@
 //! Micro's `Prepare` computes them (in `f64`, the same formulas and rounding).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use usmp_core::tflite::{Graph, Operator, TensorInfo, read_graph};
+
+/// The whole build script of a firmware example: copies `memory.x` to `OUT_DIR` (where
+/// cortex-m-rt's `link.x` looks), plans `usmp.toml` (writing `usmp.rs` and `usmp.x`), and
+/// writes `ops.rs` for `model`. Errors become `cargo::error` lines.
+pub fn firmware(model: &str) {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    if let Err(e) = std::fs::copy("memory.x", out.join("memory.x")) {
+        println!("cargo::error=memory.x: cannot copy to OUT_DIR: {e}");
+        return;
+    }
+    println!("cargo::rustc-link-search={}", out.display());
+    println!("cargo::rerun-if-changed=memory.x");
+    usmp_build::build();
+    println!("cargo::rerun-if-changed={model}");
+    if let Err(e) = write_ops(model.as_ref(), &out.join("ops.rs")) {
+        println!("cargo::error={e}");
+    }
+}
 
 /// Writes `OPS`, one [`Op`](crate::Op) per operator call of the model at `model`, to `out`.
 /// The error names the operator or tensor and what is unsupported.
