@@ -240,6 +240,10 @@ pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Outp
         Ok(path)
     };
     for m in &planned.models {
+        let scales = codegen::scales_image(&m.tensors);
+        if !scales.is_empty() {
+            write(&codegen::scales_file(&m.module), &scales)?;
+        }
         for (p, pool) in planned.pools.iter().enumerate() {
             if pool.kind == usmp_core::PoolKind::Constant {
                 let image = m.liveness.constant_image(&m.model, &m.plan, p);

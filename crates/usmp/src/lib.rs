@@ -88,7 +88,7 @@ mod workspace;
 
 pub use check::{Violation, check};
 pub use once::TakeOnce;
-pub use op::{Builtin, ElementType, Op, Quantization, Tensor};
+pub use op::{Builtin, ElementType, Op, Quantization, Scales, Tensor, slice};
 pub use plan::{Buffer, CallInfo, ModelInfo, PoolInfo, PoolKind, Slot, Source};
 pub use session::{Call, Inputs, Model, Session, Writable};
 pub use workspace::{Pools, Storage, Workspace};

@@ -172,12 +172,59 @@ impl ElementType {
     }
 }
 
+/// Quantization scales: `f32`s, or the same as little-endian bytes (how generated code
+/// keeps long per-channel lists: one binary file instead of a literal per value).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scales {
+    /// The values.
+    F32(&'static [f32]),
+    /// Four little-endian bytes per value.
+    LittleEndian(&'static [u8]),
+}
+
+impl Scales {
+    /// How many there are.
+    pub const fn len(&self) -> usize {
+        match self {
+            Scales::F32(v) => v.len(),
+            Scales::LittleEndian(b) => b.len() / 4,
+        }
+    }
+
+    /// Whether there are none.
+    pub const fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Scale `k`.
+    pub fn get(&self, k: usize) -> Option<f32> {
+        match self {
+            Scales::F32(v) => v.get(k).copied(),
+            Scales::LittleEndian(b) => {
+                let bytes = b.get(k.checked_mul(4)?..k.checked_mul(4)?.checked_add(4)?)?;
+                Some(f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+            }
+        }
+    }
+
+    /// Every scale, in order.
+    pub fn iter(&self) -> impl Iterator<Item = f32> + '_ {
+        (0..self.len()).filter_map(|k| self.get(k))
+    }
+}
+
+/// `bytes[start..start + len]` in a `const`: how generated code cuts each tensor's scales
+/// out of one included file. Out of range stops the build.
+pub const fn slice(bytes: &'static [u8], start: usize, len: usize) -> &'static [u8] {
+    bytes.split_at(start).1.split_at(len).0
+}
+
 /// Affine quantization of a tensor: `real = scale * (q - zero_point)`, per tensor (one
 /// entry) or per channel along `dimension`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Quantization {
     /// Scales, one per channel or one for the tensor.
-    pub scale: &'static [f32],
+    pub scale: Scales,
     /// Zero points, as many as scales.
     pub zero_point: &'static [i64],
     /// The channel dimension, for per-channel quantization.
@@ -208,6 +255,18 @@ mod tests {
         assert_eq!(Builtin::from_name("conv2d"), None);
         assert_eq!(Op::Named("conv2d").name(), "conv2d");
         assert_eq!(Op::Builtin(Builtin::Conv2d).name(), "CONV_2D");
+    }
+
+    #[test]
+    fn scales_read_the_same_either_way() {
+        const BYTES: &[u8] = &[0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64];
+        let le = Scales::LittleEndian(slice(BYTES, 4, 8));
+        assert_eq!(le.len(), 2);
+        assert_eq!(le.get(0), Some(2.0));
+        assert_eq!(le.get(1), Some(3.0));
+        assert_eq!(le.get(2), None);
+        let f = Scales::F32(&[2.0, 3.0]);
+        assert!(le.iter().eq(f.iter()));
     }
 
     #[test]

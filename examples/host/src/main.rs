@@ -25,6 +25,52 @@ mod tests {
         super::infer::check_with_and_without_poison();
     }
 
+    /// The typed operands of the generated module (element type, shape, quantization, with
+    /// per-channel scales read from a binary file) agree with the kernel parameters that
+    /// micro_speech's build computed from the same .tflite on its own.
+    #[test]
+    fn typed_operands_agree_with_the_kernel_parameters() {
+        use ::usmp::{Builtin, ElementType, Model as _, Op, Tensor};
+        let info = super::usmp::micro_speech::Model::INFO;
+        let tensor =
+            |slot: &::usmp::Slot| -> &Tensor { &info.tensors[slot.tensor.unwrap() as usize] };
+        let zero = |t: &Tensor| t.quantization.unwrap().zero_point[0] as i32;
+        let mut checked = 0;
+        for (call, op) in info.calls.iter().zip(&super::ops::OPS) {
+            assert_eq!(call.op, Op::Builtin(op.builtin()));
+            let (input, output) = (tensor(&call.inputs[0]), tensor(&call.outputs[0]));
+            assert_eq!(input.element, ElementType::Int8);
+            match op {
+                micro_speech::Op::DepthwiseConv(p) => {
+                    let filter = tensor(&call.inputs[1]);
+                    let shape: Vec<usize> = filter.shape.iter().map(|&d| d as usize).collect();
+                    assert_eq!(shape, p.filter);
+                    let scales = filter.quantization.unwrap().scale;
+                    assert_eq!(scales.len(), p.multipliers.len());
+                    assert!(scales.iter().all(|s| s > 0.0 && s.is_finite()));
+                    assert_eq!(-zero(input), p.input_offset);
+                    assert_eq!(zero(output), p.output_offset);
+                    checked += 1;
+                }
+                micro_speech::Op::FullyConnected(p) => {
+                    assert_eq!(
+                        tensor(&call.inputs[1]).shape,
+                        [p.outputs as i32, p.depth as i32]
+                    );
+                    assert_eq!(-zero(input), p.input_offset);
+                    assert_eq!(zero(output), p.output_offset);
+                    checked += 1;
+                }
+                micro_speech::Op::Softmax(p) => {
+                    assert_eq!(*output.shape.last().unwrap() as usize, p.depth);
+                    checked += 1;
+                }
+                micro_speech::Op::Reshape => assert_eq!(call.op, Op::Builtin(Builtin::Reshape)),
+            }
+        }
+        assert_eq!(checked, 3);
+    }
+
     #[test]
     fn the_example_model_is_tflite_micros_file() {
         let ours = include_bytes!("../../micro-speech/model/micro_speech_quantized.tflite");

@@ -8,6 +8,8 @@
 mod model;
 mod tensors;
 
+pub use tensors::{scales_file, scales_image};
+
 use std::fmt::Write;
 
 use usmp_core::PoolKind;

@@ -12,7 +12,7 @@ use crate::ident::constant_names;
 use crate::planning::{Planned, PlannedModel};
 
 /// Constants each model module defines itself; buffer constants avoid them.
-const RESERVED: &[&str] = &["CALLS", "BUFFERS", "NAMES", "TENSORS", "INFO"];
+const RESERVED: &[&str] = &["CALLS", "BUFFERS", "NAMES", "TENSORS", "INFO", "SCALES"];
 
 /// A slot as the runtime's `Slot` constructors write it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +108,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
 
     let _ = writeln!(
         out,
-        "\n/// Model `{}` (`{}`): {calls} operator calls, planned by {}.\n#[allow(dead_code, unused_imports)]\npub mod {} {{\n    use ::usmp::{{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Slot, Tensor}};\n",
+        "\n/// Model `{}` (`{}`): {calls} operator calls, planned by {}.\n#[allow(dead_code, unused_imports)]\npub mod {} {{\n    use ::usmp::{{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Scales, Slot, Tensor}};\n",
         m.name, m.path, m.plan.algorithm, m.module
     );
 
@@ -144,12 +144,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
         "    /// Each buffer's name in the model.\n    pub const NAMES: &[&str] = &[{}];",
         quoted.join(", ")
     );
-    out.push_str(
-        "    /// Each tensor's element type, shape and quantization (from the `.tflite` file).\n",
-    );
-    out.push_str("    pub const TENSORS: &[Tensor] = &[");
-    tensors::table(out, &m.tensors);
-    out.push_str("];\n");
+    tensors::table(out, &m.module, &m.tensors, embed);
 
     calls_table(out, m, typed);
     info(out, planned, m, typed);

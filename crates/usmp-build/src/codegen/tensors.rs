@@ -3,7 +3,9 @@
 
 use std::fmt::Write;
 
-use usmp_core::tflite::TensorInfo;
+use usmp_core::tflite::{Quantization, TensorInfo};
+
+use super::Embed;
 
 /// `ElementType::...` for a schema type name.
 fn element(name: &str) -> String {
@@ -68,21 +70,67 @@ fn list<T: PartialEq>(items: &[T], show: impl Fn(&T) -> String) -> String {
     }
 }
 
-/// Writes the entries of `TENSORS` (between its brackets).
-pub(super) fn table(out: &mut String, tensors: &[TensorInfo]) {
+/// Whether a tensor's scales go to the binary file rather than into the text: the
+/// per-channel lists, which are most of a model's table.
+fn in_file(q: &Quantization) -> bool {
+    q.scales.len() > 1
+}
+
+/// The name of the file [`Embed::OutDir`] expects for `module`'s per-channel scales.
+pub fn scales_file(module: &str) -> String {
+    format!("{module}.scales.bin")
+}
+
+/// The per-channel scales of `tensors`, four little-endian bytes each, in tensor order;
+/// empty when no tensor has more than one scale.
+pub fn scales_image(tensors: &[TensorInfo]) -> Vec<u8> {
+    tensors
+        .iter()
+        .map(|t| &t.quantization)
+        .filter(|q| in_file(q))
+        .flat_map(|q| q.scales.iter().flat_map(|s| s.to_le_bytes()))
+        .collect()
+}
+
+/// Writes `TENSORS` for `module`; with [`Embed::OutDir`], per-channel scales are cut out
+/// of one included file ([`scales_image`]) instead of written as literals.
+pub(super) fn table(out: &mut String, module: &str, tensors: &[TensorInfo], embed: &Embed) {
+    let file = *embed == Embed::OutDir && !scales_image(tensors).is_empty();
+    if file {
+        let _ = writeln!(
+            out,
+            "    /// Per-channel quantization scales, four little-endian bytes each.\n    const SCALES: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{}\"));",
+            scales_file(module)
+        );
+    }
+    out.push_str(
+        "    /// Each tensor's element type, shape and quantization (from the `.tflite` file).\n",
+    );
+    out.push_str("    pub const TENSORS: &[Tensor] = &[");
     if tensors.is_empty() {
+        out.push_str("];\n");
         return;
     }
     out.push('\n');
+    let mut at = 0usize;
     for t in tensors {
         let shape: Vec<String> = t.shape.iter().map(i32::to_string).collect();
         let q = &t.quantization;
         let quantization = if q.scales.is_empty() {
             "None".to_string()
         } else {
+            let scales = if file && in_file(q) {
+                let bytes = q.scales.len() * 4;
+                at += bytes;
+                format!(
+                    "Scales::LittleEndian(::usmp::slice(SCALES, {}, {bytes}))",
+                    at - bytes
+                )
+            } else {
+                format!("Scales::F32({})", list(&q.scales, |&s| float(s)))
+            };
             format!(
-                "Some(Quantization {{ scale: {}, zero_point: {}, dimension: {} }})",
-                list(&q.scales, |&s| float(s)),
+                "Some(Quantization {{ scale: {scales}, zero_point: {}, dimension: {} }})",
                 list(&q.zero_points, i64::to_string),
                 q.dimension
             )
@@ -94,7 +142,7 @@ pub(super) fn table(out: &mut String, tensors: &[TensorInfo]) {
             shape.join(", ")
         );
     }
-    out.push_str("    ");
+    out.push_str("    ];\n");
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ pub type Workspace = ::usmp::Workspace<Pools>;
 /// Model `kws` (`../../examples/models/kws.json`): 5 operator calls, planned by auto (greedy_by_breadth).
 #[allow(dead_code, unused_imports)]
 pub mod kws {
-    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Slot, Tensor};
+    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Scales, Slot, Tensor};
 
     /// `audio`: 496 bytes at offset 5024 of `dtcm`, live during calls 0..1.
     pub const AUDIO: Buffer = Buffer::new(0, 5024, 496, 0, 1);

@@ -60,7 +60,7 @@ pub type Workspace = ::usmp::Workspace<Pools>;
 /// Model `kws` (`../../examples/models/kws.json`): 5 operator calls, planned by auto (exact), state kept apart by auto (exact).
 #[allow(dead_code, unused_imports)]
 pub mod keyword {
-    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Slot, Tensor};
+    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Scales, Slot, Tensor};
 
     /// `audio`: 496 bytes at offset 5280 of `sram`, live during calls 0..1.
     pub const AUDIO: Buffer = Buffer::new(0, 5280, 496, 0, 1);
@@ -155,7 +155,7 @@ pub mod keyword {
 /// Model `tiny` (`tiny.json`): 2 operator calls, planned by greedy_by_size, state kept apart by auto (exact).
 #[allow(dead_code, unused_imports)]
 pub mod tiny {
-    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Slot, Tensor};
+    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Scales, Slot, Tensor};
 
     /// `x`: 112 bytes at offset 9344 of `sram`, live during calls 0..1.
     pub const X: Buffer = Buffer::new(0, 9344, 112, 0, 1);
