@@ -167,6 +167,17 @@ fn plan_model<S: Clone>(
     let path = model_path(spec, m);
     let file = read_model(&path).map_err(|e| model_error(m, &path, &e))?;
     read.extend(file.files.iter().cloned());
+    if file.model.calls.is_empty() {
+        // The generated session hands out inputs live at call 0; there is none.
+        return Err(Diagnostic::new(
+            m.path.span.clone(),
+            format!(
+                "model `{}` has no operator calls: there is nothing to run",
+                m.name.value
+            ),
+        )
+        .help("name a model file with at least one operator call"));
+    }
     let pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
     let options = options(m);
     let lower = |pools: &[Pool]| liveness::analyse(&file.model, pools, &options);

@@ -175,6 +175,20 @@ fn missing_model_file() {
 }
 
 #[test]
+fn a_model_without_calls_is_refused_at_its_path() {
+    one_with(
+        "no_calls",
+        &format!("{POOLS}\n[[model]]\nname = \"z\"\npath = \"z.json\"\n"),
+        &[(
+            "z.json",
+            "{\"tensors\": [{\"name\": \"x\", \"size_bytes\": 16}], \"inputs\": [\"x\"], \"outputs\": [\"x\"], \"calls\": []}",
+        )],
+        "10:8",
+        &["model `z` has no operator calls", "help: name a model file"],
+    );
+}
+
+#[test]
 fn an_error_inside_the_model_file_names_its_line() {
     one_with(
         "bad_model",
