@@ -129,6 +129,7 @@ mod config;
 mod ident;
 mod linker;
 mod manifest;
+mod operands;
 mod planning;
 mod report;
 mod spec;

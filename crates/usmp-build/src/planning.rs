@@ -55,6 +55,8 @@ pub struct PlannedModel {
     /// Each call's inputs in the operator's own order, `None` for a left-out optional one
     /// (`.tflite`); the model's reads otherwise.
     pub reads: Vec<Vec<Option<usize>>>,
+    /// Each call's builtin options (`.tflite`); `Options::None` otherwise.
+    pub options: Vec<usmp::Options>,
 }
 
 /// Everything the generators need.
@@ -200,10 +202,12 @@ fn plan_model<S: Clone>(
             }));
         }
     };
-    let (tensors, reads) = operands(&path, &file.model);
+    let operands = crate::operands::read(&path, &file.model)
+        .map_err(|e| model_error(m, &path, &InputError::whole(&path.display().to_string(), e)))?;
     Ok(PlannedModel {
-        tensors,
-        reads,
+        tensors: operands.tensors,
+        reads: operands.reads,
+        options: operands.options,
         name: m.name.value.clone(),
         module: m.module.value.clone(),
         path: m.path.value.clone(),
@@ -211,34 +215,6 @@ fn plan_model<S: Clone>(
         liveness,
         plan,
     })
-}
-
-/// What a kernel needs of each tensor and each call's inputs in schema order, from the
-/// `.tflite` file when the model is one (its tensors are the model's, one for one).
-fn operands(path: &Path, model: &Model) -> (Vec<TensorInfo>, Vec<Vec<Option<usize>>>) {
-    let plain = || {
-        let reads = model
-            .calls
-            .iter()
-            .map(|c| c.reads.iter().map(|&t| Some(t)).collect())
-            .collect();
-        (Vec::new(), reads)
-    };
-    let Ok(bytes) = std::fs::read(path) else {
-        return plain();
-    };
-    if bytes.get(4..8) != Some(b"TFL3".as_slice()) {
-        return plain();
-    }
-    match usmp_core::tflite::read_graph(&bytes) {
-        Ok(g)
-            if g.tensors.len() == model.tensors.len() && g.operators.len() == model.calls.len() =>
-        {
-            let reads = g.operators.iter().map(|o| o.inputs.clone()).collect();
-            (g.tensors, reads)
-        }
-        _ => plain(),
-    }
 }
 
 fn core_pool<S>(p: &PoolSpec<S>) -> Pool {

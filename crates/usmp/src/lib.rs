@@ -82,6 +82,7 @@
 mod check;
 mod once;
 mod op;
+mod options;
 mod plan;
 mod session;
 mod workspace;
@@ -89,6 +90,7 @@ mod workspace;
 pub use check::{Violation, check};
 pub use once::TakeOnce;
 pub use op::{Builtin, ElementType, Op, Quantization, Scales, Tensor, slice};
+pub use options::{Activation, Options, Padding};
 pub use plan::{Buffer, CallInfo, ModelInfo, PoolInfo, PoolKind, Slot, Source};
 pub use session::{Call, Inputs, Model, Session, Writable};
 pub use workspace::{Pools, Storage, Workspace};

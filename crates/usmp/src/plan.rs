@@ -3,6 +3,7 @@
 //! compile time and by [`Session`](crate::Session) at run time.
 
 use crate::op::{Op, Tensor};
+use crate::options::Options;
 
 /// What a pool holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +140,8 @@ impl Slot {
 pub struct CallInfo {
     /// The operator.
     pub op: Op,
+    /// Its builtin options (`.tflite` models; [`Options::None`] otherwise).
+    pub options: Options,
     /// What it reads, in the model's order.
     pub inputs: &'static [Slot],
     /// What it writes, in the model's order.

@@ -245,6 +245,11 @@ impl Call<'_> {
         self.info.op
     }
 
+    /// Its builtin options: padding, strides, fused activation, ...
+    pub fn options(&self) -> crate::Options {
+        self.info.options
+    }
+
     /// Its description: operator and operands.
     pub fn info(&self) -> &'static CallInfo {
         self.info

@@ -71,12 +71,14 @@ const INFO: ModelInfo = ModelInfo {
     calls: &[
         CallInfo {
             op: Op::Builtin(Builtin::Add),
+            options: usmp::Options::None,
             inputs: &[Slot::buffer(X, None), Slot::buffer(X, None)],
             outputs: &[Slot::buffer(Y, None), Slot::buffer(STATE, None)],
             scratch: &[],
         },
         CallInfo {
             op: Op::Builtin(Builtin::Mul),
+            options: usmp::Options::None,
             inputs: &[Slot::in_place(0, None), Slot::buffer(W, None)],
             outputs: &[Slot::buffer(Y, None)],
             scratch: &[TMP],

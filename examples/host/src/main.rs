@@ -50,6 +50,14 @@ mod tests {
                     assert!(scales.iter().all(|s| s > 0.0 && s.is_finite()));
                     assert_eq!(-zero(input), p.input_offset);
                     assert_eq!(zero(output), p.output_offset);
+                    let ::usmp::Options::DepthwiseConv2d {
+                        stride, dilation, ..
+                    } = call.options
+                    else {
+                        panic!("depthwise options: {:?}", call.options)
+                    };
+                    assert_eq!(stride.map(|s| s as usize), p.stride);
+                    assert_eq!(dilation.map(|d| d as usize), p.dilation);
                     checked += 1;
                 }
                 micro_speech::Op::FullyConnected(p) => {
@@ -63,6 +71,9 @@ mod tests {
                 }
                 micro_speech::Op::Softmax(p) => {
                     assert_eq!(*output.shape.last().unwrap() as usize, p.depth);
+                    assert!(
+                        matches!(call.options, ::usmp::Options::Softmax { beta } if beta > 0.0)
+                    );
                     checked += 1;
                 }
                 micro_speech::Op::Reshape => assert_eq!(call.op, Op::Builtin(Builtin::Reshape)),

@@ -6,6 +6,7 @@
 //! linear in the model's.
 
 mod model;
+mod options;
 mod tensors;
 
 pub use tensors::{scales_file, scales_image};

@@ -108,7 +108,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
 
     let _ = writeln!(
         out,
-        "\n/// Model `{}` (`{}`): {calls} operator calls, planned by {}.\n#[allow(dead_code, unused_imports)]\npub mod {} {{\n    use ::usmp::{{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Scales, Slot, Tensor}};\n",
+        "\n/// Model `{}` (`{}`): {calls} operator calls, planned by {}.\n#[allow(dead_code, unused_imports)]\npub mod {} {{\n    use ::usmp::{{Activation, Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Options, Padding, Quantization, Scales, Slot, Tensor}};\n",
         m.name, m.path, m.plan.algorithm, m.module
     );
 
@@ -206,8 +206,9 @@ fn calls_table(out: &mut String, m: &PlannedModel, typed: bool) {
             .collect();
         let _ = writeln!(
             out,
-            "        CallInfo {{ op: {}, inputs: {}, outputs: {}, scratch: &[{}] }},",
+            "        CallInfo {{ op: {}, options: {}, inputs: {}, outputs: {}, scratch: &[{}] }},",
             op(&c.op),
+            super::options::render(m.options.get(i).unwrap_or(&usmp::Options::None)),
             slot_list(&inputs, typed),
             slot_list(&outputs, typed),
             scratch.join(", ")

@@ -44,7 +44,7 @@ fn element(name: &str) -> String {
 
 /// An exact `f32` literal: the shortest decimal that reads back to the same bits, or the
 /// bits themselves where no literal can say it (NaN, infinities).
-fn float(x: f32) -> String {
+pub(super) fn float(x: f32) -> String {
     if x.is_finite() {
         let s = format!("{x:?}");
         if s.contains(['.', 'e']) {

@@ -63,7 +63,7 @@ pub type Workspace = ::usmp::Workspace<Pools>;
 /// Model `kws` (`../../examples/models/kws.json`): 5 operator calls, planned by auto (greedy_by_breadth).
 #[allow(dead_code, unused_imports)]
 pub mod kws {
-    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Scales, Slot, Tensor};
+    use ::usmp::{Activation, Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Options, Padding, Quantization, Scales, Slot, Tensor};
 
     /// `audio`: 496 bytes at offset 5024 of `dtcm`, live during calls 0..1.
     pub const AUDIO: Buffer = Buffer::new(0, 5024, 496, 0, 1);
@@ -97,11 +97,11 @@ pub mod kws {
     pub const TENSORS: &[Tensor] = &[];
     /// The operator calls, in execution order.
     pub const CALLS: &[CallInfo] = &[
-        CallInfo { op: Op::Named("conv2d"), inputs: &[Slot::buffer(0, None), Slot::buffer(1, None), Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[9] },
-        CallInfo { op: Op::Named("relu"), inputs: &[Slot::in_place(0, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
-        CallInfo { op: Op::Named("maxpool"), inputs: &[Slot::buffer(3, None)], outputs: &[Slot::buffer(4, None)], scratch: &[10] },
-        CallInfo { op: Op::Named("fc"), inputs: &[Slot::buffer(4, None), Slot::buffer(5, None), Slot::in_place(1, None)], outputs: &[Slot::buffer(7, None), Slot::buffer(6, None)], scratch: &[11] },
-        CallInfo { op: Op::Named("softmax"), inputs: &[Slot::buffer(7, None)], outputs: &[Slot::buffer(8, None), Slot::unplanned(None)], scratch: &[] },
+        CallInfo { op: Op::Named("conv2d"), options: Options::None, inputs: &[Slot::buffer(0, None), Slot::buffer(1, None), Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[9] },
+        CallInfo { op: Op::Named("relu"), options: Options::None, inputs: &[Slot::in_place(0, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
+        CallInfo { op: Op::Named("maxpool"), options: Options::None, inputs: &[Slot::buffer(3, None)], outputs: &[Slot::buffer(4, None)], scratch: &[10] },
+        CallInfo { op: Op::Named("fc"), options: Options::None, inputs: &[Slot::buffer(4, None), Slot::buffer(5, None), Slot::in_place(1, None)], outputs: &[Slot::buffer(7, None), Slot::buffer(6, None)], scratch: &[11] },
+        CallInfo { op: Op::Named("softmax"), options: Options::None, inputs: &[Slot::buffer(7, None)], outputs: &[Slot::buffer(8, None), Slot::unplanned(None)], scratch: &[] },
     ];
     /// The plan, as the runtime reads it.
     pub const INFO: ModelInfo = ModelInfo {

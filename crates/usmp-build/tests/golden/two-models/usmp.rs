@@ -60,7 +60,7 @@ pub type Workspace = ::usmp::Workspace<Pools>;
 /// Model `kws` (`../../examples/models/kws.json`): 5 operator calls, planned by auto (exact), state kept apart by auto (exact).
 #[allow(dead_code, unused_imports)]
 pub mod keyword {
-    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Scales, Slot, Tensor};
+    use ::usmp::{Activation, Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Options, Padding, Quantization, Scales, Slot, Tensor};
 
     /// `audio`: 496 bytes at offset 5280 of `sram`, live during calls 0..1.
     pub const AUDIO: Buffer = Buffer::new(0, 5280, 496, 0, 1);
@@ -92,11 +92,11 @@ pub mod keyword {
     pub const TENSORS: &[Tensor] = &[];
     /// The operator calls, in execution order.
     pub const CALLS: &[CallInfo] = &[
-        CallInfo { op: Op::Named("conv2d"), inputs: &[Slot::buffer(0, None), Slot::buffer(1, None), Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[9] },
-        CallInfo { op: Op::Named("relu"), inputs: &[Slot::in_place(0, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
-        CallInfo { op: Op::Named("maxpool"), inputs: &[Slot::buffer(3, None)], outputs: &[Slot::buffer(4, None)], scratch: &[] },
-        CallInfo { op: Op::Named("fc"), inputs: &[Slot::buffer(4, None), Slot::buffer(5, None), Slot::in_place(1, None)], outputs: &[Slot::buffer(7, None), Slot::buffer(6, None)], scratch: &[10] },
-        CallInfo { op: Op::Named("softmax"), inputs: &[Slot::buffer(7, None)], outputs: &[Slot::buffer(8, None), Slot::unplanned(None)], scratch: &[] },
+        CallInfo { op: Op::Named("conv2d"), options: Options::None, inputs: &[Slot::buffer(0, None), Slot::buffer(1, None), Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[9] },
+        CallInfo { op: Op::Named("relu"), options: Options::None, inputs: &[Slot::in_place(0, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
+        CallInfo { op: Op::Named("maxpool"), options: Options::None, inputs: &[Slot::buffer(3, None)], outputs: &[Slot::buffer(4, None)], scratch: &[] },
+        CallInfo { op: Op::Named("fc"), options: Options::None, inputs: &[Slot::buffer(4, None), Slot::buffer(5, None), Slot::in_place(1, None)], outputs: &[Slot::buffer(7, None), Slot::buffer(6, None)], scratch: &[10] },
+        CallInfo { op: Op::Named("softmax"), options: Options::None, inputs: &[Slot::buffer(7, None)], outputs: &[Slot::buffer(8, None), Slot::unplanned(None)], scratch: &[] },
     ];
     /// The plan, as the runtime reads it.
     pub const INFO: ModelInfo = ModelInfo {
@@ -155,7 +155,7 @@ pub mod keyword {
 /// Model `tiny` (`tiny.json`): 2 operator calls, planned by greedy_by_size, state kept apart by auto (exact).
 #[allow(dead_code, unused_imports)]
 pub mod tiny {
-    use ::usmp::{Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Quantization, Scales, Slot, Tensor};
+    use ::usmp::{Activation, Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Options, Padding, Quantization, Scales, Slot, Tensor};
 
     /// `x`: 112 bytes at offset 9344 of `sram`, live during calls 0..1.
     pub const X: Buffer = Buffer::new(0, 9344, 112, 0, 1);
@@ -175,8 +175,8 @@ pub mod tiny {
     pub const TENSORS: &[Tensor] = &[];
     /// The operator calls, in execution order.
     pub const CALLS: &[CallInfo] = &[
-        CallInfo { op: Op::Named("conv"), inputs: &[Slot::buffer(0, None), Slot::buffer(1, None)], outputs: &[Slot::buffer(2, None)], scratch: &[4] },
-        CallInfo { op: Op::Named("relu"), inputs: &[Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
+        CallInfo { op: Op::Named("conv"), options: Options::None, inputs: &[Slot::buffer(0, None), Slot::buffer(1, None)], outputs: &[Slot::buffer(2, None)], scratch: &[4] },
+        CallInfo { op: Op::Named("relu"), options: Options::None, inputs: &[Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
     ];
     /// The plan, as the runtime reads it.
     pub const INFO: ModelInfo = ModelInfo {
