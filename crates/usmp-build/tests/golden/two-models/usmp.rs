@@ -176,7 +176,7 @@ pub mod tiny {
     /// The operator calls, in execution order.
     pub const CALLS: &[CallInfo] = &[
         CallInfo { op: Op::Named("conv"), options: Options::None, inputs: &[Slot::buffer(0, None), Slot::buffer(1, None)], outputs: &[Slot::buffer(2, None)], scratch: &[4] },
-        CallInfo { op: Op::Named("relu"), options: Options::None, inputs: &[Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
+        CallInfo { op: Op::Named("mul"), options: Options::None, inputs: &[Slot::buffer(2, None), Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
     ];
     /// The plan, as the runtime reads it.
     pub const INFO: ModelInfo = ModelInfo {
