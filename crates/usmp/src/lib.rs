@@ -14,9 +14,9 @@
 //!   (compare-and-swap where the target has it, a critical section on Cortex-M0/M0+ and
 //!   RV32IMC);
 //! - [`Model`] and [`Session`]: every generated model implements the trait, so kernels
-//!   are written once and run any model: a [`Call`] gives the operator ([`Op`]), the
-//!   regions (inputs shared, outputs and scratch exclusive) and each operand's
-//!   [`Tensor`] (element type, shape, quantization).
+//!   are written once and run any model: a [`Call`] gives the operator ([`Op`]) and its
+//!   builtin [`Options`], the regions (inputs shared, outputs and scratch exclusive) and
+//!   each operand's [`Tensor`] (element type, shape, quantization).
 //!
 //! The firmware writes no `unsafe`; all of it is in this crate, each block with the
 //! invariant it relies on, and the crate's tests run under Miri.
