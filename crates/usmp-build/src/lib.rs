@@ -142,7 +142,8 @@ pub use config::{
 };
 pub use planning::{Planned, PlannedModel, PlannedPool};
 pub use spec::{
-    At, DEFAULT_ALIGNMENT, Diagnostic, ModelSpec, PoolSpec, ScratchSpec, Spec, parse_size,
+    At, DEFAULT_ALIGNMENT, Diagnostic, MAX_ALIGNMENT, ModelSpec, PoolSpec, ScratchSpec, Spec,
+    parse_size,
 };
 pub use usmp_core;
 

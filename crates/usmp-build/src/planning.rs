@@ -135,6 +135,20 @@ pub fn plan_spec<S: Clone>(
                     .map(move |(b, _)| problem.alignment_in(b, i))
             })
             .fold(p.alignment.value, u64::max);
+        if start_alignment > crate::spec::MAX_ALIGNMENT {
+            // Only a model file's own buffer alignment gets here: the spec's are checked.
+            errors.push(
+                Diagnostic::new(
+                    p.name.span.clone(),
+                    format!(
+                        "pool `{}` holds a buffer aligned to {start_alignment} bytes, more than {} (2^29), the largest alignment a Rust static can have",
+                        p.name.value,
+                        crate::spec::MAX_ALIGNMENT
+                    ),
+                )
+                .help("lower the buffer's `alignment` in the model file"),
+            );
+        }
         pools.push(PlannedPool {
             name: p.name.value.clone(),
             kind: p.kind.value,

@@ -25,6 +25,10 @@ impl<T, S> At<T, S> {
 /// Alignment of pools and buffers that state none (TVM's default).
 pub const DEFAULT_ALIGNMENT: u64 = 16;
 
+/// The largest alignment a pool or buffer may have: `repr(align)`, which places the pools'
+/// statics, stops at 2^29.
+pub const MAX_ALIGNMENT: u64 = 1 << 29;
+
 /// Pools, models and options: everything needed to plan and generate.
 #[derive(Clone, Debug)]
 pub struct Spec<S> {

@@ -7,7 +7,7 @@ use usmp_core::PoolKind;
 use usmp_core::algo::BUILT_IN;
 
 use crate::ident::check_name;
-use crate::spec::{At, Diagnostic, Spec};
+use crate::spec::{At, Diagnostic, MAX_ALIGNMENT, Spec};
 
 /// Every problem in `spec` that can be seen without reading the models.
 pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
@@ -180,6 +180,17 @@ fn power_of_two<S: Clone>(value: &At<u64, S>, what: &str, out: &mut Vec<Diagnost
                 format!("{what} {v} is not a power of two"),
             )
             .help(format!("write a power of two such as {up}")),
+        );
+    } else if value.value > MAX_ALIGNMENT {
+        out.push(
+            Diagnostic::new(
+                value.span.clone(),
+                format!(
+                    "{what} {} is larger than {MAX_ALIGNMENT} (2^29), the largest alignment a Rust static can have",
+                    value.value
+                ),
+            )
+            .help(format!("write {MAX_ALIGNMENT} or less")),
         );
     }
 }

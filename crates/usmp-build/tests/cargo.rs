@@ -224,3 +224,30 @@ fn an_edited_plan_does_not_compile() {
         "{stderr}"
     );
 }
+
+/// Inputs at the edge of what the build accepts still give code that compiles: models
+/// named like the crates the generated code names (`core`, `usmp`), the largest alignment
+/// a static can have, and a constant tensor listed as a model input.
+#[test]
+fn accepted_edges_compile() {
+    let model = r#"{"tensors": [{"name": "x", "size_bytes": 16},
+        {"name": "w", "kind": "constant", "data": [1, 2]}, {"name": "y", "size_bytes": 16}],
+        "inputs": ["x", "w"], "outputs": ["y"],
+        "calls": [{"op": "add", "reads": ["x", "w"], "writes": ["y"]}]}"#;
+    let toml = "[[pool]]\nname = \"sram\"\nalignment = 536870912\n\n\
+                [[pool]]\nname = \"flash\"\nkind = \"constant\"\n\n\
+                [[model]]\nname = \"core\"\npath = \"m.json\"\n\n\
+                [[model]]\nname = \"usmp\"\npath = \"m.json\"\n";
+    let dir = scratch_crate("edges", toml);
+    std::fs::write(dir.join("m.json"), model).unwrap();
+    let lib = "#![no_std]\npub mod usmp {\n    include!(concat!(env!(\"OUT_DIR\"), \"/usmp.rs\"));\n}\n\n\
+               #[test]\nfn runs() {\n    let mut ws = usmp::Workspace::take().unwrap();\n    \
+               let mut m = usmp::core::Model::session(&mut ws);\n    \
+               assert!(m.input(1).is_none(), \"a constant input is not handed out\");\n    \
+               m.input(0).unwrap().fill(1);\n    assert!(m.call(0).unwrap().inputs.get(1).unwrap()[..2] == [1, 2]);\n}\n";
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let out = cargo(&dir, "thumb", &["test"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}

@@ -213,6 +213,32 @@ fn alignment_must_be_a_power_of_two() {
 }
 
 #[test]
+fn alignment_stops_where_rust_statics_do() {
+    one(
+        "alignment_2_30",
+        &format!("[[pool]]\nname = \"sram\"\nalignment = 1073741824\n{MODEL}"),
+        "3:13",
+        &[
+            "pool alignment 1073741824 is larger than 536870912 (2^29)",
+            "help: write 536870912 or less",
+        ],
+    );
+    one_with(
+        "buffer_alignment_2_30",
+        &format!("{POOLS}\n[[model]]\nname = \"m\"\npath = \"m.json\"\n"),
+        &[(
+            "m.json",
+            "{\"tensors\": [{\"name\": \"x\", \"size_bytes\": 16, \"alignment\": 1073741824}], \"inputs\": [\"x\"], \"outputs\": [\"x\"], \"calls\": [{\"op\": \"a\", \"reads\": [\"x\"], \"writes\": []}]}",
+        )],
+        "2:8",
+        &[
+            "pool `sram` holds a buffer aligned to 1073741824 bytes",
+            "help: lower",
+        ],
+    );
+}
+
+#[test]
 fn unknown_algorithm_lists_the_known_ones() {
     one(
         "algorithm",

@@ -252,7 +252,14 @@ fn info(out: &mut String, planned: &Planned, m: &PlannedModel, typed: bool) {
             PoolKind::Constant => format!("{}_SIZE", upper(&p.name)),
         })
         .collect();
-    let inputs = writable(m, &m.model.inputs);
+    // A constant model input is the model's own bytes in flash: not handed out to write.
+    let inputs: Vec<(Source, Option<usize>)> = writable(m, &m.model.inputs)
+        .into_iter()
+        .map(|(s, t)| match s {
+            Source::Buffer(b) if kind(b) == PoolKind::Constant => (Source::Absent, t),
+            s => (s, t),
+        })
+        .collect();
     let reads: Vec<Option<usize>> = m.model.outputs.iter().map(|&t| Some(t)).collect();
     let outputs = readable(m, &reads, &[]);
     let from: Vec<String> = from.iter().map(usize::to_string).collect();
