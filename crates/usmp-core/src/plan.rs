@@ -58,7 +58,10 @@ pub struct Plan {
 impl Plan {
     /// Sum of all pool sizes: the figure of merit compared with the lower bound.
     pub fn total(&self) -> u64 {
-        self.pool_sizes.iter().sum()
+        // `plan` refuses plans whose total does not fit; saturate rather than wrap anyway.
+        self.pool_sizes
+            .iter()
+            .fold(0u64, |total, &size| total.saturating_add(size))
     }
 }
 
@@ -173,7 +176,24 @@ pub fn plan(problem: &Problem, algorithm: &dyn Algorithm) -> Result<Plan, PlanEr
         });
     }
     let pool_sizes = pool_sizes(problem, &solution.allocations);
-    let optimal = solution.proven_optimal || pool_sizes.iter().sum::<u64>() <= lower_bound.total;
+    let Some(total) = pool_sizes
+        .iter()
+        .try_fold(0u64, |total, &size| total.checked_add(size))
+    else {
+        return Err(PlanError::Failed {
+            algorithm: name,
+            reason: format!(
+                "its pools need {} bytes, more than {} (2^64 - 1) together: no memory holds them",
+                pool_sizes
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" + "),
+                u64::MAX
+            ),
+        });
+    };
+    let optimal = solution.proven_optimal || total <= lower_bound.total;
     let algorithm = match solution.produced_by {
         Some(member) => format!("{name} ({member})"),
         None => name,
@@ -196,4 +216,31 @@ pub fn pool_sizes(problem: &Problem, allocations: &[Allocation]) -> Vec<u64> {
         sizes[a.pool] = sizes[a.pool].max(end);
     }
     sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Buffer, FirstFit, Pool, Problem};
+
+    #[test]
+    fn a_total_past_u64_is_refused_not_wrapped() {
+        let mut b = Problem::builder();
+        let p = b.pool(Pool::workspace("p"));
+        let q = b.pool(Pool::workspace("q"));
+        let big = (1u64 << 63) + 5;
+        let x = b.buffer(Buffer::new("x", big).with_candidates([p]).with_live(0, 1));
+        let y = b.buffer(Buffer::new("y", big).with_candidates([q]).with_live(0, 1));
+        let _ = (x, y);
+        let problem = b.build().unwrap_or_else(|e| panic!("{e}"));
+        match plan(&problem, &FirstFit) {
+            Err(PlanError::Failed { reason, .. }) => {
+                assert!(
+                    reason.contains("9223372036854775813 + 9223372036854775813"),
+                    "{reason}"
+                );
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
 }

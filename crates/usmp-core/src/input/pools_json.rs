@@ -110,7 +110,16 @@ pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, Inp
         out.options.io_in_pools = r.boolean(v, "io_in_pools")?;
     }
     if let Some(v) = r.get(top, "size_granularity") {
-        out.options.size_granularity = positive(&r, v, "size_granularity")?;
+        let g = positive(&r, v, "size_granularity")?;
+        if !g.is_power_of_two() {
+            return Err(r.err(
+                v.pos,
+                format!(
+                    "size_granularity is {g}, which is not a power of two; write 1, 2, 4, 8, 16, ..."
+                ),
+            ));
+        }
+        out.options.size_granularity = g;
     }
     if let Some(v) = r.get(top, "alignment") {
         let a = positive(&r, v, "alignment")?;
@@ -177,4 +186,31 @@ fn rule(r: &Reader<'_>, j: &Json, k: usize) -> Result<ScratchRule, InputError> {
             alignment,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_pools_json;
+    use crate::input::json;
+
+    fn message(text: &str) -> String {
+        let root = json::parse(text, "pools.json").unwrap_or_else(|e| panic!("{e}"));
+        match parse_pools_json(&root, "pools.json") {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn size_granularity_is_a_power_of_two_as_in_usmp_toml() {
+        let m = message(r#"{"pools": [{"name": "sram"}], "size_granularity": 3}"#);
+        assert!(
+            m.contains("size_granularity is 3, which is not a power of two"),
+            "{m}"
+        );
+        assert_eq!(
+            message(r#"{"pools": [{"name": "sram"}], "size_granularity": 4}"#),
+            ""
+        );
+    }
 }

@@ -306,6 +306,7 @@ impl Model {
     fn check_in_place(&self) -> Result<(), ModelError> {
         let last = self.last_readers();
         let mut reused = vec![false; self.tensors.len()];
+        let mut taken = vec![false; self.tensors.len()];
         for (i, call) in self.calls.iter().enumerate() {
             for (k, ip) in call.in_place.iter().enumerate() {
                 let locus = ModelLocus::Call(i, CallField::InPlace(k));
@@ -334,6 +335,11 @@ impl Model {
                     Some(format!(
                         "\"{}\" is already reused by another output",
                         inp.name
+                    ))
+                } else if std::mem::replace(&mut taken[ip.output], true) {
+                    Some(format!(
+                        "\"{}\" already takes another input's memory; an output can reuse one input only",
+                        out.name
                     ))
                 } else {
                     None
@@ -434,6 +440,36 @@ mod tests {
             kind(&m),
             ModelErrorKind::OutputNeverWritten { .. }
         ));
+    }
+
+    #[test]
+    fn an_output_reuses_one_input_only() {
+        let mut split = Call::new("SPLIT", "cpu");
+        split.reads = vec![0];
+        split.writes = vec![1, 2];
+        let mut add = Call::new("ADD", "cpu");
+        add.reads = vec![1, 2];
+        add.writes = vec![3];
+        for input in [1, 2] {
+            add.in_place.push(InPlace { output: 3, input });
+        }
+        let mut tail = Call::new("RELU", "cpu");
+        tail.reads = vec![3];
+        tail.writes = vec![4];
+        let m = Model {
+            name: "twice".into(),
+            tensors: ["in", "a", "b", "c", "out"]
+                .map(|n| Tensor::activation(n, 16))
+                .to_vec(),
+            calls: vec![split, add, tail],
+            inputs: vec![0],
+            outputs: vec![4],
+        };
+        let e = kind(&m);
+        assert!(
+            matches!(&e, ModelErrorKind::BadInPlace { reason, .. } if reason.contains("\"c\" already takes another input's memory")),
+            "{e}"
+        );
     }
 
     #[test]

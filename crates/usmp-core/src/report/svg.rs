@@ -22,11 +22,22 @@ const COLOURS: [&str; 10] = [
     "#9c755f", "#bab0ac",
 ];
 
+/// `s` as XML text or attribute value: the five special characters as entities, and
+/// control characters (which XML 1.0 forbids even as references) as U+FFFD.
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Renders the plan as a standalone SVG document.
@@ -173,4 +184,19 @@ fn render(problem: &Problem, plan: &Plan, steps: Option<&[String]>) -> String {
     }
     out.push_str("</svg>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn names_become_valid_xml() {
+        assert_eq!(escape("a&b<c>\"d'"), "a&amp;b&lt;c&gt;&quot;d&apos;");
+        assert_eq!(
+            escape("nul\0bell\u{7}tab\t"),
+            "nul\u{fffd}bell\u{fffd}tab\u{fffd}"
+        );
+        assert_eq!(escape("conv/Relu;1"), "conv/Relu;1");
+    }
 }
