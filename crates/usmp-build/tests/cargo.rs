@@ -230,10 +230,11 @@ fn an_edited_plan_does_not_compile() {
 /// a static can have, and a constant tensor listed as a model input.
 #[test]
 fn accepted_edges_compile() {
-    let model = r#"{"tensors": [{"name": "x", "size_bytes": 16},
+    // A tensor name with a line break and a comment's end in it, as a .tflite may have.
+    let model = r#"{"tensors": [{"name": "x\n*/ `y` \u0000", "size_bytes": 16},
         {"name": "w", "kind": "constant", "data": [1, 2]}, {"name": "y", "size_bytes": 16}],
-        "inputs": ["x", "w"], "outputs": ["y"],
-        "calls": [{"op": "add", "reads": ["x", "w"], "writes": ["y"]}]}"#;
+        "inputs": ["x\n*/ `y` \u0000", "w"], "outputs": ["y"],
+        "calls": [{"op": "add", "reads": ["x\n*/ `y` \u0000", "w"], "writes": ["y"]}]}"#;
     let toml = "[[pool]]\nname = \"sram\"\nalignment = 536870912\n\n\
                 [[pool]]\nname = \"flash\"\nkind = \"constant\"\n\n\
                 [[model]]\nname = \"core\"\npath = \"m.json\"\n\n\
@@ -250,4 +251,22 @@ fn accepted_edges_compile() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+/// Code written inside the including module cannot make a second workspace handle: the
+/// handle is the runtime crate's type, with a private field.
+#[test]
+fn the_workspace_cannot_be_forged() {
+    let toml = std::fs::read_to_string(Path::new(ROOT).join("fixtures/kws/usmp.toml"))
+        .unwrap()
+        .replace("../../examples", &format!("{ROOT}/examples"));
+    let dir = scratch_crate("forge", &toml);
+    let lib = "#![no_std]\npub mod usmp {\n    include!(concat!(env!(\"OUT_DIR\"), \"/usmp.rs\"));\n\n    \
+               pub fn forge() -> Workspace {\n        ::usmp::Workspace { _pools: ::core::marker::PhantomData }\n    }\n}\n";
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let out = cargo(&dir, "thumb", &["build"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a forged handle compiled");
+    assert!(stderr.contains("E0451"), "{stderr}");
+    assert!(stderr.contains("private"), "{stderr}");
 }

@@ -31,6 +31,18 @@ pub fn constants_file(module: &str, pool: &str) -> String {
     format!("{module}.{pool}.bin")
 }
 
+/// `s` safe inside a `//` or `///` comment (and inline code in one): a line break in a
+/// tensor name or path would end the comment and leave the rest as code.
+pub(crate) fn comment(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '`' => '\'',
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
+
 /// `UPPER` form of a pool or module name (already checked to be `[a-z_][a-z0-9_]*`).
 fn upper(name: &str) -> String {
     name.to_ascii_uppercase()
@@ -60,7 +72,7 @@ fn header(out: &mut String, planned: &Planned) {
             out,
             "// model {} ({}): {} calls, {}, {} bytes in total, lower bound {}{}",
             m.name,
-            m.path,
+            comment(&m.path),
             m.model.calls.len(),
             p.algorithm,
             p.total(),

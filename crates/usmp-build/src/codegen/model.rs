@@ -7,7 +7,7 @@ use std::fmt::Write;
 use usmp_core::PoolKind;
 use usmp_core::liveness::Origin;
 
-use super::{Embed, byte_string, constants_file, tensors, upper};
+use super::{Embed, byte_string, comment, constants_file, tensors, upper};
 use crate::ident::constant_names;
 use crate::planning::{Planned, PlannedModel};
 
@@ -109,7 +109,10 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
     let _ = writeln!(
         out,
         "\n/// Model `{}` (`{}`): {calls} operator calls, planned by {}.\n#[allow(dead_code, unused_imports)]\npub mod {} {{\n    use ::usmp::{{Activation, Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Options, Padding, Quantization, Scales, Slot, Tensor}};\n",
-        m.name, m.path, m.plan.algorithm, m.module
+        m.name,
+        comment(&m.path),
+        m.plan.algorithm,
+        m.module
     );
 
     for (b, buffer) in buffers.iter().enumerate() {
@@ -123,7 +126,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
         let _ = writeln!(
             out,
             "    /// `{}`: {} bytes at offset {} of `{}`, live during calls {start}..{end}.\n    pub const {}: Buffer = Buffer::{kind}({}, {}, {}, {start}, {end});",
-            buffer.name.replace('`', "'"),
+            comment(&buffer.name),
             buffer.size,
             a.offset,
             planned.pools[a.pool].name,
