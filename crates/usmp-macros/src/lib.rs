@@ -2,7 +2,8 @@
 //!
 //! Declares a model and its memory pools next to the code that uses them, plans every
 //! buffer at compile time, and expands to the same module that `usmp-build` writes for a
-//! `usmp.toml` (pool statics, placements, compile-time checks, the safe per-call API).
+//! `usmp.toml` (pool statics, the plan as data over the `usmp` runtime with its compile-time proof,
+//! typed calls, and a `usmp::Model` impl per model).
 //!
 //! ```ignore
 //! mod usmp {
@@ -18,8 +19,11 @@
 //! }
 //!
 //! let mut ws = usmp::Workspace::take().unwrap();
-//! let mut kws = usmp::kws::Model::new(&mut ws);
+//! let mut kws = usmp::kws::Model::session(&mut ws);
 //! ```
+//!
+//! The expansion is built on the `usmp` runtime crate: add `usmp` to `[dependencies]`
+//! next to `usmp-macros`.
 //!
 //! Everything `usmp.toml` can say has a spelling here:
 //!
