@@ -87,12 +87,16 @@ fn configured(
     capacity: Option<u64>,
     time_limit: Option<f64>,
 ) -> Result<Box<dyn Algorithm>, Failure> {
+    // A year: past it the deadline could overflow the clock, and no one waits that long.
+    const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
     let time_limit = match time_limit {
         None => None,
-        Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
+        Some(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => {
+            Some(std::time::Duration::from_secs_f64(s))
+        }
         Some(s) => {
             return Err(Failure::Input(format!(
-                "--time-limit {s}: give a positive number of seconds, e.g. --time-limit 60"
+                "--time-limit {s}: give a positive number of seconds up to {MAX_SECONDS} (a year), e.g. --time-limit 60"
             )));
         }
     };

@@ -533,9 +533,15 @@ fn capacity_decides_and_time_limit_is_checked() {
         "{}",
         text(&out.stderr)
     );
-    let out = usmp(&["plan", path, "--time-limit", "0"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("give a positive number of seconds"));
+    for bad in ["0", "-1", "1e30", "inf", "NaN"] {
+        let out = usmp(&["plan", path, &format!("--time-limit={bad}")]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("give a positive number of seconds up to 31536000"),
+            "{bad}: {}",
+            text(&out.stderr)
+        );
+    }
     let out = usmp(&["plan", path, "-a", "first_fit", "--time-limit", "5"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("applies to the searching algorithms"));
