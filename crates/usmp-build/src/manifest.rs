@@ -71,11 +71,46 @@ struct ReportToml {
 }
 
 /// A size as written: a number of bytes or a string with a unit.
-#[derive(Deserialize)]
-#[serde(untagged)]
 enum Bytes {
     Number(u64),
     Text(String),
+}
+
+/// Reads a size, saying what a size looks like when it is anything else (an untagged
+/// enum would only say that no variant matched).
+struct BytesVisitor;
+
+const SIZE_FORMS: &str =
+    "a size: a number of bytes such as 4096, or a string with a unit such as \"16 KiB\"";
+
+impl serde::de::Visitor<'_> for BytesVisitor {
+    type Value = Bytes;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(SIZE_FORMS)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Bytes, E> {
+        Ok(Bytes::Number(v))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Bytes, E> {
+        u64::try_from(v).map(Bytes::Number).map_err(|_| {
+            E::custom(format!(
+                "a size cannot be negative ({v}); write {SIZE_FORMS}, or leave `size` out for no limit"
+            ))
+        })
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Bytes, E> {
+        Ok(Bytes::Text(v.to_string()))
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+        d.deserialize_any(BytesVisitor)
+    }
 }
 
 fn at<T>(s: Spanned<T>) -> At<T, Span> {

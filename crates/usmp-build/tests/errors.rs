@@ -274,7 +274,19 @@ fn a_size_of_the_wrong_type() {
         "size_type",
         &format!("[[pool]]\nname = \"sram\"\nsize = true\n{MODEL}"),
         "3:8",
-        &["size"],
+        &[
+            "invalid type: boolean `true`",
+            "a number of bytes such as 4096, or a string with a unit such as \"16 KiB\"",
+        ],
+    );
+    one(
+        "size_negative",
+        &format!("[[pool]]\nname = \"sram\"\nsize = -1\n{MODEL}"),
+        "3:8",
+        &[
+            "a size cannot be negative (-1)",
+            "leave `size` out for no limit",
+        ],
     );
 }
 
