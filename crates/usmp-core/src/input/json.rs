@@ -2,6 +2,8 @@
 //! found after parsing ("unknown pool", "size must be positive") can still name the line
 //! and column. Objects keep their keys in file order; duplicate keys are an error.
 
+use std::cell::Cell;
+
 use super::{InputError, Pos};
 
 /// Deeper nesting than this is rejected rather than risking the stack on hostile input.
@@ -54,6 +56,7 @@ pub fn parse(text: &str, file: &str) -> Result<Json, InputError> {
         at: 0,
         line: 1,
         line_start: 0,
+        column: Cell::new((0, 0)),
         file,
     };
     p.skip_space();
@@ -70,19 +73,29 @@ struct Parser<'a> {
     at: usize,
     line: usize,
     line_start: usize,
+    /// The last position asked for, as (byte offset, characters since its line's start):
+    /// positions are asked for in file order, so counting on from there keeps the whole
+    /// parse linear even when the file is one long line.
+    column: Cell<(usize, usize)>,
     file: &'a str,
 }
 
 impl Parser<'_> {
     fn pos(&self) -> Pos {
-        // Columns count characters, not bytes, so they match what an editor shows.
-        let column = String::from_utf8_lossy(&self.bytes[self.line_start..self.at])
-            .chars()
-            .count()
-            + 1;
+        let (mut from, mut chars) = self.column.get();
+        if from < self.line_start || from > self.at {
+            (from, chars) = (self.line_start, 0);
+        }
+        // Columns count characters, not bytes, so they match what an editor shows: every
+        // byte but a UTF-8 continuation byte starts one (the text is a valid `str`).
+        chars += self.bytes[from..self.at]
+            .iter()
+            .filter(|&&b| b & 0xC0 != 0x80)
+            .count();
+        self.column.set((self.at, chars));
         Pos {
             line: self.line,
-            column,
+            column: chars + 1,
         }
     }
 
@@ -384,6 +397,24 @@ mod tests {
                 .contains("nesting")
         );
         assert!(parse("\"\\ud800\"", "s.json").is_err());
+        // Columns count characters, continued from one position to the next on one long
+        // line, and start again on the next line.
+        let long = format!("[\"é\", {}\"ü\", x]", "1, ".repeat(10_000));
+        let e = parse(&long, "l.json").unwrap_err();
+        // `x` is at byte find(", x]") + 2; "é" and "ü" before it are 2 bytes, 1 character.
+        let x_byte = long.find(", x]").unwrap() + 2;
+        let column = x_byte - 2 + 1;
+        assert!(
+            e.to_string()
+                .starts_with(&format!("l.json:1:{column}: expected a JSON value")),
+            "{e}"
+        );
+        let v = parse("[\"ü\",\n \"é\", 7]", "m.json").unwrap();
+        let Value::Array(items) = v.value else {
+            panic!("an array")
+        };
+        assert_eq!(items[1].pos, Pos { line: 2, column: 2 });
+        assert_eq!(items[2].pos, Pos { line: 2, column: 7 });
         assert!(parse("1 2", "s.json").is_err());
         assert!(parse("", "s.json").is_err());
     }
