@@ -34,7 +34,7 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
     let mut seen = BTreeSet::new();
     for pool in &spec.pools {
         name(&pool.name, "pool", &mut seen, &mut out);
-        power_of_two(&pool.alignment, "pool alignment", &mut out);
+        alignment(&pool.alignment, "pool alignment", &mut out);
         if let Some(size) = &pool.size
             && size.value == 0
         {
@@ -120,7 +120,7 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
                 .help(format!("write one of: {}", BUILT_IN.join(", "))),
             );
         }
-        power_of_two(&model.alignment, "alignment", &mut out);
+        alignment(&model.alignment, "alignment", &mut out);
         power_of_two(&model.size_granularity, "size granularity", &mut out);
         for rule in &model.scratch {
             match (&rule.op, &rule.call) {
@@ -141,7 +141,7 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
                 );
             }
             if let Some(a) = &rule.alignment {
-                power_of_two(a, "scratch alignment", &mut out);
+                alignment(a, "scratch alignment", &mut out);
             }
         }
     }
@@ -181,6 +181,13 @@ fn power_of_two<S: Clone>(value: &At<u64, S>, what: &str, out: &mut Vec<Diagnost
             )
             .help(format!("write a power of two such as {up}")),
         );
+    }
+}
+
+/// A power of two no larger than a Rust static's alignment can be.
+fn alignment<S: Clone>(value: &At<u64, S>, what: &str, out: &mut Vec<Diagnostic<S>>) {
+    if !value.value.is_power_of_two() {
+        power_of_two(value, what, out);
     } else if value.value > MAX_ALIGNMENT {
         out.push(
             Diagnostic::new(

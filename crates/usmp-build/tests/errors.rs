@@ -238,6 +238,26 @@ fn alignment_stops_where_rust_statics_do() {
     );
 }
 
+/// The 2^29 limit is for alignments only: a size granularity above it is no alignment.
+#[test]
+fn a_size_granularity_above_2_29_is_not_an_alignment() {
+    let dir = setup(
+        "granularity_2_30",
+        &format!(
+            "{POOLS}\n[[model]]\nname = \"m\"\npath = \"m.json\"\nsize_granularity = 1073741824\n"
+        ),
+        &[(
+            "m.json",
+            "{\"tensors\": [{\"name\": \"x\", \"size_bytes\": 16}], \"inputs\": [\"x\"], \"outputs\": [\"x\"], \"calls\": [{\"op\": \"a\", \"reads\": [\"x\"], \"writes\": []}]}",
+        )],
+    );
+    let out = Config::from_file(dir.join("usmp.toml"))
+        .out_dir(dir.join("out"))
+        .cargo_directives(false)
+        .generate();
+    assert!(out.is_ok(), "{:?}", out.err().map(|e| e.to_string()));
+}
+
 #[test]
 fn unknown_algorithm_lists_the_known_ones() {
     one(
