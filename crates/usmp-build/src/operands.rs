@@ -3,10 +3,8 @@
 //! optional input keeps its place), and each call's builtin options, typed. Read once at
 //! build time so the generated module carries them as `const` data.
 
-use std::path::Path;
-
 use usmp::{Activation, Options, Padding};
-use usmp_core::model::Model;
+use usmp_core::input::ModelFile;
 use usmp_core::tflite::{self, Operator, TensorInfo, TfliteError};
 
 /// The operands of one model.
@@ -20,29 +18,32 @@ pub struct Operands {
     pub options: Vec<Options>,
 }
 
-/// The operands of `model`, read from `path` when it is a `.tflite` file; the model's own
-/// reads (and no tensor table or options) otherwise. An options table the schema does not
-/// allow is an error naming the operator.
-pub fn read(path: &Path, model: &Model) -> Result<Operands, String> {
-    let plain = Operands {
-        tensors: Vec::new(),
-        reads: model
-            .calls
-            .iter()
-            .map(|c| c.reads.iter().map(|&t| Some(t)).collect())
-            .collect(),
-        options: vec![Options::None; model.calls.len()],
+/// The operands of `file`'s model: from its `.tflite` bytes when it came from one; the
+/// model's own reads (and no tensor table or options) for the JSON IR. An options table
+/// the schema does not allow is an error naming the operator.
+pub fn read(file: &ModelFile) -> Result<Operands, String> {
+    let model = &file.model;
+    let Some(bytes) = file.tflite_bytes() else {
+        return Ok(Operands {
+            tensors: Vec::new(),
+            reads: model
+                .calls
+                .iter()
+                .map(|c| c.reads.iter().map(|&t| Some(t)).collect())
+                .collect(),
+            options: vec![Options::None; model.calls.len()],
+        });
     };
-    let Ok(bytes) = std::fs::read(path) else {
-        return Ok(plain);
-    };
-    // Only a flatbuffer with TFLite's identifier; the model was read from it already.
-    if bytes.get(4..8) != Some(b"TFL3".as_slice()) {
-        return Ok(plain);
-    }
-    let g = tflite::read_graph(&bytes).map_err(|e| e.to_string())?;
+    let g = tflite::read_graph(bytes).map_err(|e| e.to_string())?;
+    // Both readers read subgraph 0 of the same bytes: a difference is a bug in them.
     if g.tensors.len() != model.tensors.len() || g.operators.len() != model.calls.len() {
-        return Ok(plain);
+        return Err(format!(
+            "the graph reader found {} tensors and {} operators where the model reader found {} and {}",
+            g.tensors.len(),
+            g.operators.len(),
+            model.tensors.len(),
+            model.calls.len()
+        ));
     }
     let options = g
         .operators
@@ -199,7 +200,8 @@ mod tests {
     /// from the input's, the window, the strides, the dilation and the padding read.
     #[test]
     fn options_agree_with_the_shapes_of_the_shared_models() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tflite-models");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tflite-models");
         if !dir.is_dir() {
             println!("skipped: {} is absent", dir.display());
             return;
@@ -213,7 +215,7 @@ mod tests {
         ] {
             let path = dir.join(format!("{name}.tflite"));
             let file = usmp_core::input::read_model(&path).unwrap();
-            let ops = read(&path, &file.model).unwrap();
+            let ops = read(&file).unwrap();
             assert!(!ops.tensors.is_empty(), "{name}: no tensor table");
             for (i, call) in file.model.calls.iter().enumerate() {
                 let shape = |t: usize| ops.tensors[t].shape.clone();

@@ -216,7 +216,7 @@ fn plan_model<S: Clone>(
             }));
         }
     };
-    let operands = crate::operands::read(&path, &file.model)
+    let operands = crate::operands::read(&file)
         .map_err(|e| model_error(m, &path, &InputError::whole(&path.display().to_string(), e)))?;
     Ok(PlannedModel {
         tensors: operands.tensors,

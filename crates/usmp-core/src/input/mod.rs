@@ -156,9 +156,17 @@ pub struct ModelFile {
     pub files: Vec<PathBuf>,
     file: String,
     spans: Option<ModelSpans>,
+    /// The file's bytes when it is a `.tflite`, for readers of more than the plan needs
+    /// ([`read_graph`](crate::tflite::read_graph)) without reading it again.
+    tflite: Option<Vec<u8>>,
 }
 
 impl ModelFile {
+    /// The file's bytes, when the model came from a `.tflite` file.
+    pub fn tflite_bytes(&self) -> Option<&[u8]> {
+        self.tflite.as_deref()
+    }
+
     /// A model built in code or read by other means; errors name `file`.
     pub fn from_model(model: Model, file: &str) -> Self {
         ModelFile {
@@ -166,6 +174,7 @@ impl ModelFile {
             files: Vec::new(),
             file: file.to_string(),
             spans: None,
+            tflite: None,
         }
     }
 
@@ -244,6 +253,7 @@ fn read_as(
                 files: vec![path.to_path_buf()],
                 file,
                 spans: None,
+                tflite: Some(bytes),
             })))
         }
     }
@@ -294,6 +304,7 @@ fn model_from_json(root: &json::Json, file: &str, base: &Path) -> Result<ModelFi
         files,
         file: file.to_string(),
         spans: Some(spans),
+        tflite: None,
     })
 }
 
