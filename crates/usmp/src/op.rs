@@ -160,6 +160,24 @@ pub enum ElementType {
 }
 
 impl ElementType {
+    /// The type with the schema's `TensorType` number `code`.
+    pub const fn from_code(code: u8) -> Self {
+        match code {
+            0 => ElementType::Float32,
+            1 => ElementType::Float16,
+            2 => ElementType::Int32,
+            3 => ElementType::UInt8,
+            4 => ElementType::Int64,
+            6 => ElementType::Bool,
+            7 => ElementType::Int16,
+            9 => ElementType::Int8,
+            10 => ElementType::Float64,
+            15 => ElementType::UInt32,
+            16 => ElementType::UInt16,
+            other => ElementType::Other(other),
+        }
+    }
+
     /// Bytes per element, for the types above with a fixed size.
     pub const fn size(self) -> Option<usize> {
         Some(match self {
@@ -271,6 +289,9 @@ mod tests {
 
     #[test]
     fn element_sizes() {
+        assert_eq!(ElementType::from_code(9), ElementType::Int8);
+        assert_eq!(ElementType::from_code(0), ElementType::Float32);
+        assert_eq!(ElementType::from_code(5), ElementType::Other(5));
         assert_eq!(ElementType::Int8.size(), Some(1));
         assert_eq!(ElementType::Float32.size(), Some(4));
         assert_eq!(ElementType::Other(5).size(), None);

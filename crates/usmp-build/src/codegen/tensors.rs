@@ -7,39 +7,10 @@ use usmp_core::tflite::{Quantization, TensorInfo};
 
 use super::Embed;
 
-/// `ElementType::...` for a schema type name.
-fn element(name: &str) -> String {
-    let known = [
-        ("FLOAT32", "Float32"),
-        ("FLOAT16", "Float16"),
-        ("INT32", "Int32"),
-        ("UINT8", "UInt8"),
-        ("INT64", "Int64"),
-        ("BOOL", "Bool"),
-        ("INT16", "Int16"),
-        ("INT8", "Int8"),
-        ("FLOAT64", "Float64"),
-        ("UINT32", "UInt32"),
-        ("UINT16", "UInt16"),
-    ];
-    if let Some((_, v)) = known.iter().find(|(n, _)| *n == name) {
-        return format!("ElementType::{v}");
-    }
-    // The rest by schema number, as the reader names them.
-    let code = match name {
-        "STRING" => 5,
-        "COMPLEX64" => 8,
-        "COMPLEX128" => 11,
-        "UINT64" => 12,
-        "RESOURCE" => 13,
-        "VARIANT" => 14,
-        "INT4" => 17,
-        other => other
-            .strip_prefix("type ")
-            .and_then(|n| n.parse::<u8>().ok())
-            .unwrap_or(u8::MAX),
-    };
-    format!("ElementType::Other({code})")
+/// `ElementType::...` for a schema `TensorType` number: the runtime's variant, written as
+/// its name (`Int8`, `Other(5)`).
+fn element(code: u8) -> String {
+    format!("ElementType::{:?}", usmp::ElementType::from_code(code))
 }
 
 /// An exact `f32` literal: the shortest decimal that reads back to the same bits, or the
@@ -95,7 +66,7 @@ pub fn scales_image(tensors: &[TensorInfo]) -> Vec<u8> {
 /// Writes `TENSORS` for `module`; with [`Embed::OutDir`], per-channel scales are cut out
 /// of one included file ([`scales_image`]) instead of written as literals.
 pub(super) fn table(out: &mut String, module: &str, tensors: &[TensorInfo], embed: &Embed) {
-    let file = *embed == Embed::OutDir && !scales_image(tensors).is_empty();
+    let file = *embed == Embed::OutDir && tensors.iter().any(|t| in_file(&t.quantization));
     if file {
         let _ = writeln!(
             out,
@@ -138,7 +109,7 @@ pub(super) fn table(out: &mut String, module: &str, tensors: &[TensorInfo], embe
         let _ = writeln!(
             out,
             "        Tensor {{ element: {}, shape: &[{}], quantization: {quantization} }},",
-            element(&t.element),
+            element(t.element_code),
             shape.join(", ")
         );
     }
@@ -172,7 +143,7 @@ mod tests {
         assert_eq!(list(&[0i64, 0, 0], i64::to_string), "&[0; 3]");
         assert_eq!(list(&[1i64, 2], i64::to_string), "&[1, 2]");
         assert_eq!(list(&[5i64], i64::to_string), "&[5]");
-        assert_eq!(element("INT8"), "ElementType::Int8");
-        assert_eq!(element("STRING"), "ElementType::Other(5)");
+        assert_eq!(element(9), "ElementType::Int8");
+        assert_eq!(element(5), "ElementType::Other(5)");
     }
 }

@@ -34,6 +34,8 @@ pub struct TensorInfo {
     pub shape: Vec<i32>,
     /// Its element type as the schema names it (`INT8`, `INT32`, `FLOAT32`, ...).
     pub element: String,
+    /// The same, as the schema's `TensorType` number (9 for `INT8`).
+    pub element_code: u8,
     /// Whether the file holds its data (weights, biases, shape operands).
     pub constant: bool,
     /// How its integers map to real numbers; empty scales for an unquantized tensor.
@@ -119,13 +121,15 @@ pub fn read_graph(bytes: &[u8]) -> Result<Graph<'_>, TfliteError> {
             let constant = !super::buffer_data(bytes, file.buffers.as_ref(), buffer)
                 .map_err(corrupt(ctx))?
                 .is_empty();
+            let element_code = table.u8(1, 0).map_err(corrupt(ctx))?;
             tensors.push(TensorInfo {
                 name: table
                     .string(3)
                     .map_err(corrupt(ctx))?
                     .unwrap_or_else(|| format!("tensor{t}")),
                 shape: table.ints(0).map_err(corrupt(ctx))?,
-                element: type_name(table.u8(1, 0).map_err(corrupt(ctx))?),
+                element: type_name(element_code),
+                element_code,
                 constant,
                 quantization: quantization(table.table(4).map_err(corrupt(ctx))?)
                     .map_err(corrupt(ctx))?,
