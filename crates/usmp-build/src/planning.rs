@@ -93,7 +93,7 @@ pub fn plan_spec<S: Clone>(
             .models
             .iter()
             .zip(&models)
-            .find(|(_, m)| (0..m.plan.allocations.len()).any(|b| crate::state::is_state(m, b)))
+            .find(|(_, m)| crate::state::has_state(m))
             .map_or(spec.models[0].path.span.clone(), |(s, _)| {
                 s.path.span.clone()
             });

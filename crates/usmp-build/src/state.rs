@@ -24,14 +24,16 @@ pub fn is_state(m: &PlannedModel, b: usize) -> bool {
     }
 }
 
+/// Whether any buffer of `m` holds persistent state.
+pub fn has_state(m: &PlannedModel) -> bool {
+    (0..m.liveness.problem.buffers().len()).any(|b| is_state(m, b))
+}
+
 /// Re-plans the workspace buffers of `models` together when more than one model shares
 /// the pools and any has state; leaves them as they are otherwise. The per-model plans
 /// are rewritten and verified again against each model's own problem.
 pub fn keep_state_apart(pools: &[Pool], models: &mut [PlannedModel]) -> Result<(), String> {
-    let any_state = models
-        .iter()
-        .any(|m| (0..m.liveness.problem.buffers().len()).any(|b| is_state(m, b)));
-    if models.len() < 2 || !any_state {
+    if models.len() < 2 || !models.iter().any(has_state) {
         return Ok(());
     }
     let horizon: u64 = models

@@ -2,6 +2,7 @@
 //! runtime's `check` proves the plan from at compile time, its constants, and its
 //! `::usmp::Model` impl. Every list is written once, so the text is linear in the model.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use usmp_core::PoolKind;
@@ -88,16 +89,14 @@ fn slot_list(slots: &[(Source, Option<usize>)], typed: bool) -> String {
     format!("&[{}]", items.join(", "))
 }
 
-/// A buffer's live range in calls, clamped to the calls there are (a model with no
-/// calls still has a horizon of one step).
+/// A buffer's live range in calls. Liveness gives every buffer one within the model's
+/// calls (planning refuses a model without calls); `usmp::check` proves it again.
 fn live(m: &PlannedModel, b: usize) -> (usize, usize) {
-    let calls = m.model.calls.len();
-    let l = m.liveness.problem.buffers()[b].live;
-    let end = l.map_or(calls, |l| {
-        usize::try_from(l.end).unwrap_or(calls).min(calls)
-    });
-    let start = l.map_or(0, |l| usize::try_from(l.start).unwrap_or(0).min(end));
-    (start, end)
+    m.liveness.problem.buffers()[b]
+        .live
+        .map_or((0, m.model.calls.len()), |l| {
+            (l.start as usize, l.end as usize)
+        })
 }
 
 pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embed) {
@@ -194,17 +193,20 @@ fn calls_table(out: &mut String, m: &PlannedModel, typed: bool) {
     out.push_str(
         "    /// The operator calls, in execution order.\n    pub const CALLS: &[CallInfo] = &[\n",
     );
+    // Each call's scratch buffers by name, found in one pass over the buffers.
+    let mut scratch_of: BTreeMap<(usize, &str), usize> = BTreeMap::new();
+    for (b, o) in m.liveness.origins.iter().enumerate() {
+        if let Origin::Scratch { call, name } = o {
+            scratch_of.insert((*call, name.as_str()), b);
+        }
+    }
     for (i, c) in m.model.calls.iter().enumerate() {
         let outputs = writable(m, &c.writes);
         let no_reads = Vec::new();
         let inputs = readable(m, m.reads.get(i).unwrap_or(&no_reads), &outputs);
-        let scratch: Vec<String> = (0..m.liveness.scratch[i].len())
-            .filter_map(|k| {
-                let name = &m.liveness.scratch[i][k].name;
-                m.liveness.origins.iter().position(
-                    |o| matches!(o, Origin::Scratch { call, name: n } if *call == i && n == name),
-                )
-            })
+        let scratch: Vec<String> = m.liveness.scratch[i]
+            .iter()
+            .filter_map(|s| scratch_of.get(&(i, s.name.as_str())))
             .map(|b| b.to_string())
             .collect();
         let _ = writeln!(
@@ -224,7 +226,7 @@ fn calls_table(out: &mut String, m: &PlannedModel, typed: bool) {
 fn info(out: &mut String, planned: &Planned, m: &PlannedModel, typed: bool) {
     let buffers = m.liveness.problem.buffers();
     let calls = m.model.calls.len();
-    let kind = |b: usize| planned.pools[m.plan.allocations[b].pool].kind;
+    let kind = |b: usize| buffers[b].kind;
     // Every buffer in (pool, offset, index) order, once; then each call's live list
     // inherits that order, so the whole certificate costs its own size.
     let mut order: Vec<usize> = (0..buffers.len()).collect();
