@@ -38,7 +38,7 @@ pub unsafe trait Model: 'static {
 struct Memory {
     info: &'static ModelInfo,
     base: fn(usize) -> *mut u8,
-    constants: fn(usize) -> &'static [u8],
+    constant: fn(&Buffer) -> &'static [u8],
     kinds: &'static [crate::plan::PoolInfo],
 }
 
@@ -47,7 +47,7 @@ impl Memory {
         Memory {
             info: M::INFO,
             base: M::Pools::base,
-            constants: M::constants,
+            constant: M::constant,
             kinds: M::Pools::POOLS,
         }
     }
@@ -69,7 +69,7 @@ impl Memory {
     unsafe fn shared<'a>(&self, b: u32) -> Option<&'a [u8]> {
         let buffer = self.buffer(b)?;
         if self.is_constant(buffer) {
-            return (self.constants)(buffer.pool).get(buffer.offset..buffer.offset + buffer.size);
+            return Some((self.constant)(buffer));
         }
         // SAFETY: the plan is checked (`Model`'s contract): the buffer lies inside its
         // pool, whose bytes `take` initialised; no writable region overlaps it (the
