@@ -127,6 +127,7 @@
 mod codegen;
 mod config;
 mod ident;
+mod kernels;
 mod linker;
 mod manifest;
 mod operands;

@@ -51,6 +51,7 @@ struct ModelToml {
     #[serde(default)]
     scratch: Vec<Spanned<ScratchToml>>,
     module: Option<Spanned<String>>,
+    kernels: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -241,6 +242,7 @@ fn model(m: ModelToml, errors: &mut Vec<Diagnostic<Span>>) -> ModelSpec<Span> {
         alignment: or(m.alignment, DEFAULT_ALIGNMENT, here),
         scratch,
         module: or(m.module, name.value.clone(), here),
+        kernels: or(m.kernels, false, here),
         name,
     }
 }

@@ -57,6 +57,8 @@ pub struct PlannedModel {
     pub reads: Vec<Vec<Option<usize>>>,
     /// Each call's builtin options (`.tflite`); `Options::None` otherwise.
     pub options: Vec<usmp::Options>,
+    /// With `kernels = true`: each call's `::usmp_kernels::Kernel` as Rust source.
+    pub kernels: Option<Vec<String>>,
 }
 
 /// Everything the generators need.
@@ -218,7 +220,19 @@ fn plan_model<S: Clone>(
     };
     let operands = crate::operands::read(&file)
         .map_err(|e| model_error(m, &path, &InputError::whole(&path.display().to_string(), e)))?;
+    let kernels = if m.kernels.value {
+        Some(crate::kernels::prepare(&file.model, &operands).map_err(|e| {
+            Diagnostic::new(
+                m.kernels.span.clone(),
+                format!("model `{}`: {e}", m.name.value),
+            )
+            .help("run that call with your own kernel (leave out `kernels = true` and loop over the session's calls), or change the model")
+        })?)
+    } else {
+        None
+    };
     Ok(PlannedModel {
+        kernels,
         tensors: operands.tensors,
         reads: operands.reads,
         options: operands.options,

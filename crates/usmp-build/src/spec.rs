@@ -83,6 +83,8 @@ pub struct ModelSpec<S> {
     pub scratch: Vec<ScratchSpec<S>>,
     /// Name of the generated Rust module.
     pub module: At<String, S>,
+    /// Emit `KERNELS`, each call's usmp-kernels parameters (`.tflite` models).
+    pub kernels: At<bool, S>,
 }
 
 /// Scratch that the kernels of some calls need, beyond what the model states.

@@ -248,6 +248,7 @@ fn model(
         alignment: At::new(DEFAULT_ALIGNMENT, span),
         scratch: Vec::new(),
         module: At::new(name.to_string(), span),
+        kernels: At::new(false, span),
     };
     for (key, value) in args {
         let s = value.span();

@@ -2,11 +2,11 @@
 //! on plain byte slices: the planned regions the generated `Call` hands out. Weights are
 //! `i8`, biases little-endian `i32`, as in the `.tflite` file.
 
-use crate::fixed::{
+use crate::{DepthwiseConv, FullyConnected, KernelError, Softmax};
+use usmp_kernels::fixed::{
     doubling_high_mul, exp_on_negative_values_q5, multiply_by_quantized_multiplier, reciprocal,
     rounding_shift_right,
 };
-use crate::{DepthwiseConv, FullyConnected, KernelError, Softmax};
 
 fn want(what: &'static str, slice: &[u8], bytes: usize) -> Result<(), KernelError> {
     if slice.len() < bytes {

@@ -26,7 +26,7 @@
 
 #[cfg(feature = "build")]
 pub mod build;
-pub mod fixed;
+pub use usmp_kernels::fixed;
 pub mod kernels;
 pub mod testdata;
 

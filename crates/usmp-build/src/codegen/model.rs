@@ -7,13 +7,16 @@ use std::fmt::Write;
 
 use usmp_core::PoolKind;
 use usmp_core::liveness::Origin;
+use usmp_core::model::Role;
 
 use super::{Embed, byte_string, comment, constants_file, tensors, upper};
 use crate::ident::constant_names;
 use crate::planning::{Planned, PlannedModel};
 
 /// Constants each model module defines itself; buffer constants avoid them.
-const RESERVED: &[&str] = &["CALLS", "BUFFERS", "NAMES", "TENSORS", "INFO", "SCALES"];
+const RESERVED: &[&str] = &[
+    "CALLS", "BUFFERS", "NAMES", "TENSORS", "INFO", "SCALES", "KERNELS",
+];
 
 /// A slot as the runtime's `Slot` constructors write it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +154,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
     calls_table(out, m, typed);
     info(out, planned, m, typed);
     constants(out, planned, m, embed);
+    kernels(out, m);
     model_impl(out, planned, m);
     out.push_str("}\n");
     debug_assert!(calls == m.reads.len());
@@ -201,7 +205,15 @@ fn calls_table(out: &mut String, m: &PlannedModel, typed: bool) {
         }
     }
     for (i, c) in m.model.calls.iter().enumerate() {
-        let outputs = writable(m, &c.writes);
+        // A state tensor the call reads it also updates: handed out writable, after the
+        // outputs, with the read slot in place of it.
+        let mut written = c.writes.clone();
+        for &t in m.reads.get(i).into_iter().flatten().flatten() {
+            if matches!(m.model.tensors[t].role, Role::State) && !written.contains(&t) {
+                written.push(t);
+            }
+        }
+        let outputs = writable(m, &written);
         let no_reads = Vec::new();
         let inputs = readable(m, m.reads.get(i).unwrap_or(&no_reads), &outputs);
         let scratch: Vec<String> = m.liveness.scratch[i]
@@ -324,6 +336,28 @@ fn constants(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embe
             pool.name, pool.section, pool.start_alignment, pool.start_alignment
         );
     }
+}
+
+/// `KERNELS` and `invoke`, with `kernels = true`.
+fn kernels(out: &mut String, m: &PlannedModel) {
+    let Some(kernels) = &m.kernels else {
+        return;
+    };
+    out.push_str(
+        "    /// Each call's kernel and parameters (usmp-kernels), prepared from the model.\n    pub const KERNELS: &[::usmp_kernels::Kernel] = &[\n",
+    );
+    for k in kernels {
+        let _ = writeln!(out, "        {k},");
+    }
+    out.push_str(
+        "    ];
+
+    /// Runs every call of `session` with [`KERNELS`].
+    pub fn invoke(session: &mut ::usmp::Session<'_, Model>) -> Result<(), ::usmp_kernels::CallError> {
+        ::usmp_kernels::invoke(session, KERNELS)
+    }
+",
+    );
 }
 
 fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel) {

@@ -1,0 +1,119 @@
+//! FULLY_CONNECTED and SVDF: TensorFlow Lite Micro's reference int8 `FullyConnected`
+//! (per-tensor and per-channel) and `EvalIntegerSvdfReference`.
+//!
+//! Loop order: FULLY_CONNECTED writes output row `b` after reading all of input row `b`
+//! and nothing of later rows. SVDF reads its input before it writes its output, and
+//! updates its state in place (shifted by one step, newest values last).
+
+use crate::Error;
+use crate::bytes::{channel, i16_at, i32_at, int8, requantize, want};
+use crate::fixed::multiply_by_quantized_multiplier;
+use crate::params::{FullyConnected, Svdf};
+
+/// FULLY_CONNECTED: `output[b][o] = sum_k filter[o][k] * input[b][k] + bias[o]`, rescaled.
+pub fn fully_connected(
+    p: &FullyConnected,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    let (batches, depth, outputs) = (p.batches, p.depth, p.outputs);
+    want("fully connected input", input, batches * depth)?;
+    want("fully connected filter", filter, outputs * depth)?;
+    if p.bias {
+        want("fully connected bias", bias, 4 * outputs)?;
+    }
+    want("fully connected output", output, batches * outputs)?;
+    for list in [p.multipliers, p.shifts] {
+        if list.len() != 1 && list.len() != outputs {
+            return Err(Error::Parameters {
+                what: "fully connected output",
+                problem: "per-channel multipliers do not match the outputs",
+            });
+        }
+    }
+    for b in 0..batches {
+        let row = &input[b * depth..(b + 1) * depth];
+        for o in 0..outputs {
+            let weights = &filter[o * depth..(o + 1) * depth];
+            let mut acc = weights.iter().zip(row).fold(0i32, |acc, (&f, &i)| {
+                acc.wrapping_add((int8(f) + p.filter_offset).wrapping_mul(int8(i) + p.input_offset))
+            });
+            if p.bias {
+                acc = acc.wrapping_add(i32_at(bias, o));
+            }
+            output[b * outputs + o] = requantize(
+                acc,
+                channel(p.multipliers, o),
+                channel(p.shifts, o),
+                p.output_offset,
+                p.activation,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// SVDF: the state `[batch][filter][memory]` (int16) is shifted one step and takes the
+/// feature stage's newest value; each unit sums its `rank` filters over time.
+///
+/// TFLite Micro keeps the per-filter sums in two int32 scratch buffers; this sums each
+/// unit in a register instead (the same wrapping int32 sums), so it needs no scratch.
+pub fn svdf(
+    p: &Svdf,
+    input: &[u8],
+    feature_weights: &[u8],
+    time_weights: &[u8],
+    bias: &[u8],
+    state: &mut [u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    let (filters, memory) = (p.filters, p.memory);
+    let units = filters / p.rank.max(1);
+    want("svdf input", input, p.batches * p.inputs)?;
+    want("svdf feature weights", feature_weights, filters * p.inputs)?;
+    want("svdf time weights", time_weights, 2 * filters * memory)?;
+    if p.bias {
+        want("svdf bias", bias, 4 * units)?;
+    }
+    let state_elements = p.batches * filters * memory;
+    want("svdf state", state, 2 * state_elements)?;
+    want("svdf output", output, p.batches * units)?;
+    if state_elements == 0 {
+        return Ok(());
+    }
+    // Shift the whole state left by one element, as the reference does.
+    state.copy_within(2..2 * state_elements, 0);
+    for b in 0..p.batches {
+        let row = &input[b * p.inputs..(b + 1) * p.inputs];
+        for f in 0..filters {
+            let weights = &feature_weights[f * p.inputs..(f + 1) * p.inputs];
+            let dot = weights.iter().zip(row).fold(0i32, |acc, (&w, &x)| {
+                acc.wrapping_add(int8(w).wrapping_mul(int8(x) - p.input_zero))
+            });
+            let scaled =
+                multiply_by_quantized_multiplier(dot, p.feature_multiplier, p.feature_shift)
+                    .clamp(i32::from(i16::MIN), i32::from(i16::MAX));
+            let newest = (p.state_zero.wrapping_add(scaled)) as i16;
+            let at = 2 * ((b * filters + f) * memory + memory - 1);
+            state[at..at + 2].copy_from_slice(&newest.to_le_bytes());
+        }
+    }
+    for b in 0..p.batches {
+        for u in 0..units {
+            let mut acc = if p.bias { i32_at(bias, u) } else { 0 };
+            for f in u * p.rank..(u + 1) * p.rank {
+                for t in 0..memory {
+                    let w = i32::from(i16_at(time_weights, f * memory + t));
+                    let s = i32::from(i16_at(state, (b * filters + f) * memory + t));
+                    acc = acc.wrapping_add(w.wrapping_mul(s - p.state_zero));
+                }
+            }
+            let v = multiply_by_quantized_multiplier(acc, p.output_multiplier, p.output_shift)
+                .wrapping_add(p.output_zero);
+            output[b * units + u] = v.clamp(-128, 127) as i8 as u8;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,294 @@
+//! # usmp-kernels: run a planned model
+//!
+//! Int8 kernels with TensorFlow Lite Micro's *reference* arithmetic (the same integer
+//! formulas and rounding, so outputs are equal byte for byte), run directly on the
+//! regions a [`usmp::Session`] hands out: no arena, no allocator, no `unsafe`.
+//!
+//! Everything TFLite Micro's `Prepare` computes from floats (fixed-point multipliers and
+//! shifts, padding, activation ranges, softmax's exp scaling) is computed at build time
+//! by [`prepare`] (feature `prepare`, used by usmp-build) and emitted as `const` data: one
+//! [`Kernel`] per operator call. A model with an operator or a type these kernels do not
+//! run fails the build, naming the call and the operator.
+//!
+//! ## Running a model
+//!
+//! In `usmp.toml`, ask for the kernels' parameters:
+//!
+//! ```toml
+//! [[model]]
+//! name = "person"
+//! path = "models/person_detect.tflite"
+//! kernels = true
+//! ```
+//!
+//! and with `usmp` and `usmp-kernels` as dependencies, one call runs every operator:
+//!
+//! ```ignore
+//! let mut ws = plan::Workspace::take().unwrap();
+//! let mut person = plan::person::Model::session(&mut ws);
+//! person.input(0).unwrap().copy_from_slice(&image);
+//! usmp_kernels::invoke(&mut person, plan::person::KERNELS)?;
+//! let scores = person.output(0).unwrap();
+//! ```
+//!
+//! ## Operators
+//!
+//! CONV_2D (grouped too), DEPTHWISE_CONV_2D (any multiplier), FULLY_CONNECTED (per-tensor
+//! or per-channel), AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX, QUANTIZE between int8, int16
+//! and int32, SVDF (int8 with int16 state), and RESHAPE, SQUEEZE and EXPAND_DIMS as
+//! copies; any stride, dilation and padding the schema allows, fused NONE, RELU,
+//! RELU_N1_TO_1 and RELU6. Each kernel's module states its loop order: which output
+//! bytes are written before which input bytes are last read.
+//!
+//! No kernel needs scratch memory: where TFLite Micro keeps intermediate sums in a scratch
+//! buffer (SVDF), these keep them in registers, with the same wrapping int32 arithmetic.
+#![no_std]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+#[cfg(feature = "prepare")]
+extern crate std;
+
+mod bytes;
+pub mod conv;
+pub mod dense;
+pub mod fixed;
+mod params;
+pub mod pool;
+#[cfg(feature = "prepare")]
+pub mod prepare;
+pub mod quantize;
+pub mod softmax;
+
+pub use params::{Conv, FullyConnected, Int, Kernel, Pool, Range, Requantize, Softmax, Svdf};
+
+use usmp::{Builtin, Call, Inputs, Model, Session};
+
+/// Why a kernel could not run a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// A region is smaller than the operator's shapes need.
+    TooSmall {
+        /// Which operand.
+        what: &'static str,
+        /// Bytes needed.
+        bytes: usize,
+        /// Bytes given.
+        got: usize,
+    },
+    /// The call has no region for an operand the kernel reads or writes.
+    MissingOperand {
+        /// Which operand.
+        what: &'static str,
+    },
+    /// The parameters are for another operator than the call's.
+    WrongOperator {
+        /// The call's operator in the plan.
+        planned: &'static str,
+        /// The operator the parameters are for.
+        kernel: &'static str,
+    },
+    /// The parameters contradict themselves (a table edited by hand).
+    Parameters {
+        /// Which operand.
+        what: &'static str,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// There are not as many kernels as the model has calls.
+    Count {
+        /// The model's calls.
+        calls: usize,
+        /// Kernels given.
+        kernels: usize,
+    },
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Error::TooSmall { what, bytes, got } => {
+                write!(f, "{what}: needs {bytes} bytes, the region has {got}")
+            }
+            Error::MissingOperand { what } => write!(f, "{what}: the call has no such region"),
+            Error::WrongOperator { planned, kernel } => write!(
+                f,
+                "the call is {planned} but its parameters are for {kernel}: rebuild so both come from the same model"
+            ),
+            Error::Parameters { what, problem } => write!(f, "{what}: {problem}"),
+            Error::Count { calls, kernels } => write!(
+                f,
+                "the model has {calls} calls but {kernels} kernels were given: pass the KERNELS of the same generated module"
+            ),
+        }
+    }
+}
+
+/// An [`Error`] at one call of a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallError {
+    /// The call's index.
+    pub call: usize,
+    /// Its operator.
+    pub op: &'static str,
+    /// What went wrong.
+    pub error: Error,
+}
+
+impl core::fmt::Display for CallError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "call {} ({}): {}", self.call, self.op, self.error)
+    }
+}
+
+impl Kernel {
+    /// The operators these parameters are for.
+    pub fn builtins(&self) -> &'static [Builtin] {
+        match self {
+            Kernel::Copy => &[Builtin::Reshape, Builtin::Squeeze, Builtin::ExpandDims],
+            Kernel::Conv2d(_) => &[Builtin::Conv2d],
+            Kernel::DepthwiseConv2d(_) => &[Builtin::DepthwiseConv2d],
+            Kernel::FullyConnected(_) => &[Builtin::FullyConnected],
+            Kernel::AveragePool2d(_) => &[Builtin::AveragePool2d],
+            Kernel::MaxPool2d(_) => &[Builtin::MaxPool2d],
+            Kernel::Softmax(_) => &[Builtin::Softmax],
+            Kernel::Requantize(_) => &[Builtin::Quantize],
+            Kernel::Svdf(_) => &[Builtin::Svdf],
+        }
+    }
+}
+
+/// Input `k`: its bytes; empty when it is planned in place of an output (which then holds
+/// them) or is an absent optional input the parameters say is unused.
+fn input<'a>(inputs: &Inputs<'a>, k: usize, what: &'static str) -> Result<&'a [u8], Error> {
+    match inputs.get(k) {
+        Some(bytes) => Ok(bytes),
+        None if inputs.in_place(k).is_some() => Ok(&[]),
+        None => Err(Error::MissingOperand { what }),
+    }
+}
+
+/// Optional input `k` (a bias): empty when the parameters say there is none.
+fn optional<'a>(
+    inputs: &Inputs<'a>,
+    k: usize,
+    present: bool,
+    what: &'static str,
+) -> Result<&'a [u8], Error> {
+    if present {
+        input(inputs, k, what)
+    } else {
+        Ok(&[])
+    }
+}
+
+/// Runs one call with `kernel`'s parameters; refuses a call of another operator.
+pub fn run(kernel: &Kernel, call: &mut Call<'_>) -> Result<(), Error> {
+    let op = call.op();
+    if !kernel
+        .builtins()
+        .iter()
+        .any(|&b| op == usmp::Op::Builtin(b))
+    {
+        return Err(Error::WrongOperator {
+            planned: op.name(),
+            kernel: kernel.builtins().first().map_or("", |b| b.name()),
+        });
+    }
+    let inputs = call.inputs;
+    if let Kernel::Svdf(p) = kernel {
+        return svdf(p, &inputs, call);
+    }
+    let out = call
+        .outputs
+        .get_mut(0)
+        .ok_or(Error::MissingOperand { what: "output" })?;
+    match kernel {
+        Kernel::Copy => quantize::copy(input(&inputs, 0, "reshape input")?, out),
+        Kernel::Conv2d(p) => conv::conv2d(
+            p,
+            input(&inputs, 0, "conv input")?,
+            input(&inputs, 1, "conv filter")?,
+            optional(&inputs, 2, p.bias, "conv bias")?,
+            out,
+        ),
+        Kernel::DepthwiseConv2d(p) => conv::depthwise_conv2d(
+            p,
+            input(&inputs, 0, "depthwise input")?,
+            input(&inputs, 1, "depthwise filter")?,
+            optional(&inputs, 2, p.bias, "depthwise bias")?,
+            out,
+        ),
+        Kernel::FullyConnected(p) => dense::fully_connected(
+            p,
+            input(&inputs, 0, "fully connected input")?,
+            input(&inputs, 1, "fully connected filter")?,
+            optional(&inputs, 2, p.bias, "fully connected bias")?,
+            out,
+        ),
+        Kernel::AveragePool2d(p) => {
+            pool::average_pool2d(p, input(&inputs, 0, "average pool input")?, out)
+        }
+        Kernel::MaxPool2d(p) => pool::max_pool2d(p, input(&inputs, 0, "max pool input")?, out),
+        Kernel::Softmax(p) => softmax::softmax(p, input(&inputs, 0, "softmax input")?, out),
+        Kernel::Requantize(p) => quantize::requantize(p, input(&inputs, 0, "quantize input")?, out),
+        Kernel::Svdf(_) => Ok(()),
+    }
+}
+
+/// SVDF writes two regions: its output, and its state (input 4), which the generated
+/// code hands out in place of an extra output.
+fn svdf(p: &Svdf, inputs: &Inputs<'_>, call: &mut Call<'_>) -> Result<(), Error> {
+    const STATE: &str = "svdf state (a variable tensor, written in place)";
+    let state_slot = inputs
+        .in_place(4)
+        .ok_or(Error::MissingOperand { what: STATE })?;
+    let (mut output, mut state) = (None, None);
+    for (k, region) in call.outputs.by_ref().enumerate() {
+        match k {
+            0 => output = region,
+            k if k == state_slot => state = region,
+            _ => {}
+        }
+    }
+    dense::svdf(
+        p,
+        input(inputs, 0, "svdf input")?,
+        input(inputs, 1, "svdf feature weights")?,
+        input(inputs, 2, "svdf time weights")?,
+        optional(inputs, 3, p.bias, "svdf bias")?,
+        state.ok_or(Error::MissingOperand { what: STATE })?,
+        output.ok_or(Error::MissingOperand {
+            what: "svdf output",
+        })?,
+    )
+}
+
+/// Runs every call of `session`'s model in order, call `i` with `kernels[i]` (the
+/// generated module's `KERNELS`). The first failure stops it, naming the call.
+pub fn invoke<M: Model>(session: &mut Session<'_, M>, kernels: &[Kernel]) -> Result<(), CallError> {
+    let calls = session.calls();
+    if kernels.len() != calls {
+        return Err(CallError {
+            call: 0,
+            op: "",
+            error: Error::Count {
+                calls,
+                kernels: kernels.len(),
+            },
+        });
+    }
+    for (i, kernel) in kernels.iter().enumerate() {
+        let info = &M::INFO.calls[i];
+        let fail = |error| CallError {
+            call: i,
+            op: info.op.name(),
+            error,
+        };
+        let mut call = session
+            .call(i)
+            .ok_or_else(|| fail(Error::MissingOperand { what: "call" }))?;
+        run(kernel, &mut call).map_err(fail)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! AVERAGE_POOL_2D and MAX_POOL_2D: TensorFlow Lite Micro's reference int8 pooling.
+//! Padded cells are left out of the window (not counted as zeros).
+//!
+//! Loop order: batch, output row, output column, channel; output pixel `(y, x)` is
+//! written after its window is read, as for convolutions.
+
+use crate::Error;
+use crate::bytes::{int8, want};
+use crate::params::Pool;
+
+/// The window of output `(oy, ox)`, clamped to the input: rows then columns, half-open.
+fn window(p: &Pool, oy: usize, ox: usize) -> [(usize, usize); 2] {
+    let [_, in_h, in_w, _] = p.input;
+    let span = |out: usize, stride: usize, pad: usize, size: usize, len: usize| {
+        let origin = out * stride;
+        let start = origin.max(pad) - pad;
+        let end = (origin + size).saturating_sub(pad).min(len);
+        (start, end.max(start))
+    };
+    [
+        span(oy, p.stride[0], p.padding[0], p.window[0], in_h),
+        span(ox, p.stride[1], p.padding[1], p.window[1], in_w),
+    ]
+}
+
+fn pool(
+    p: &Pool,
+    what: [&'static str; 2],
+    input: &[u8],
+    output: &mut [u8],
+    reduce: impl Fn(&mut dyn Iterator<Item = i32>) -> Result<i32, Error>,
+) -> Result<(), Error> {
+    want(what[0], input, p.input.iter().product())?;
+    want(what[1], output, p.output.iter().product())?;
+    let [batches, in_h, in_w, depth] = p.input;
+    let [_, out_h, out_w, _] = p.output;
+    for b in 0..batches {
+        for oy in 0..out_h {
+            for ox in 0..out_w {
+                let [(y0, y1), (x0, x1)] = window(p, oy, ox);
+                for c in 0..depth {
+                    let mut cells = (y0..y1).flat_map(|y| {
+                        (x0..x1).map(move |x| int8(input[((b * in_h + y) * in_w + x) * depth + c]))
+                    });
+                    let v = reduce(&mut cells)?.clamp(p.activation[0], p.activation[1]);
+                    output[((b * out_h + oy) * out_w + ox) * depth + c] = v as i8 as u8;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// AVERAGE_POOL_2D: the window's sum over its count, rounded half away from zero.
+pub fn average_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+    pool(
+        p,
+        ["average pool input", "average pool output"],
+        input,
+        output,
+        |cells| {
+            let (sum, count) = cells.fold((0i32, 0i32), |(s, n), v| (s.wrapping_add(v), n + 1));
+            if count == 0 {
+                // TFLite Micro fails the call the same way.
+                return Err(Error::Parameters {
+                    what: "average pool output",
+                    problem: "a window lies wholly in the padding",
+                });
+            }
+            Ok(if sum > 0 {
+                (sum + count / 2) / count
+            } else {
+                (sum - count / 2) / count
+            })
+        },
+    )
+}
+
+/// MAX_POOL_2D: the window's largest value (-128 for an empty window).
+pub fn max_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+    pool(
+        p,
+        ["max pool input", "max pool output"],
+        input,
+        output,
+        |cells| Ok(cells.fold(i32::from(i8::MIN), i32::max)),
+    )
+}

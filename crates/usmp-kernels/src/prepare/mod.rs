@@ -1,0 +1,288 @@
+//! Build time (feature `prepare`): each call's [`Kernel`](crate::Kernel) parameters,
+//! computed from the `.tflite` as TensorFlow Lite Micro's `Prepare` computes them (the
+//! same float and double expressions, the same rounding) and written as Rust source for
+//! the generated module. usmp-build calls [`kernel`] once per operator call.
+//!
+//! An operator, element type or option these kernels do not run is an error here, so a
+//! model the kernels cannot run fails the build instead of a call at run time.
+
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use usmp::{Activation, ElementType, Options};
+
+mod ops;
+
+/// One operand of a call, as the model file describes it.
+#[derive(Clone, Copy, Debug)]
+pub struct Operand<'a> {
+    /// Element type.
+    pub element: ElementType,
+    /// Shape.
+    pub shape: &'a [i32],
+    /// Quantization scales: one, or one per channel.
+    pub scales: &'a [f32],
+    /// Zero points, as many.
+    pub zero_points: &'a [i64],
+    /// A constant's bytes (weights, shape tensors); `None` for activations and state.
+    pub constant: Option<&'a [u8]>,
+}
+
+impl Operand<'_> {
+    /// Its dimensions as `usize`; an error for a negative one.
+    fn dims(&self) -> Result<Vec<usize>, String> {
+        self.shape
+            .iter()
+            .map(|&d| {
+                usize::try_from(d)
+                    .map_err(|_| format!("shape {:?} has a negative dimension", self.shape))
+            })
+            .collect()
+    }
+
+    /// Exactly `N` dimensions.
+    fn dims_n<const N: usize>(&self, what: &str) -> Result<[usize; N], String> {
+        let d = self.dims()?;
+        d.try_into()
+            .map_err(|_| format!("{what} has shape {:?}; {N} dimensions expected", self.shape))
+    }
+
+    /// Elements.
+    fn elements(&self) -> Result<usize, String> {
+        Ok(self.dims()?.iter().product())
+    }
+
+    /// The per-tensor scale and zero point of an int8 (or `element`) operand.
+    fn quantized(&self, what: &str, element: ElementType) -> Result<(f32, i32), String> {
+        if self.element != element {
+            return Err(format!(
+                "{what} is {:?}; these kernels take {element:?} here",
+                self.element
+            ));
+        }
+        match (self.scales.first(), self.zero_points.first()) {
+            (Some(&s), Some(&z)) => Ok((s, z as i32)),
+            _ => Err(format!(
+                "{what} is not quantized; these kernels run quantized models"
+            )),
+        }
+    }
+
+    /// [`Operand::quantized`] for int8.
+    fn int8(&self, what: &str) -> Result<(f32, i32), String> {
+        self.quantized(what, ElementType::Int8)
+    }
+}
+
+/// The Rust expression of `op`'s kernel with its parameters, e.g.
+/// `::usmp_kernels::Kernel::Conv2d(&::usmp_kernels::Conv { .. })`. `inputs` are in the
+/// operator's own order (`None` for a left-out optional input).
+pub fn kernel(
+    op: &str,
+    options: &Options,
+    inputs: &[Option<Operand<'_>>],
+    outputs: &[Operand<'_>],
+) -> Result<String, String> {
+    let call = Call {
+        inputs,
+        outputs,
+        options,
+    };
+    match op {
+        "RESHAPE" | "SQUEEZE" | "EXPAND_DIMS" => ops::copy(&call),
+        "CONV_2D" => ops::conv(&call, false),
+        "DEPTHWISE_CONV_2D" => ops::conv(&call, true),
+        "FULLY_CONNECTED" => ops::fully_connected(&call),
+        "AVERAGE_POOL_2D" => ops::pool(&call, "AveragePool2d"),
+        "MAX_POOL_2D" => ops::pool(&call, "MaxPool2d"),
+        "SOFTMAX" => ops::softmax(&call),
+        "QUANTIZE" => ops::quantize(&call),
+        "SVDF" => ops::svdf(&call),
+        other => Err(format!(
+            "usmp-kernels has no kernel for {other}; it runs {}",
+            SUPPORTED.join(", ")
+        )),
+    }
+}
+
+/// The operators [`kernel`] prepares.
+pub const SUPPORTED: &[&str] = &[
+    "CONV_2D",
+    "DEPTHWISE_CONV_2D",
+    "FULLY_CONNECTED",
+    "AVERAGE_POOL_2D",
+    "MAX_POOL_2D",
+    "SOFTMAX",
+    "QUANTIZE",
+    "SVDF",
+    "RESHAPE",
+    "SQUEEZE",
+    "EXPAND_DIMS",
+];
+
+/// The operands and options of the call being prepared.
+struct Call<'c, 'a> {
+    inputs: &'c [Option<Operand<'a>>],
+    outputs: &'c [Operand<'a>],
+    options: &'c Options,
+}
+
+impl<'a> Call<'_, 'a> {
+    /// Input `k`, which must be present.
+    fn input(&self, k: usize, what: &str) -> Result<Operand<'a>, String> {
+        self.inputs
+            .get(k)
+            .copied()
+            .flatten()
+            .ok_or_else(|| format!("{what} (input {k}) is missing"))
+    }
+
+    /// Whether optional input `k` is present.
+    fn has(&self, k: usize) -> bool {
+        matches!(self.inputs.get(k), Some(Some(_)))
+    }
+
+    /// Output 0.
+    fn output(&self) -> Result<Operand<'a>, String> {
+        self.outputs
+            .first()
+            .copied()
+            .ok_or_else(|| "the call has no output".to_string())
+    }
+}
+
+/// TFLite's `QuantizeMultiplier`: `m = q * 2^shift` with `q` in [0.5, 1) as Q0.31.
+pub fn quantize_multiplier(m: f64) -> (i32, i32) {
+    if m == 0.0 || !m.is_finite() {
+        return (0, 0);
+    }
+    let (q, mut shift) = frexp(m);
+    // `TfRound`: half away from zero, as Rust's `round`.
+    let mut fixed = (q * f64::from(1u32 << 31)).round() as i64;
+    if fixed == 1i64 << 31 {
+        fixed /= 2;
+        shift += 1;
+    }
+    if shift < -31 {
+        shift = 0;
+        fixed = 0;
+    }
+    (fixed as i32, shift)
+}
+
+/// `x = q * 2^e`, `q` in [0.5, 1), for positive finite `x` (C's `frexp`).
+fn frexp(x: f64) -> (f64, i32) {
+    if x.abs() < f64::MIN_POSITIVE {
+        // Subnormal: scale into the normal range first.
+        let (q, e) = frexp(x * 2f64.powi(64));
+        return (q, e - 64);
+    }
+    let bits = x.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i32 - 1022;
+    let q = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (q, exponent)
+}
+
+/// `CalculateActivationRangeQuantized` for an int8 output: the fused activation's clamp
+/// range in output integers.
+fn activation_range(activation: Activation, scale: f32, zero: i32) -> Result<[i32; 2], String> {
+    // `Quantize`: zero + round(real / scale), the division in float.
+    let q = |real: f32| zero.saturating_add((real / scale).round() as i32);
+    let (lo, hi) = (i32::from(i8::MIN), i32::from(i8::MAX));
+    match activation {
+        Activation::None => Ok([lo, hi]),
+        Activation::Relu => Ok([q(0.0).max(lo), hi]),
+        Activation::Relu6 => Ok([q(0.0).max(lo), q(6.0).min(hi)]),
+        Activation::ReluN1To1 => Ok([q(-1.0).max(lo), q(1.0).min(hi)]),
+        other => Err(format!(
+            "fused activation {other:?} is not one TFLite Micro's int8 kernels apply"
+        )),
+    }
+}
+
+/// `ComputePaddingHeightWidth` for one dimension: the output size and the padding before
+/// the first row or column.
+fn padding(
+    same: bool,
+    input: usize,
+    filter: usize,
+    stride: usize,
+    dilation: usize,
+) -> Result<(usize, usize), String> {
+    if stride == 0 || dilation == 0 || filter == 0 {
+        return Err(format!(
+            "stride {stride}, dilation {dilation} and filter size {filter} must be at least 1"
+        ));
+    }
+    let effective = (filter - 1) * dilation + 1;
+    let out = if same {
+        input.div_ceil(stride)
+    } else {
+        (input + stride).saturating_sub(effective) / stride
+    };
+    let total = (out.saturating_sub(1) * stride + effective).saturating_sub(input);
+    Ok((out, total / 2))
+}
+
+/// A positive option value (stride, dilation, multiplier) as `usize`.
+fn positive(v: i32, what: &str) -> Result<usize, String> {
+    usize::try_from(v)
+        .ok()
+        .filter(|&v| v > 0)
+        .ok_or_else(|| format!("{what} is {v}; it must be at least 1"))
+}
+
+/// `&[a, b, c]`.
+fn list(v: &[i32]) -> String {
+    let items: Vec<String> = v.iter().map(i32::to_string).collect();
+    format!("&[{}]", items.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multipliers_are_q31_mantissas_and_exponents() {
+        assert_eq!(quantize_multiplier(0.5), (1 << 30, 0));
+        assert_eq!(quantize_multiplier(1.0), (1 << 30, 1));
+        assert_eq!(quantize_multiplier(0.75), (3 << 29, 0));
+        // Just below one the mantissa rounds up to 2^31: halved, and the exponent grows.
+        assert_eq!(quantize_multiplier(1.0 - 1e-12), (1 << 30, 1));
+        assert_eq!(
+            quantize_multiplier(1e-12),
+            (0, 0),
+            "below 2^-31: flushed to zero"
+        );
+        assert_eq!(quantize_multiplier(f64::NAN), (0, 0));
+        assert_eq!(frexp(f64::MIN_POSITIVE / 4.0), (0.5, -1023));
+    }
+
+    #[test]
+    fn padding_is_tflites() {
+        assert_eq!(padding(true, 49, 10, 2, 1), Ok((25, 4)));
+        assert_eq!(padding(true, 40, 8, 2, 1), Ok((20, 3)));
+        assert_eq!(padding(false, 40, 8, 2, 1), Ok((17, 0)));
+        assert_eq!(
+            padding(false, 3, 5, 1, 1),
+            Ok((0, 0)),
+            "a filter larger than the input"
+        );
+        assert!(padding(true, 4, 3, 0, 1).is_err());
+    }
+
+    #[test]
+    fn activation_ranges_are_in_output_integers() {
+        assert_eq!(activation_range(Activation::Relu, 0.5, -10), Ok([-10, 127]));
+        assert_eq!(
+            activation_range(Activation::Relu6, 0.1, -128),
+            Ok([-128, -68])
+        );
+        assert_eq!(
+            activation_range(Activation::ReluN1To1, 1.0 / 64.0, 0),
+            Ok([-64, 64])
+        );
+        assert!(activation_range(Activation::Tanh, 1.0, 0).is_err());
+    }
+}

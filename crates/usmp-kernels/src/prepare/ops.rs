@@ -1,0 +1,395 @@
+//! Each operator's `Prepare`: TensorFlow Lite Micro's formulas, in its float or double
+//! precision, written out as the kernel's `const` parameters.
+
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use usmp::{ElementType, Options, Padding};
+
+use super::{Call, Operand, activation_range, list, padding, positive, quantize_multiplier};
+
+const K: &str = "::usmp_kernels";
+
+/// The bias input, if present: int32 with one value per output channel.
+fn bias(call: &Call<'_, '_>, k: usize, channels: usize) -> Result<bool, String> {
+    if !call.has(k) {
+        return Ok(false);
+    }
+    let b = call.input(k, "the bias")?;
+    if b.element != ElementType::Int32 {
+        return Err(format!(
+            "the bias is {:?}; these kernels take Int32 biases",
+            b.element
+        ));
+    }
+    if b.elements()? != channels {
+        return Err(format!(
+            "the bias has {} values for {channels} output channels",
+            b.elements()?
+        ));
+    }
+    Ok(true)
+}
+
+/// Per output channel `(multiplier, shift)` of `input scale * filter scale / output scale`
+/// in double, as `PopulateConvolutionQuantizationParams`.
+fn per_channel(
+    input_scale: f32,
+    filter: &Operand<'_>,
+    output_scale: f32,
+    channels: usize,
+) -> Result<(Vec<i32>, Vec<i32>), String> {
+    let scales = filter.scales;
+    if scales.len() != 1 && scales.len() != channels {
+        return Err(format!(
+            "the filter has {} scales for {channels} output channels",
+            scales.len()
+        ));
+    }
+    let (mut mult, mut shift) = (Vec::new(), Vec::new());
+    for c in 0..channels {
+        let s = scales[if scales.len() == 1 { 0 } else { c }];
+        let (m, sh) =
+            quantize_multiplier(f64::from(input_scale) * f64::from(s) / f64::from(output_scale));
+        mult.push(m);
+        shift.push(sh);
+    }
+    Ok((mult, shift))
+}
+
+pub(super) fn copy(call: &Call<'_, '_>) -> Result<String, String> {
+    let input = call.input(0, "the input")?;
+    let output = call.output()?;
+    let size = |o: &Operand<'_>| -> Result<usize, String> {
+        let bytes = match o.element {
+            ElementType::Int8 | ElementType::UInt8 | ElementType::Bool => 1,
+            ElementType::Int16 | ElementType::UInt16 | ElementType::Float16 => 2,
+            ElementType::Int32 | ElementType::UInt32 | ElementType::Float32 => 4,
+            ElementType::Int64 | ElementType::Float64 => 8,
+            other => return Err(format!("element type {other:?} has no known size")),
+        };
+        Ok(bytes * o.elements()?)
+    };
+    if size(&input)? != size(&output)? || input.element != output.element {
+        return Err(format!(
+            "input {:?} {:?} and output {:?} {:?} are not the same bytes",
+            input.element, input.shape, output.element, output.shape
+        ));
+    }
+    Ok(format!("{K}::Kernel::Copy"))
+}
+
+pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, String> {
+    let (input, filter, output) = (
+        call.input(0, "the input")?,
+        call.input(1, "the filter")?,
+        call.output()?,
+    );
+    let (in_scale, in_zero) = input.int8("the input")?;
+    let (out_scale, out_zero) = output.int8("the output")?;
+    if filter.element != ElementType::Int8 {
+        return Err(format!(
+            "the filter is {:?}; these kernels take Int8 filters",
+            filter.element
+        ));
+    }
+    let (padding_kind, stride, dilation, activation) = match *call.options {
+        Options::Conv2d {
+            padding,
+            stride,
+            dilation,
+            activation,
+        } if !depthwise => (padding, stride, dilation, activation),
+        Options::DepthwiseConv2d {
+            padding,
+            stride,
+            dilation,
+            activation,
+            ..
+        } if depthwise => (padding, stride, dilation, activation),
+        other => return Err(format!("options {other:?} are not this operator's")),
+    };
+    let i = input.dims_n::<4>("the input")?;
+    let f = filter.dims_n::<4>("the filter")?;
+    let o = output.dims_n::<4>("the output")?;
+    let same = padding_kind == Padding::Same;
+    let stride = [
+        positive(stride[0], "stride height")?,
+        positive(stride[1], "stride width")?,
+    ];
+    let dilation = [
+        positive(dilation[0], "dilation height")?,
+        positive(dilation[1], "dilation width")?,
+    ];
+    let (out_h, pad_h) = padding(same, i[1], f[1], stride[0], dilation[0])?;
+    let (out_w, pad_w) = padding(same, i[2], f[2], stride[1], dilation[1])?;
+    let channels = o[3];
+    let depth_multiplier = if depthwise {
+        if i[3] == 0 || f[3] % i[3] != 0 || f[3] != channels {
+            return Err(format!(
+                "shapes {i:?} {f:?} {o:?}: output channels are not a multiple of input channels"
+            ));
+        }
+        f[3] / i[3]
+    } else {
+        if f[0] != channels || f[3] == 0 || i[3] % f[3] != 0 {
+            return Err(format!(
+                "shapes {i:?} {f:?} {o:?}: filter and channels disagree"
+            ));
+        }
+        1
+    };
+    if [out_h, out_w] != [o[1], o[2]] || i[0] != o[0] {
+        return Err(format!(
+            "the output is {o:?}, but input {i:?}, filter {f:?} and the options give {out_h} x {out_w}"
+        ));
+    }
+    let bias = bias(call, 2, channels)?;
+    let (mult, shift) = per_channel(in_scale, &filter, out_scale, channels)?;
+    let range = activation_range(activation, out_scale, out_zero)?;
+    Ok(format!(
+        "{K}::Kernel::{}(&{K}::Conv {{ input: {i:?}, filter: {f:?}, output: {o:?}, stride: {stride:?}, \
+         dilation: {dilation:?}, padding: [{pad_h}, {pad_w}], depth_multiplier: {depth_multiplier}, \
+         input_offset: {}, output_offset: {out_zero}, activation: {range:?}, bias: {bias}, \
+         multipliers: {}, shifts: {} }})",
+        if depthwise {
+            "DepthwiseConv2d"
+        } else {
+            "Conv2d"
+        },
+        -in_zero,
+        list(&mult),
+        list(&shift)
+    ))
+}
+
+pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
+    let (input, filter, output) = (
+        call.input(0, "the input")?,
+        call.input(1, "the filter")?,
+        call.output()?,
+    );
+    let (in_scale, in_zero) = input.int8("the input")?;
+    let (out_scale, out_zero) = output.int8("the output")?;
+    let (f_scale, f_zero) = filter.int8("the filter")?;
+    let Options::FullyConnected { activation, .. } = *call.options else {
+        return Err(format!(
+            "options {:?} are not FULLY_CONNECTED's",
+            call.options
+        ));
+    };
+    let [outputs, depth] = filter.dims_n::<2>("the filter")?;
+    let elements = input.elements()?;
+    if depth == 0 || elements % depth != 0 || output.elements()? != elements / depth * outputs {
+        return Err(format!(
+            "input {:?}, filter {:?} and output {:?} do not agree",
+            input.shape, filter.shape, output.shape
+        ));
+    }
+    let bias = bias(call, 2, outputs)?;
+    let (mult, shift, filter_offset) = if filter.scales.len() > 1 {
+        let (m, s) = per_channel(in_scale, &filter, out_scale, outputs)?;
+        (m, s, 0)
+    } else {
+        // The two float scales multiplied in float, then divided in double.
+        let (m, s) = quantize_multiplier(f64::from(in_scale * f_scale) / f64::from(out_scale));
+        (std::vec![m], std::vec![s], -f_zero)
+    };
+    let range = activation_range(activation, out_scale, out_zero)?;
+    Ok(format!(
+        "{K}::Kernel::FullyConnected(&{K}::FullyConnected {{ batches: {}, depth: {depth}, outputs: {outputs}, \
+         bias: {bias}, input_offset: {}, filter_offset: {filter_offset}, output_offset: {out_zero}, \
+         activation: {range:?}, multipliers: {}, shifts: {} }})",
+        elements / depth,
+        -in_zero,
+        list(&mult),
+        list(&shift)
+    ))
+}
+
+pub(super) fn pool(call: &Call<'_, '_>, kind: &str) -> Result<String, String> {
+    let (input, output) = (call.input(0, "the input")?, call.output()?);
+    let (in_scale, in_zero) = input.int8("the input")?;
+    let (out_scale, out_zero) = output.int8("the output")?;
+    if in_scale != out_scale || in_zero != out_zero {
+        return Err(
+            "input and output quantization differ; TFLite Micro's int8 pooling requires them equal"
+                .to_string(),
+        );
+    }
+    let Options::Pool2d {
+        padding: kind_of_padding,
+        stride,
+        filter,
+        activation,
+    } = *call.options
+    else {
+        return Err(format!("options {:?} are not Pool2D's", call.options));
+    };
+    let i = input.dims_n::<4>("the input")?;
+    let o = output.dims_n::<4>("the output")?;
+    let same = kind_of_padding == Padding::Same;
+    let stride = [
+        positive(stride[0], "stride height")?,
+        positive(stride[1], "stride width")?,
+    ];
+    let window = [
+        positive(filter[0], "filter height")?,
+        positive(filter[1], "filter width")?,
+    ];
+    let (out_h, pad_h) = padding(same, i[1], window[0], stride[0], 1)?;
+    let (out_w, pad_w) = padding(same, i[2], window[1], stride[1], 1)?;
+    if [i[0], out_h, out_w, i[3]] != o {
+        return Err(format!(
+            "the output is {o:?}, but the input {i:?} and the options give {out_h} x {out_w}"
+        ));
+    }
+    let range = activation_range(activation, out_scale, out_zero)?;
+    Ok(format!(
+        "{K}::Kernel::{kind}(&{K}::Pool {{ input: {i:?}, output: {o:?}, window: {window:?}, stride: {stride:?}, \
+         padding: [{pad_h}, {pad_w}], activation: {range:?} }})"
+    ))
+}
+
+pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
+    const SCALED_DIFF_INTEGER_BITS: i32 = 5;
+    let (input, output) = (call.input(0, "the input")?, call.output()?);
+    let (in_scale, _) = input.int8("the input")?;
+    let out = match output.element {
+        ElementType::Int8 => {
+            let (scale, zero) = output.int8("the output")?;
+            if scale != 1.0 / 256.0 || zero != -128 {
+                return Err(
+                    "an int8 SOFTMAX output must have scale 1/256 and zero point -128".to_string(),
+                );
+            }
+            "I8"
+        }
+        ElementType::Int16 => {
+            let (scale, zero) = output.quantized("the output", ElementType::Int16)?;
+            if (scale - 1.0 / 65536.0).abs() > 0.001 * scale || zero != -32768 {
+                return Err(
+                    "an int16 SOFTMAX output must have scale 1/65536 and zero point -32768"
+                        .to_string(),
+                );
+            }
+            "I16"
+        }
+        other => {
+            return Err(format!(
+                "the output is {other:?}; these kernels write Int8 or Int16"
+            ));
+        }
+    };
+    let Options::Softmax { beta } = *call.options else {
+        return Err(format!("options {:?} are not SOFTMAX's", call.options));
+    };
+    // `PreprocessSoftmaxScaling`, in double.
+    let real = (f64::from(beta)
+        * f64::from(in_scale)
+        * f64::from(1u32 << (31 - SCALED_DIFF_INTEGER_BITS)))
+    .min(f64::from(i32::MAX));
+    let (multiplier, left_shift) = quantize_multiplier(real);
+    if !(0..31).contains(&left_shift) {
+        return Err(format!(
+            "beta * input scale gives a left shift of {left_shift}, outside 0..31"
+        ));
+    }
+    // `CalculateInputRadius`.
+    let radius = f64::from((1 << SCALED_DIFF_INTEGER_BITS) - 1)
+        * (1u64 << (31 - SCALED_DIFF_INTEGER_BITS)) as f64
+        / (1u64 << left_shift) as f64;
+    let depth = *input.dims()?.last().ok_or("the input is a scalar")?;
+    let elements = input.elements()?;
+    if depth == 0 || output.elements()? != elements {
+        return Err("input and output differ in size".to_string());
+    }
+    Ok(format!(
+        "{K}::Kernel::Softmax(&{K}::Softmax {{ rows: {}, depth: {depth}, input_multiplier: {multiplier}, \
+         input_left_shift: {left_shift}, diff_min: {}, output: {K}::Int::{out} }})",
+        elements / depth,
+        -(radius.floor() as i32)
+    ))
+}
+
+/// An integer element type of QUANTIZE.
+fn int(o: &Operand<'_>, what: &str) -> Result<(&'static str, f32, i32), String> {
+    let name = match o.element {
+        ElementType::Int8 => "I8",
+        ElementType::Int16 => "I16",
+        ElementType::Int32 => "I32",
+        other => {
+            return Err(format!(
+                "{what} is {other:?}; these kernels quantize between Int8, Int16 and Int32"
+            ));
+        }
+    };
+    let (scale, zero) = o.quantized(what, o.element)?;
+    Ok((name, scale, zero))
+}
+
+pub(super) fn quantize(call: &Call<'_, '_>) -> Result<String, String> {
+    let (input, output) = (call.input(0, "the input")?, call.output()?);
+    let (from, in_scale, in_zero) = int(&input, "the input")?;
+    let (to, out_scale, out_zero) = int(&output, "the output")?;
+    if from == "I32" && to == "I32" {
+        return Err(format!(
+            "QUANTIZE from {from} to {to} is not one TFLite Micro runs"
+        ));
+    }
+    let elements = input.elements()?;
+    if output.elements()? != elements {
+        return Err("input and output differ in size".to_string());
+    }
+    let (multiplier, shift) = quantize_multiplier(f64::from(in_scale) / f64::from(out_scale));
+    Ok(format!(
+        "{K}::Kernel::Requantize(&{K}::Requantize {{ elements: {elements}, from: {K}::Int::{from}, \
+         to: {K}::Int::{to}, input_zero: {in_zero}, output_zero: {out_zero}, multiplier: {multiplier}, shift: {shift} }})"
+    ))
+}
+
+pub(super) fn svdf(call: &Call<'_, '_>) -> Result<String, String> {
+    let input = call.input(0, "the input")?;
+    let feature = call.input(1, "the feature weights")?;
+    let time = call.input(2, "the time weights")?;
+    let state = call.input(4, "the state")?;
+    let output = call.output()?;
+    let (in_scale, in_zero) = input.int8("the input")?;
+    let (feature_scale, _) = feature.int8("the feature weights")?;
+    let (time_scale, _) = time.quantized("the time weights", ElementType::Int16)?;
+    let (state_scale, state_zero) = state.quantized("the state", ElementType::Int16)?;
+    let (out_scale, out_zero) = output.int8("the output")?;
+    // TFLite Micro's int8 SVDF leaves the fused activation out; so do these kernels.
+    let Options::Svdf { rank, .. } = *call.options else {
+        return Err(format!("options {:?} are not SVDF's", call.options));
+    };
+    let rank = positive(rank, "rank")?;
+    let [batches, inputs] = input.dims_n::<2>("the input")?;
+    let [filters, feature_inputs] = feature.dims_n::<2>("the feature weights")?;
+    let [time_filters, memory] = time.dims_n::<2>("the time weights")?;
+    let units = filters / rank;
+    if feature_inputs != inputs
+        || time_filters != filters
+        || filters % rank != 0
+        || state.elements()? != batches * filters * memory
+        || output.elements()? != batches * units
+    {
+        return Err(format!(
+            "shapes do not agree: input {:?}, feature weights {:?}, time weights {:?}, state {:?}, output {:?}, rank {rank}",
+            input.shape, feature.shape, time.shape, state.shape, output.shape
+        ));
+    }
+    let bias = bias(call, 3, units)?;
+    // Both effective scales in float, then widened, as `PrepareSvdf`.
+    let (feature_multiplier, feature_shift) =
+        quantize_multiplier(f64::from(in_scale * feature_scale / state_scale));
+    let (output_multiplier, output_shift) =
+        quantize_multiplier(f64::from(state_scale * time_scale / out_scale));
+    Ok(format!(
+        "{K}::Kernel::Svdf(&{K}::Svdf {{ batches: {batches}, inputs: {inputs}, filters: {filters}, rank: {rank}, \
+         memory: {memory}, bias: {bias}, input_zero: {in_zero}, state_zero: {state_zero}, output_zero: {out_zero}, \
+         feature_multiplier: {feature_multiplier}, feature_shift: {feature_shift}, \
+         output_multiplier: {output_multiplier}, output_shift: {output_shift} }})"
+    ))
+}

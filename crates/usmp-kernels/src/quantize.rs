@@ -1,0 +1,52 @@
+//! QUANTIZE between integer types, and the byte copy of RESHAPE and its kin: TensorFlow
+//! Lite Micro's reference `Requantize`.
+//!
+//! Loop order: element by element, in order; element `i` of the output is written after
+//! element `i` of the input is read and before element `i + 1` is.
+
+use crate::Error;
+use crate::bytes::want;
+use crate::fixed::multiply_by_quantized_multiplier;
+use crate::params::{Int, Requantize};
+
+fn read(from: Int, data: &[u8], i: usize) -> i32 {
+    match from {
+        Int::I8 => i32::from(data[i] as i8),
+        Int::I16 => i32::from(i16::from_le_bytes([data[2 * i], data[2 * i + 1]])),
+        Int::I32 => crate::bytes::i32_at(data, i),
+    }
+}
+
+fn write(to: Int, data: &mut [u8], i: usize, v: i32) {
+    match to {
+        Int::I8 => data[i] = v as i8 as u8,
+        Int::I16 => data[2 * i..2 * i + 2].copy_from_slice(&(v as i16).to_le_bytes()),
+        Int::I32 => data[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes()),
+    }
+}
+
+/// QUANTIZE: `(x - input zero) * scale + output zero`, clamped to the output type.
+pub fn requantize(p: &Requantize, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+    want("quantize input", input, p.elements * p.from.bytes())?;
+    want("quantize output", output, p.elements * p.to.bytes())?;
+    let [lo, hi] = p.to.range();
+    for i in 0..p.elements {
+        let x = read(p.from, input, i).wrapping_sub(p.input_zero);
+        let v = multiply_by_quantized_multiplier(x, p.multiplier, p.shift)
+            .wrapping_add(p.output_zero)
+            .clamp(lo, hi);
+        write(p.to, output, i, v);
+    }
+    Ok(())
+}
+
+/// RESHAPE, SQUEEZE, EXPAND_DIMS: the input's bytes into the output. Planned in place
+/// (an empty input), there is nothing to move.
+pub fn copy(input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+    if input.is_empty() {
+        return Ok(());
+    }
+    want("reshape input", input, output.len())?;
+    output.copy_from_slice(&input[..output.len()]);
+    Ok(())
+}
