@@ -77,7 +77,13 @@ fn build_for_every_target(dir: &Path, packages: &[&str], release: bool) {
 fn fixtures_compile_for_every_target() {
     build_for_every_target(
         Path::new(ROOT),
-        &["usmp", "usmp-fixture-kws", "usmp-fixture-two-models"],
+        &[
+            "usmp",
+            "usmp-kernels",
+            "usmp-fixture-kws",
+            "usmp-fixture-two-models",
+            "usmp-fixture-tflite",
+        ],
         false,
     );
 }

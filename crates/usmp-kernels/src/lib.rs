@@ -52,15 +52,20 @@ extern crate std;
 mod bytes;
 pub mod conv;
 pub mod dense;
+pub mod elementwise;
 pub mod fixed;
 mod params;
 pub mod pool;
 #[cfg(feature = "prepare")]
 pub mod prepare;
 pub mod quantize;
+pub mod shape;
 pub mod softmax;
 
-pub use params::{Conv, FullyConnected, Int, Kernel, Pool, Range, Requantize, Softmax, Svdf};
+pub use params::{
+    Add, Broadcast, Concatenation, Conv, FullyConnected, Int, Kernel, Mean, Mul, Pad, Pool, Range,
+    Requantize, Resize, Softmax, Svdf,
+};
 
 use usmp::{Builtin, Call, Inputs, Model, Session};
 
@@ -154,6 +159,13 @@ impl Kernel {
             Kernel::Softmax(_) => &[Builtin::Softmax],
             Kernel::Requantize(_) => &[Builtin::Quantize],
             Kernel::Svdf(_) => &[Builtin::Svdf],
+            Kernel::Relu(_) => &[Builtin::Relu, Builtin::Relu6],
+            Kernel::Add(_) => &[Builtin::Add],
+            Kernel::Mul(_) => &[Builtin::Mul],
+            Kernel::Concatenation(_) => &[Builtin::Concatenation],
+            Kernel::Pad(_) => &[Builtin::Pad, Builtin::PadV2],
+            Kernel::Mean(_) => &[Builtin::Mean],
+            Kernel::ResizeNearestNeighbor(_) => &[Builtin::ResizeNearestNeighbor],
         }
     }
 }
@@ -231,7 +243,40 @@ pub fn run(kernel: &Kernel, call: &mut Call<'_>) -> Result<(), Error> {
         }
         Kernel::MaxPool2d(p) => pool::max_pool2d(p, input(&inputs, 0, "max pool input")?, out),
         Kernel::Softmax(p) => softmax::softmax(p, input(&inputs, 0, "softmax input")?, out),
-        Kernel::Requantize(p) => quantize::requantize(p, input(&inputs, 0, "quantize input")?, out),
+        Kernel::Requantize(p) | Kernel::Relu(p) => {
+            quantize::requantize(p, input(&inputs, 0, "quantize input")?, out)
+        }
+        Kernel::Add(p) => elementwise::add(
+            p,
+            input(&inputs, 0, "add input 1")?,
+            input(&inputs, 1, "add input 2")?,
+            out,
+        ),
+        Kernel::Mul(p) => elementwise::mul(
+            p,
+            input(&inputs, 0, "mul input 1")?,
+            input(&inputs, 1, "mul input 2")?,
+            out,
+        ),
+        Kernel::Concatenation(p) => {
+            const MOST: usize = 16;
+            let mut parts: [&[u8]; MOST] = [&[]; MOST];
+            if inputs.len() > MOST {
+                return Err(Error::Parameters {
+                    what: "concatenation inputs",
+                    problem: "more than 16 inputs",
+                });
+            }
+            for (k, part) in parts.iter_mut().enumerate().take(inputs.len()) {
+                *part = input(&inputs, k, "concatenation input")?;
+            }
+            shape::concatenation(p, &parts[..inputs.len()], out)
+        }
+        Kernel::Pad(p) => shape::pad(p, input(&inputs, 0, "pad input")?, out),
+        Kernel::Mean(p) => pool::mean(p, input(&inputs, 0, "mean input")?, out),
+        Kernel::ResizeNearestNeighbor(p) => {
+            shape::resize_nearest_neighbor(p, input(&inputs, 0, "resize input")?, out)
+        }
         Kernel::Svdf(_) => Ok(()),
     }
 }

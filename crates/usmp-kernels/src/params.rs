@@ -25,6 +25,20 @@ pub enum Kernel {
     Requantize(&'static Requantize),
     /// SVDF, int8 input and output with int16 state.
     Svdf(&'static Svdf),
+    /// RELU and RELU6 (a requantizing clamp).
+    Relu(&'static Requantize),
+    /// ADD, with broadcasting.
+    Add(&'static Add),
+    /// MUL, with broadcasting.
+    Mul(&'static Mul),
+    /// CONCATENATION.
+    Concatenation(&'static Concatenation),
+    /// PAD and PADV2.
+    Pad(&'static Pad),
+    /// MEAN.
+    Mean(&'static Mean),
+    /// RESIZE_NEAREST_NEIGHBOR.
+    ResizeNearestNeighbor(&'static Resize),
 }
 
 /// The clamp range of a fused activation, in output integers (inclusive).
@@ -170,6 +184,119 @@ pub struct Requantize {
     pub multiplier: i32,
     /// Its exponent.
     pub shift: i32,
+    /// The clamp: the output type's range for QUANTIZE, the activation's for RELU.
+    pub clamp: Range,
+}
+
+/// How two inputs broadcast to a 4-D output: each input's element stride per output
+/// dimension (0 where it broadcasts).
+#[derive(Clone, Copy, Debug)]
+pub struct Broadcast {
+    /// Output shape, extended to 4 dimensions.
+    pub output: [usize; 4],
+    /// Input 1's strides.
+    pub first: [usize; 4],
+    /// Input 2's strides.
+    pub second: [usize; 4],
+    /// Input 1's elements.
+    pub first_elements: usize,
+    /// Input 2's elements.
+    pub second_elements: usize,
+}
+
+/// ADD parameters (int8): TFLite's general rescaling through a common scale.
+#[derive(Clone, Copy, Debug)]
+pub struct Add {
+    /// Shapes.
+    pub shape: Broadcast,
+    /// Minus input 1's zero point.
+    pub first_offset: i32,
+    /// Minus input 2's zero point.
+    pub second_offset: i32,
+    /// Left shift before rescaling (20 for int8).
+    pub left_shift: u32,
+    /// Input 1's multiplier and exponent.
+    pub first: [i32; 2],
+    /// Input 2's multiplier and exponent.
+    pub second: [i32; 2],
+    /// The sum's multiplier and exponent.
+    pub output: [i32; 2],
+    /// The output zero point.
+    pub output_offset: i32,
+    /// Fused activation's clamp range.
+    pub activation: Range,
+}
+
+/// MUL parameters (int8).
+#[derive(Clone, Copy, Debug)]
+pub struct Mul {
+    /// Shapes.
+    pub shape: Broadcast,
+    /// Minus input 1's zero point.
+    pub first_offset: i32,
+    /// Minus input 2's zero point.
+    pub second_offset: i32,
+    /// The product's multiplier and exponent.
+    pub output: [i32; 2],
+    /// The output zero point.
+    pub output_offset: i32,
+    /// Fused activation's clamp range.
+    pub activation: Range,
+}
+
+/// CONCATENATION parameters (int8; every input with the output's quantization).
+#[derive(Clone, Copy, Debug)]
+pub struct Concatenation {
+    /// Product of the dimensions before the axis.
+    pub outer: usize,
+    /// Each input's bytes per outer step (its axis dimension times the inner size).
+    pub parts: &'static [usize],
+}
+
+/// PAD parameters: NHWC extended to 4 dimensions, bytes of one element.
+#[derive(Clone, Copy, Debug)]
+pub struct Pad {
+    /// Input shape.
+    pub input: [usize; 4],
+    /// Elements before each dimension.
+    pub before: [usize; 4],
+    /// Output shape.
+    pub output: [usize; 4],
+    /// The padding value's bytes (little-endian), one element.
+    pub value: &'static [u8],
+}
+
+/// MEAN parameters (int8): sums over the reduced dimensions, one rescale.
+#[derive(Clone, Copy, Debug)]
+pub struct Mean {
+    /// Input shape, extended to 4 dimensions.
+    pub input: [usize; 4],
+    /// Which dimensions are reduced.
+    pub reduced: [bool; 4],
+    /// Elements summed per output.
+    pub count: i32,
+    /// The input zero point.
+    pub input_zero: i32,
+    /// The output zero point.
+    pub output_zero: i32,
+    /// `input scale / output scale / count`: multiplier, already divided by `count`.
+    pub multiplier: i32,
+    /// Its exponent.
+    pub shift: i32,
+}
+
+/// RESIZE_NEAREST_NEIGHBOR parameters: the source row and column of each output row and
+/// column, computed at build time with TFLite's float formula.
+#[derive(Clone, Copy, Debug)]
+pub struct Resize {
+    /// Input shape, NHWC.
+    pub input: [usize; 4],
+    /// Source row of each output row.
+    pub rows: &'static [u16],
+    /// Source column of each output column.
+    pub columns: &'static [u16],
+    /// Bytes per element.
+    pub element_bytes: usize,
 }
 
 /// SVDF parameters (int8 input, weights and output; int16 state and time weights).

@@ -6,7 +6,8 @@
 
 use crate::Error;
 use crate::bytes::{int8, want};
-use crate::params::Pool;
+use crate::fixed::multiply_by_quantized_multiplier;
+use crate::params::{Mean, Pool};
 
 /// The window of output `(oy, ox)`, clamped to the input: rows then columns, half-open.
 fn window(p: &Pool, oy: usize, ox: usize) -> [(usize, usize); 2] {
@@ -85,4 +86,46 @@ pub fn max_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error
         output,
         |cells| Ok(cells.fold(i32::from(i8::MIN), i32::max)),
     )
+}
+
+/// MEAN (int8): each output is the sum over the reduced dimensions, less the zero points,
+/// rescaled once by a multiplier already divided by the count, as TFLite Micro's
+/// `QuantizedMeanOrSum`. Sums are kept per output in a register, not in scratch.
+///
+/// Loop order: outputs in order; each output reads all of its reduced elements first.
+pub fn mean(p: &Mean, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+    let d = p.input;
+    want("mean input", input, d.iter().product())?;
+    // Kept dimensions iterate over their size, reduced ones over 1 (and inside).
+    let kept = |k: usize| if p.reduced[k] { 1 } else { d[k] };
+    let inner = |k: usize| if p.reduced[k] { d[k] } else { 1 };
+    let outputs: usize = (0..4).map(kept).product();
+    want("mean output", output, outputs)?;
+    let mut o = 0;
+    for a in 0..kept(0) {
+        for b in 0..kept(1) {
+            for c in 0..kept(2) {
+                for e in 0..kept(3) {
+                    let mut sum: i32 = 0;
+                    for ra in 0..inner(0) {
+                        for rb in 0..inner(1) {
+                            for rc in 0..inner(2) {
+                                for re in 0..inner(3) {
+                                    let i = [a + ra, b + rb, c + rc, e + re];
+                                    let at = ((i[0] * d[1] + i[1]) * d[2] + i[2]) * d[3] + i[3];
+                                    sum = sum.wrapping_add(int8(input[at]));
+                                }
+                            }
+                        }
+                    }
+                    let shifted = sum.wrapping_sub(p.input_zero.wrapping_mul(p.count));
+                    let v = multiply_by_quantized_multiplier(shifted, p.multiplier, p.shift)
+                        .wrapping_add(p.output_zero);
+                    output[o] = v.clamp(-128, 127) as i8 as u8;
+                    o += 1;
+                }
+            }
+        }
+    }
+    Ok(())
 }

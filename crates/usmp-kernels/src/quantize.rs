@@ -25,11 +25,13 @@ fn write(to: Int, data: &mut [u8], i: usize, v: i32) {
     }
 }
 
-/// QUANTIZE: `(x - input zero) * scale + output zero`, clamped to the output type.
+/// QUANTIZE and RELU: `(x - input zero) * scale + output zero`, clamped to the output
+/// type and to `clamp`.
 pub fn requantize(p: &Requantize, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
     want("quantize input", input, p.elements * p.from.bytes())?;
     want("quantize output", output, p.elements * p.to.bytes())?;
     let [lo, hi] = p.to.range();
+    let (lo, hi) = (lo.max(p.clamp[0]), hi.min(p.clamp[1]));
     for i in 0..p.elements {
         let x = read(p.from, input, i).wrapping_sub(p.input_zero);
         let v = multiply_by_quantized_multiplier(x, p.multiplier, p.shift)

@@ -12,6 +12,7 @@ use std::vec::Vec;
 
 use usmp::{Activation, ElementType, Options};
 
+mod layout;
 mod ops;
 
 /// One operand of a call, as the model file describes it.
@@ -99,6 +100,14 @@ pub fn kernel(
         "SOFTMAX" => ops::softmax(&call),
         "QUANTIZE" => ops::quantize(&call),
         "SVDF" => ops::svdf(&call),
+        "RELU" => layout::relu(&call, false),
+        "RELU6" => layout::relu(&call, true),
+        "ADD" => layout::add(&call),
+        "MUL" => layout::mul(&call),
+        "MEAN" => layout::mean(&call),
+        "CONCATENATION" => layout::concatenation(&call),
+        "PAD" | "PADV2" => layout::pad(&call),
+        "RESIZE_NEAREST_NEIGHBOR" => layout::resize(&call),
         other => Err(format!(
             "usmp-kernels has no kernel for {other}; it runs {}",
             SUPPORTED.join(", ")
@@ -116,6 +125,15 @@ pub const SUPPORTED: &[&str] = &[
     "SOFTMAX",
     "QUANTIZE",
     "SVDF",
+    "RELU",
+    "RELU6",
+    "ADD",
+    "MUL",
+    "MEAN",
+    "CONCATENATION",
+    "PAD",
+    "PADV2",
+    "RESIZE_NEAREST_NEIGHBOR",
     "RESHAPE",
     "SQUEEZE",
     "EXPAND_DIMS",

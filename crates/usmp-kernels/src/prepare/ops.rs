@@ -345,7 +345,10 @@ pub(super) fn quantize(call: &Call<'_, '_>) -> Result<String, String> {
     let (multiplier, shift) = quantize_multiplier(f64::from(in_scale) / f64::from(out_scale));
     Ok(format!(
         "{K}::Kernel::Requantize(&{K}::Requantize {{ elements: {elements}, from: {K}::Int::{from}, \
-         to: {K}::Int::{to}, input_zero: {in_zero}, output_zero: {out_zero}, multiplier: {multiplier}, shift: {shift} }})"
+         to: {K}::Int::{to}, input_zero: {in_zero}, output_zero: {out_zero}, multiplier: {multiplier}, shift: {shift}, \
+         clamp: [{}, {}] }})",
+        i32::MIN,
+        i32::MAX
     ))
 }
 
