@@ -435,3 +435,30 @@ fn every_problem_is_reported_not_only_the_first() {
     assert!(d[1].contains("usmp.toml:6:8:"), "{}", d[1]);
     assert!(d[2].contains("usmp.toml:11:13:"), "{}", d[2]);
 }
+
+#[test]
+fn kernels_on_a_model_they_cannot_run_fail_at_the_key_naming_the_call() {
+    // The JSON IR has no tensor types: nothing to prepare the kernels from.
+    one(
+        "kernels-json",
+        &format!("{POOLS}{MODEL}kernels = true\n"),
+        "11:11",
+        &["model `kws`", "kernels = true", "needs a .tflite model"],
+    );
+    // magic_wand is a float model: its first call is refused by name.
+    let magic = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/tflite-models/magic_wand.tflite"
+    );
+    if !std::path::Path::new(magic).exists() {
+        println!("skipped the magic_wand case: {magic} is absent");
+        return;
+    }
+    let d = one(
+        "kernels-float",
+        &format!("{POOLS}\n[[model]]\nname = \"wand\"\npath = \"{magic}\"\nkernels = true\n"),
+        "11:11",
+        &["model `wand`", "call 0 (DEPTHWISE_CONV_2D)", "Float32", "your own kernel"],
+    );
+    assert!(d.contains("Int8"), "{d}");
+}
