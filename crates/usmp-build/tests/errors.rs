@@ -458,7 +458,12 @@ fn kernels_on_a_model_they_cannot_run_fail_at_the_key_naming_the_call() {
         "kernels-float",
         &format!("{POOLS}\n[[model]]\nname = \"wand\"\npath = \"{magic}\"\nkernels = true\n"),
         "11:11",
-        &["model `wand`", "call 0 (DEPTHWISE_CONV_2D)", "Float32", "your own kernel"],
+        &[
+            "model `wand`",
+            "call 0 (DEPTHWISE_CONV_2D)",
+            "Float32",
+            "your own kernel",
+        ],
     );
     assert!(d.contains("Int8"), "{d}");
 }
