@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use usmp_core::tflite::{Graph, Operator, TensorInfo, read_graph};
+use usmp_kernels::prepare::quantize_multiplier;
 
 /// The whole build script of a firmware example: copies `memory.x` to `OUT_DIR` (where
 /// cortex-m-rt's `link.x` looks), plans `usmp.toml` (writing `usmp.rs` and `usmp.x`), and
@@ -109,32 +110,6 @@ fn dims<const N: usize>(t: &TensorInfo) -> Result<[usize; N], String> {
         *slot = usize::try_from(v).map_err(|_| format!("tensor \"{}\": dimension {v}", t.name))?;
     }
     Ok(d)
-}
-
-/// TFLite's `QuantizeMultiplier`: `m = q * 2^shift` with `q` in [0.5, 1) as Q0.31.
-pub fn quantize_multiplier(m: f64) -> (i32, i32) {
-    if m == 0.0 {
-        return (0, 0);
-    }
-    let (q, mut shift) = frexp(m);
-    let mut fixed = (q * f64::from(1u32 << 31)).round() as i64;
-    if fixed == 1i64 << 31 {
-        fixed /= 2;
-        shift += 1;
-    }
-    if shift < -31 {
-        shift = 0;
-        fixed = 0;
-    }
-    (fixed as i32, shift)
-}
-
-/// `x = q * 2^e`, `q` in [0.5, 1), for positive normal `x` (C's `frexp`).
-fn frexp(x: f64) -> (f64, i32) {
-    let bits = x.to_bits();
-    let exponent = ((bits >> 52) & 0x7ff) as i32 - 1022;
-    let q = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
-    (q, exponent)
 }
 
 /// Clamp range of a fused activation (0 none, 1 RELU, 3 RELU6) in output integers.
@@ -275,17 +250,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn multipliers_are_q31_mantissas_and_exponents() {
-        assert_eq!(quantize_multiplier(0.5), (1 << 30, 0));
-        assert_eq!(quantize_multiplier(1.0), (1 << 30, 1));
-        assert_eq!(quantize_multiplier(0.75), (3 << 29, 0));
-        // Just below one: the mantissa rounds up to 2^31, so it halves and the exponent grows.
-        assert_eq!(quantize_multiplier(1.0 - 1e-12), (1 << 30, 1));
-        assert_eq!(
-            quantize_multiplier(1e-12),
-            (0, 0),
-            "below 2^-31: flushed to zero"
-        );
+    fn padding_is_tflites() {
+        // The multipliers' own tests are in usmp-kernels' prepare module.
         assert_eq!(padding(true, 49, 10, 2, 1), (25, 4));
         assert_eq!(padding(true, 40, 8, 2, 1), (20, 3));
         assert_eq!(padding(false, 40, 8, 2, 1), (17, 0));

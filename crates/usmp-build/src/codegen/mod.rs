@@ -2,7 +2,7 @@
 //! `include!`s. `usmp-build` writes its output to `OUT_DIR`; `usmp_pools!` parses the same
 //! text into its expansion. The module is `const` data over the `usmp` runtime crate (the
 //! plan, its compile-time check, each call's operands) plus the pools' statics and two
-//! small `unsafe impl`s whose contracts it states; it has no `static mut`, and its size is
+//! small `unsafe impl`s whose contracts it states; it declares no mutable statics, and its size is
 //! linear in the model's.
 
 mod model;
