@@ -42,6 +42,15 @@ while read -r _ name planned _ _ section; do
   fi
 done < <(grep '^  pool ' "$log")
 
+# cortex-m-rt's reset handler zeroes __sbss..__ebss: that must be .bss itself, not the
+# pools (uninitialised by design, maybe in another region) that usmp.x inserts.
+symbol() { readelf -sW "$elf" | awk -v s="$1" '$8 == s { print $2 }'; }
+bss_start=$((16#$(symbol __sbss))) bss_end=$((16#$(symbol __ebss)))
+if [ "$bss_end" -lt "$bss_start" ] || [ $((bss_end - bss_start)) -ne "$(size_of .bss)" ]; then
+  echo "error: the reset handler zeroes $bss_start..$bss_end, not .bss ($(size_of .bss) bytes)" >&2
+  status=1
+fi
+
 if readelf -sW "$elf" | grep -qE '__rust_alloc|__rg_alloc|_malloc_r|\bmalloc\b'; then
   echo "error: an allocator is linked into the firmware" >&2
   status=1

@@ -1,8 +1,19 @@
 //! `usmp.x`: the linker fragment that puts each pool's section into its memory region.
 //!
 //! With cortex-m-rt it is passed after `link.x` (`-Tlink.x -Tusmp.x`): it only adds
-//! sections, `INSERT`ed after the runtime's own, so it works with the one `memory.x` the
+//! sections, `INSERT`ed among the runtime's own, so it works with the one `memory.x` the
 //! runtime includes.
+//!
+//! Where they go matters. cortex-m-rt computes `__ebss` (the end of what its reset
+//! handler zeroes) and `_stack_end` from the location counter right after `.bss` and
+//! `.uninit`, and invites `INSERT AFTER .bss` only for sections that stay in `RAM` and
+//! want zeroing. A workspace pool wants neither and may live in another region (DTCM at
+//! an address below `RAM`, say): inserted after `.bss`, it would move `__ebss` into that
+//! region, and the zeroing loop would run from `.bss` to the end of the address space.
+//! So workspace pools go *before* `.bss`: each output section names its region, so
+//! `.bss` still starts at `RAM`'s next free byte and `__ebss` stays the end of `.bss`.
+//! Constant pools go after `.rodata`, whose only follower, `.data`, takes its load
+//! address from `FLASH`'s own counter (`AT>FLASH`).
 
 use std::fmt::Write;
 
@@ -26,10 +37,10 @@ pub fn fragment(planned: &Planned) -> String {
             );
             continue;
         };
-        let (noload, after, what) = match pool.kind {
+        let (noload, insert, what) = match pool.kind {
             // NOLOAD: the workspace needs no image in flash and no start-up copy or zeroing.
-            PoolKind::Workspace => (" (NOLOAD)", ".bss", "workspace"),
-            PoolKind::Constant => ("", ".rodata", "constant"),
+            PoolKind::Workspace => (" (NOLOAD)", "BEFORE .bss", "workspace"),
+            PoolKind::Constant => ("", "AFTER .rodata", "constant"),
         };
         let s = &pool.section;
         let sym = pool.name.to_ascii_lowercase();
@@ -46,7 +57,7 @@ SECTIONS
     __eusmp_{sym} = .;
   }} > {region}
 }}
-INSERT AFTER {after};
+INSERT {insert};
 
 /* The linker's own \"overflowed by N bytes\" line above this message says by how much. */
 ASSERT(__eusmp_{sym} <= ORIGIN({region}) + LENGTH({region}), \"ERROR(usmp): pool {name} ({size} bytes) overflows memory region {region}; enlarge {region} in memory.x, give the pool a smaller `size` limit so it plans into the next pool, or move it to a larger region\");",

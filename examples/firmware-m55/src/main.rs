@@ -1,0 +1,129 @@
+//! TensorFlow Lite Micro's person_detect (a 96x96 grayscale MobileNet, 31 calls) on a
+//! Cortex-M55 (QEMU's MPS3 AN547), run by usmp-kernels from planned memory: activations
+//! split over a 32 KiB pool in DTCM and a pool in SRAM, weights in a constant pool in
+//! QSPI flash, no allocator and no arena. Runs each test input, prints the scores next
+//! to TFLite Micro's, and exits non-zero on any difference.
+//!
+//! `cargo run --release` here; `--features poison` fills every buffer with 0x5A before
+//! each inference and every buffer that just died with 0xA5 after each call, and the
+//! outputs stay the same.
+#![no_std]
+#![no_main]
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+
+mod usmp {
+    include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
+}
+
+use usmp::person_detect::{KERNELS, Model};
+
+/// For each case, the input image (96x96 int8) then TFLite Micro's two int8 scores on it
+/// (`fixtures/tflite/testdata/make_expected.py`, the `tflite-micro` Python package).
+const CASES: &[u8] = include_bytes!("../../../fixtures/tflite/testdata/person_detect.bin");
+const INPUT_BYTES: usize = 96 * 96;
+const OUTPUT_BYTES: usize = 2;
+
+/// Runs one inference on `image` and returns the two scores (no person, person).
+fn infer(
+    model: &mut ::usmp::Session<'_, Model>,
+    image: &[u8],
+) -> Result<[i8; OUTPUT_BYTES], usmp_kernels::CallError> {
+    if cfg!(feature = "poison") {
+        model.poison_all(0x5A);
+    }
+    if let Some(input) = model.input(0) {
+        input[..INPUT_BYTES].copy_from_slice(image);
+    }
+    if cfg!(feature = "poison") {
+        for (i, kernel) in KERNELS.iter().enumerate() {
+            let Some(mut call) = model.call(i) else { break };
+            usmp_kernels::run(kernel, &mut call).map_err(|error| usmp_kernels::CallError {
+                call: i,
+                op: call.op().name(),
+                error,
+            })?;
+            // Every buffer whose last use was this call is garbage from now on.
+            model.poison_dead(i, 0xA5);
+        }
+    } else {
+        usmp_kernels::invoke(model, KERNELS)?;
+    }
+    let mut scores = [0; OUTPUT_BYTES];
+    if let Some(output) = model.output(0) {
+        for (s, &b) in scores.iter_mut().zip(output.iter()) {
+            *s = b as i8;
+        }
+    }
+    Ok(scores)
+}
+
+#[entry]
+fn main() -> ! {
+    let Some(mut workspace) = usmp::Workspace::take() else {
+        fail("the workspace was taken twice")
+    };
+    let mut model = Model::session(&mut workspace);
+    hprintln!(
+        "person_detect on a Cortex-M55: {} calls, poison {}",
+        model.calls(),
+        if cfg!(feature = "poison") {
+            "on"
+        } else {
+            "off"
+        }
+    );
+    for p in usmp::POOLS {
+        hprintln!("  pool {:<5} {:>6} bytes in {}", p.name, p.size, p.section);
+    }
+    let mut all = true;
+    let cases = CASES.chunks_exact(INPUT_BYTES + OUTPUT_BYTES);
+    let count = cases.len();
+    for (case, data) in cases.enumerate() {
+        let (image, expected) = data.split_at(INPUT_BYTES);
+        match infer(&mut model, image) {
+            Ok(scores) => {
+                let same = scores.iter().zip(expected).all(|(&s, &e)| s as u8 == e);
+                all &= same;
+                hprintln!(
+                    "case {}: no person {:>4}, person {:>4}   TFLite Micro {:>4} {:>4}  {}",
+                    case,
+                    scores[0],
+                    scores[1],
+                    expected[0] as i8,
+                    expected[1] as i8,
+                    if same { "=" } else { "DIFFERENT" }
+                );
+            }
+            Err(e) => {
+                hprintln!("error: case {}: {}", case, e);
+                all = false;
+            }
+        }
+    }
+    if !all || count == 0 {
+        fail("an output differs from TFLite Micro's");
+    }
+    hprintln!("all {} outputs equal TFLite Micro's", count);
+    exit(debug::EXIT_SUCCESS)
+}
+
+fn fail(why: &str) -> ! {
+    hprintln!("error: {}", why);
+    exit(debug::EXIT_FAILURE)
+}
+
+/// Ends QEMU with `status` (semihosting); on a board without a debugger, sleeps.
+fn exit(status: debug::ExitStatus) -> ! {
+    debug::exit(status);
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    hprintln!("panic: {}", info);
+    exit(debug::EXIT_FAILURE)
+}
