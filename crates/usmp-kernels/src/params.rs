@@ -41,6 +41,64 @@ pub enum Kernel {
     ResizeNearestNeighbor(&'static Resize),
 }
 
+/// Each kind of kernel's bit in a set made by [`used`]; `run_only` tests these constants
+/// in its match guards, so an arm whose bit is not in a constant set compiles to nothing.
+pub(crate) mod bit {
+    pub const COPY: u32 = 1 << 0;
+    pub const CONV_2D: u32 = 1 << 1;
+    pub const DEPTHWISE_CONV_2D: u32 = 1 << 2;
+    pub const FULLY_CONNECTED: u32 = 1 << 3;
+    pub const AVERAGE_POOL_2D: u32 = 1 << 4;
+    pub const MAX_POOL_2D: u32 = 1 << 5;
+    pub const SOFTMAX: u32 = 1 << 6;
+    pub const REQUANTIZE: u32 = 1 << 7;
+    pub const SVDF: u32 = 1 << 8;
+    pub const RELU: u32 = 1 << 9;
+    pub const ADD: u32 = 1 << 10;
+    pub const MUL: u32 = 1 << 11;
+    pub const CONCATENATION: u32 = 1 << 12;
+    pub const PAD: u32 = 1 << 13;
+    pub const MEAN: u32 = 1 << 14;
+    pub const RESIZE_NEAREST_NEIGHBOR: u32 = 1 << 15;
+}
+
+impl Kernel {
+    /// This kind of kernel's bit in a set made by [`used`].
+    pub const fn bit(&self) -> u32 {
+        match self {
+            Kernel::Copy => bit::COPY,
+            Kernel::Conv2d(_) => bit::CONV_2D,
+            Kernel::DepthwiseConv2d(_) => bit::DEPTHWISE_CONV_2D,
+            Kernel::FullyConnected(_) => bit::FULLY_CONNECTED,
+            Kernel::AveragePool2d(_) => bit::AVERAGE_POOL_2D,
+            Kernel::MaxPool2d(_) => bit::MAX_POOL_2D,
+            Kernel::Softmax(_) => bit::SOFTMAX,
+            Kernel::Requantize(_) => bit::REQUANTIZE,
+            Kernel::Svdf(_) => bit::SVDF,
+            Kernel::Relu(_) => bit::RELU,
+            Kernel::Add(_) => bit::ADD,
+            Kernel::Mul(_) => bit::MUL,
+            Kernel::Concatenation(_) => bit::CONCATENATION,
+            Kernel::Pad(_) => bit::PAD,
+            Kernel::Mean(_) => bit::MEAN,
+            Kernel::ResizeNearestNeighbor(_) => bit::RESIZE_NEAREST_NEIGHBOR,
+        }
+    }
+}
+
+/// The kinds of kernel `kernels` uses, as a set of [`Kernel::bit`]s, for
+/// [`invoke_only`](crate::invoke_only): computed in a `const`, it lets the firmware link
+/// only the kernels its model needs.
+pub const fn used(kernels: &[Kernel]) -> u32 {
+    let mut set = 0;
+    let mut i = 0;
+    while i < kernels.len() {
+        set |= kernels[i].bit();
+        i += 1;
+    }
+    set
+}
+
 /// The clamp range of a fused activation, in output integers (inclusive).
 pub type Range = [i32; 2];
 

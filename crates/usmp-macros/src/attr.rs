@@ -22,6 +22,7 @@ const TOP_KEYS: &[&str] = &[
     "size_granularity",
     "alignment",
     "scratch",
+    "kernels",
 ];
 const POOL_KEYS: &[&str] = &["size", "align", "section", "region", "targets"];
 const MODEL_KEYS: &[&str] = &[
@@ -32,6 +33,7 @@ const MODEL_KEYS: &[&str] = &[
     "alignment",
     "module",
     "scratch",
+    "kernels",
 ];
 
 fn unknown(key: &Ident, known: &[&str]) -> Diagnostic<Span> {
@@ -263,6 +265,13 @@ fn model(
                 Value::Bool(b) => m.io_in_pools = At::new(b.value, s),
                 _ => errors.push(Diagnostic::new(s, "expected `true` or `false`")),
             },
+            "kernels" => match value {
+                Value::Bool(b) => m.kernels = At::new(b.value, s),
+                _ => errors.push(
+                    Diagnostic::new(s, "expected `true` or `false`")
+                        .help("`kernels = true` emits `KERNELS` and `invoke` (usmp-kernels)"),
+                ),
+            },
             "size_granularity" => {
                 m.size_granularity = size(value, errors).unwrap_or(m.size_granularity)
             }
@@ -427,6 +436,7 @@ mod tests {
             module = kws,
             algorithm = "first_fit",
             io_in_pools = false,
+            kernels = true,
             size_granularity = 4,
             alignment = 8,
             scratch = [op("CONV_2D", im2col = 4 KiB, align = 32), call(3, acc = 512)],
@@ -453,6 +463,7 @@ mod tests {
         assert_eq!(m.path.value, "models/kws.tflite");
         assert_eq!(m.algorithm.value, "first_fit");
         assert!(!m.io_in_pools.value);
+        assert!(m.kernels.value);
         assert_eq!((m.size_granularity.value, m.alignment.value), (4, 8));
         assert_eq!(m.scratch.len(), 2);
         assert_eq!(

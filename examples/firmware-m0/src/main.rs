@@ -15,9 +15,6 @@ use cortex_m_semihosting::{debug, hprintln};
 mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
 }
-mod ops {
-    include!(concat!(env!("OUT_DIR"), "/ops.rs"));
-}
 
 use usmp::hello_world::Model;
 
@@ -26,22 +23,16 @@ const INPUTS: &[u8] = include_bytes!("../testdata/inputs.bin");
 const EXPECTED: &[u8] = include_bytes!("../testdata/expected.bin");
 
 /// Runs one inference on `x` and returns the output byte.
-fn infer(model: &mut ::usmp::Session<'_, Model>, x: u8) -> Result<u8, micro_speech::KernelError> {
-    let input = micro_speech::KernelError::MissingOperand {
-        what: "model input",
-    };
-    model.input(0).ok_or(input)?[0] = x;
-    for i in 0..model.calls() {
-        let Some(mut call) = model.call(i) else { break };
-        micro_speech::run(&ops::OPS[i], &mut call)?;
-        if cfg!(feature = "poison") {
-            model.poison_dead(i, 0xA5);
-        }
+fn infer(model: &mut ::usmp::Session<'_, Model>, x: u8) -> Result<u8, usmp_kernels::CallError> {
+    if let Some(input) = model.input(0) {
+        input[0] = x;
     }
-    let output = micro_speech::KernelError::MissingOperand {
-        what: "model output",
-    };
-    Ok(model.output(0).ok_or(output)?[0])
+    if cfg!(feature = "poison") {
+        usmp::hello_world::invoke_poisoning(model, 0xA5)?;
+    } else {
+        usmp::hello_world::invoke(model)?;
+    }
+    Ok(model.output(0).map_or(0, |y| y[0]))
 }
 
 #[entry]

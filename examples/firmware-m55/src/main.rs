@@ -17,7 +17,7 @@ mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
 }
 
-use usmp::person_detect::{KERNELS, Model};
+use usmp::person_detect::Model;
 
 /// For each case, the input image (96x96 int8) then TFLite Micro's two int8 scores on it
 /// (`fixtures/tflite/testdata/make_expected.py`, the `tflite-micro` Python package).
@@ -37,18 +37,10 @@ fn infer(
         input[..INPUT_BYTES].copy_from_slice(image);
     }
     if cfg!(feature = "poison") {
-        for (i, kernel) in KERNELS.iter().enumerate() {
-            let Some(mut call) = model.call(i) else { break };
-            usmp_kernels::run(kernel, &mut call).map_err(|error| usmp_kernels::CallError {
-                call: i,
-                op: call.op().name(),
-                error,
-            })?;
-            // Every buffer whose last use was this call is garbage from now on.
-            model.poison_dead(i, 0xA5);
-        }
+        // Every buffer whose last use was a call is garbage after it.
+        usmp::person_detect::invoke_poisoning(model, 0xA5)?;
     } else {
-        usmp_kernels::invoke(model, KERNELS)?;
+        usmp::person_detect::invoke(model)?;
     }
     let mut scores = [0; OUTPUT_BYTES];
     if let Some(output) = model.output(0) {

@@ -1,6 +1,6 @@
-//! micro_speech on a Cortex-M3 (QEMU lm3s6965evb): every activation in a usmp-planned
-//! workspace pool (a small fast one in DTCM, a large one in SRAM), every weight in the
-//! planned constant pool in flash, no allocator and no arena. Runs each test input,
+//! micro_speech on a Cortex-M3 (QEMU lm3s6965evb), run by usmp-kernels: every activation
+//! in a usmp-planned workspace pool (a small fast one in DTCM, a large one in SRAM), every
+//! weight in the planned constant pool in flash, no allocator and no arena. Runs each test input,
 //! prints the scores next to TFLite Micro's, and exits non-zero on any difference.
 //!
 //! `cargo run --release` here; `--features poison` fills every buffer that just died
@@ -15,36 +15,28 @@ use micro_speech::testdata::{self, Outcome};
 mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
 }
-mod ops {
-    include!(concat!(env!("OUT_DIR"), "/ops.rs"));
-}
 
 use usmp::micro_speech::Model;
 
-/// Runs one inference: fill the input, step through the calls, read the output.
+/// Runs one inference: fill the input, run the calls, read the output.
 fn infer(
     model: &mut ::usmp::Session<'_, Model>,
     case: usize,
-) -> Result<Outcome, micro_speech::KernelError> {
+) -> Result<Outcome, usmp_kernels::CallError> {
     let input = testdata::input(case);
-    let missing = micro_speech::KernelError::MissingOperand {
-        what: "model input",
-    };
-    model.input(0).ok_or(missing)?[..input.len()].copy_from_slice(input);
-    for i in 0..model.calls() {
-        let Some(mut call) = model.call(i) else { break };
-        micro_speech::run(&ops::OPS[i], &mut call)?;
-        if cfg!(feature = "poison") {
-            // Every buffer whose last use was this call is garbage from now on.
-            model.poison_dead(i, 0xA5);
-        }
+    if let Some(x) = model.input(0) {
+        x[..input.len()].copy_from_slice(input);
     }
-    let missing = micro_speech::KernelError::MissingOperand {
-        what: "model output",
-    };
-    let y = model.output(0).ok_or(missing)?;
+    if cfg!(feature = "poison") {
+        // Every buffer whose last use was a call is garbage after it.
+        usmp::micro_speech::invoke_poisoning(model, 0xA5)?;
+    } else {
+        usmp::micro_speech::invoke(model)?;
+    }
     let mut output = [0; testdata::OUTPUT_BYTES];
-    output.copy_from_slice(&y[..testdata::OUTPUT_BYTES]);
+    if let Some(y) = model.output(0) {
+        output.copy_from_slice(&y[..testdata::OUTPUT_BYTES]);
+    }
     Ok(Outcome { case, output })
 }
 

@@ -1,40 +1,48 @@
 //! The inference loop both host programs share; each declares its own `usmp` module (from
-//! usmp.toml or from `usmp_pools!`) and `ops`, and this code only sees the generated API.
+//! usmp.toml or from `usmp_pools!`, both with the kernels' parameters), and this code only
+//! sees the generated API.
 
 use micro_speech::testdata::{self, Outcome};
 
-use crate::usmp::micro_speech::Model;
+use crate::usmp::micro_speech::{KERNELS, Model};
 
 /// A session of the micro_speech model.
 type Session<'w> = ::usmp::Session<'w, Model>;
 
-/// Runs one inference: fill the input, step through the calls, read the output. With
-/// `poison`, every buffer whose last use was a call is filled with 0xA5 after it; with
-/// `early`, each call's poison comes one call too soon (a liveness bug, on purpose).
+/// Runs one inference: fill the input, run the calls, read the output. With `poison`,
+/// every buffer whose last use was a call is filled with 0xA5 after it; with `early`,
+/// each call's poison comes one call too soon (a liveness bug, on purpose).
 fn run(
     model: &mut Session<'_>,
     case: usize,
     poison: bool,
     early: bool,
-) -> Result<Outcome, micro_speech::KernelError> {
+) -> Result<Outcome, usmp_kernels::CallError> {
     let input = testdata::input(case);
-    let missing = micro_speech::KernelError::MissingOperand {
-        what: "model input",
-    };
-    model.input(0).ok_or(missing)?[..input.len()].copy_from_slice(input);
-    for i in 0..model.calls() {
-        let Some(mut call) = model.call(i) else { break };
-        micro_speech::run(&crate::ops::OPS[i], &mut call)?;
-        if poison {
-            model.poison_dead(i + usize::from(early), 0xA5);
-        }
+    if let Some(x) = model.input(0) {
+        x[..input.len()].copy_from_slice(input);
     }
-    let missing = micro_speech::KernelError::MissingOperand {
-        what: "model output",
-    };
-    let y = model.output(0).ok_or(missing)?;
+    if early {
+        // Call by call, so the poison can come at the wrong time.
+        for (i, kernel) in KERNELS.iter().enumerate() {
+            let Some(mut call) = model.call(i) else { break };
+            let op = call.op().name();
+            usmp_kernels::run(kernel, &mut call).map_err(|error| usmp_kernels::CallError {
+                call: i,
+                op,
+                error,
+            })?;
+            model.poison_dead(i + 1, 0xA5);
+        }
+    } else if poison {
+        crate::usmp::micro_speech::invoke_poisoning(model, 0xA5)?;
+    } else {
+        crate::usmp::micro_speech::invoke(model)?;
+    }
     let mut output = [0; testdata::OUTPUT_BYTES];
-    output.copy_from_slice(&y[..testdata::OUTPUT_BYTES]);
+    if let Some(y) = model.output(0) {
+        output.copy_from_slice(&y[..testdata::OUTPUT_BYTES]);
+    }
     Ok(Outcome { case, output })
 }
 
@@ -44,7 +52,7 @@ pub fn infer(
     model: &mut Session<'_>,
     case: usize,
     poison: bool,
-) -> Result<Outcome, micro_speech::KernelError> {
+) -> Result<Outcome, usmp_kernels::CallError> {
     run(model, case, poison, false)
 }
 

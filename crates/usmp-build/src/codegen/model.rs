@@ -15,7 +15,14 @@ use crate::planning::{Planned, PlannedModel};
 
 /// Constants each model module defines itself; buffer constants avoid them.
 const RESERVED: &[&str] = &[
-    "CALLS", "BUFFERS", "NAMES", "TENSORS", "INFO", "SCALES", "KERNELS",
+    "CALLS",
+    "BUFFERS",
+    "NAMES",
+    "TENSORS",
+    "INFO",
+    "SCALES",
+    "KERNELS",
+    "USED_KERNELS",
 ];
 
 /// A slot as the runtime's `Slot` constructors write it.
@@ -338,7 +345,7 @@ fn constants(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embe
     }
 }
 
-/// `KERNELS` and `invoke`, with `kernels = true`.
+/// `KERNELS`, `USED_KERNELS`, `invoke` and `invoke_poisoning`, with `kernels = true`.
 fn kernels(out: &mut String, m: &PlannedModel) {
     let Some(kernels) = &m.kernels else {
         return;
@@ -352,9 +359,21 @@ fn kernels(out: &mut String, m: &PlannedModel) {
     out.push_str(
         "    ];
 
+    /// The kinds of kernel [`KERNELS`] uses: only these are linked by [`invoke`].
+    pub const USED_KERNELS: u32 = ::usmp_kernels::used(KERNELS);
+
     /// Runs every call of `session` with [`KERNELS`].
     pub fn invoke(session: &mut ::usmp::Session<'_, Model>) -> Result<(), ::usmp_kernels::CallError> {
-        ::usmp_kernels::invoke(session, KERNELS)
+        ::usmp_kernels::invoke_only::<USED_KERNELS, Model>(session, KERNELS, None)
+    }
+
+    /// [`invoke`], filling every buffer with `poison` as soon as its last call returns:
+    /// a test of the plan's liveness (outputs must not change).
+    pub fn invoke_poisoning(
+        session: &mut ::usmp::Session<'_, Model>,
+        poison: u8,
+    ) -> Result<(), ::usmp_kernels::CallError> {
+        ::usmp_kernels::invoke_only::<USED_KERNELS, Model>(session, KERNELS, Some(poison))
     }
 ",
     );

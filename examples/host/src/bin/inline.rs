@@ -4,14 +4,12 @@
 
 #[path = "../infer.rs"]
 mod infer;
-mod ops {
-    include!(concat!(env!("OUT_DIR"), "/ops.rs"));
-}
 mod usmp {
     // Paths are relative to this file, as with include_bytes!.
     usmp_macros::usmp_pools! {
         model = "../../../micro-speech/model/micro_speech_quantized.tflite",
         name = "micro_speech",
+        kernels = true,
         pools {
             dtcm:  workspace(size = 4 KiB, region = "DTCM"),
             sram:  workspace(region = "RAM"),
