@@ -1,6 +1,6 @@
 //! Integer fixed-point arithmetic with TensorFlow Lite's rounding, bit for bit (its
 //! `MultiplyByQuantizedMultiplier` with double rounding, and gemmlowp's `FixedPoint`
-//! helpers used by the int8 softmax). A value is an `i32` "raw" with a number of integer
+//! helpers used by the int8 softmax, logistic and tanh). A value is an `i32` "raw" with a number of integer
 //! bits the caller keeps track of: `Qm` has `m` integer bits and `31 - m` fraction bits.
 //!
 //! Everything wraps instead of trapping where C++ would overflow silently, so a debug
@@ -76,10 +76,16 @@ fn exp_on_interval_near_zero(a: i32) -> i32 {
 
 /// `exp(a)` for `a <= 0` in Q5 (the softmax's scaled differences), as a Q0.
 pub fn exp_on_negative_values_q5(a: i32) -> i32 {
-    const INTEGER_BITS: i32 = 5;
-    const FRACTION_BITS: i32 = 31 - INTEGER_BITS;
-    const ONE_QUARTER: i32 = 1 << (FRACTION_BITS - 2);
-    // exp(-2^k) in Q0 for k = -2..=4: multiplied in for each bit set in the remainder.
+    exp_on_negative_values(a, 5)
+}
+
+/// `exp(a)` for `a <= 0` with `integer_bits` integer bits (at most 5), as a Q0: gemmlowp's
+/// `exp_on_negative_values`, which multiplies in `exp(-2^k)` for each bit of the input
+/// above a quarter, for the `k` the integer bits reach.
+fn exp_on_negative_values(a: i32, integer_bits: u32) -> i32 {
+    let fraction_bits = 31 - integer_bits as i32;
+    let one_quarter = 1 << (fraction_bits - 2);
+    // exp(-2^k) in Q0 for k = -2..=4.
     const BARREL: [(i32, i32); 7] = [
         (-2, 1_672_461_947),
         (-1, 1_302_514_674),
@@ -92,23 +98,26 @@ pub fn exp_on_negative_values_q5(a: i32) -> i32 {
     if a == 0 {
         return i32::MAX;
     }
-    let mod_quarter_minus_quarter = (a & (ONE_QUARTER - 1)).wrapping_sub(ONE_QUARTER);
-    let mut result = exp_on_interval_near_zero(saturating_shift_left(mod_quarter_minus_quarter, 5));
+    let mod_quarter_minus_quarter = (a & (one_quarter - 1)).wrapping_sub(one_quarter);
+    let mut result = exp_on_interval_near_zero(saturating_shift_left(
+        mod_quarter_minus_quarter,
+        integer_bits,
+    ));
     let remainder = mod_quarter_minus_quarter.wrapping_sub(a);
     for (exponent, multiplier) in BARREL {
-        if remainder & (1 << (FRACTION_BITS + exponent)) != 0 {
+        if (integer_bits as i32) > exponent && remainder & (1 << (fraction_bits + exponent)) != 0 {
             result = doubling_high_mul(result, multiplier);
         }
     }
     result
 }
 
-/// `1 / (1 + x)` for `x` in [0, 1), Q0 in and out: three Newton-Raphson steps in Q2.
-fn one_over_one_plus_x(x: i32) -> i32 {
+/// `1 / (1 + x)` in Q2 for `x` in [0, 1) given as `(1 + x) / 2` in Q0: three
+/// Newton-Raphson steps from 48/17 - 32/17 d.
+fn newton_reciprocal_q2(half_denominator: i32) -> i32 {
     const FORTY_EIGHT_SEVENTEENTHS: i32 = 1_515_870_810;
     const MINUS_THIRTY_TWO_SEVENTEENTHS: i32 = -1_010_580_540;
     const ONE_Q2: i32 = 1 << 29;
-    let half_denominator = rounding_half_sum(x, i32::MAX);
     let mut r = FORTY_EIGHT_SEVENTEENTHS.wrapping_add(doubling_high_mul(
         half_denominator,
         MINUS_THIRTY_TWO_SEVENTEENTHS,
@@ -117,6 +126,44 @@ fn one_over_one_plus_x(x: i32) -> i32 {
         let one_minus = ONE_Q2.wrapping_sub(doubling_high_mul(half_denominator, r));
         r = r.wrapping_add(saturating_shift_left(doubling_high_mul(r, one_minus), 2));
     }
+    r
+}
+
+/// `(1 - x) / (1 + x)` for `x` in [0, 1), Q0 in and out.
+fn one_minus_x_over_one_plus_x(x: i32) -> i32 {
+    let r = newton_reciprocal_q2(rounding_half_sum(x, i32::MAX));
+    // 2 / (1 + x) - 1, from Q2 to Q0.
+    saturating_shift_left(r.wrapping_sub(1 << 29), 2)
+}
+
+/// The logistic function of a Q4 input, as a Q0 (gemmlowp's `logistic`): computed for
+/// `|a|` as `1 / (1 + exp(-|a|))` and mirrored as `1 - that` for negative inputs.
+pub fn logistic_q4(a: i32) -> i32 {
+    if a == 0 {
+        return 1 << 30;
+    }
+    let positive = one_over_one_plus_x(exp_on_negative_values(a.wrapping_abs().wrapping_neg(), 4));
+    if a > 0 {
+        positive
+    } else {
+        // One in Q0 is the largest raw value.
+        i32::MAX.wrapping_sub(positive)
+    }
+}
+
+/// `tanh` of a Q4 input, as a Q0 (gemmlowp's `tanh`): `(1 - exp(-2|a|)) / (1 + exp(-2|a|))`
+/// with the sign of `a`. Doubling `-|a|` is free: the same raw value read as Q5.
+pub fn tanh_q4(a: i32) -> i32 {
+    if a == 0 {
+        return 0;
+    }
+    let t = one_minus_x_over_one_plus_x(exp_on_negative_values(a.wrapping_abs().wrapping_neg(), 5));
+    if a < 0 { t.wrapping_neg() } else { t }
+}
+
+/// `1 / (1 + x)` for `x` in [0, 1), Q0 in and out.
+fn one_over_one_plus_x(x: i32) -> i32 {
+    let r = newton_reciprocal_q2(rounding_half_sum(x, i32::MAX));
     // r is 1/(1+x) in Q2; halve it exactly (Q1) and rescale to Q0.
     saturating_shift_left(r, 1)
 }
@@ -168,6 +215,28 @@ mod tests {
             let (scale, over) = reciprocal((s * f64::from(1u32 << 19)) as i32, 12);
             let got = q(scale, 31) / f64::from(1u32 << over);
             assert!((got - 1.0 / s).abs() < 1e-6 / s, "1/{s} = {got}");
+        }
+    }
+
+    #[test]
+    fn logistic_and_tanh_are_close_to_the_real_functions() {
+        assert_eq!(logistic_q4(0), 1 << 30);
+        assert_eq!(tanh_q4(0), 0);
+        for k in -120..=120 {
+            let x = f64::from(k) / 8.0;
+            let raw = (x * f64::from(1u32 << 27)) as i32;
+            let sigmoid = 1.0 / (1.0 + (-x).exp());
+            let got = q(logistic_q4(raw), 31);
+            assert!(
+                (got - sigmoid).abs() < 1e-6,
+                "logistic({x}) = {got}, not {sigmoid}"
+            );
+            let got = q(tanh_q4(raw), 31);
+            assert!(
+                (got - x.tanh()).abs() < 2e-6,
+                "tanh({x}) = {got}, not {}",
+                x.tanh()
+            );
         }
     }
 }

@@ -41,8 +41,9 @@
 //!
 //! CONV_2D (grouped too), DEPTHWISE_CONV_2D (any multiplier), FULLY_CONNECTED (per-tensor
 //! or per-channel), AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX, QUANTIZE between int8, int16
-//! and int32, SVDF (int8 with int16 state), and RESHAPE, SQUEEZE and EXPAND_DIMS as
-//! copies; any stride, dilation and padding the schema allows, fused NONE, RELU,
+//! and int32 and from float32, DEQUANTIZE to float32, LOGISTIC and TANH (int8), SVDF
+//! (int8 with int16 state), ADD and MUL (broadcasting), MEAN, CONCATENATION, PAD/PADV2,
+//! RESIZE_NEAREST_NEIGHBOR, RELU, RELU6, and RESHAPE, SQUEEZE and EXPAND_DIMS as copies; any stride, dilation and padding the schema allows, fused NONE, RELU,
 //! RELU_N1_TO_1 and RELU6. Each kernel's module states its loop order: which output
 //! bytes are written before which input bytes are last read.
 //!
@@ -61,6 +62,7 @@ pub mod dense;
 pub mod elementwise;
 pub mod fixed;
 mod params;
+pub mod pointwise;
 pub mod pool;
 #[cfg(feature = "prepare")]
 pub mod prepare;
@@ -69,8 +71,8 @@ pub mod shape;
 pub mod softmax;
 
 pub use params::{
-    Add, Broadcast, Concatenation, Conv, FullyConnected, Int, Kernel, Mean, Mul, Pad, Pool, Range,
-    Requantize, Resize, Softmax, Svdf, used,
+    Add, Affine, Broadcast, Concatenation, Conv, FullyConnected, Int, Kernel, Mean, Mul, Pad, Pool,
+    Range, Requantize, Resize, Sigmoid, Softmax, Svdf, used,
 };
 
 use params::bit;
@@ -182,6 +184,10 @@ impl Kernel {
             Kernel::Pad(_) => &[Builtin::Pad, Builtin::PadV2],
             Kernel::Mean(_) => &[Builtin::Mean],
             Kernel::ResizeNearestNeighbor(_) => &[Builtin::ResizeNearestNeighbor],
+            Kernel::Logistic(_) => &[Builtin::Logistic],
+            Kernel::Tanh(_) => &[Builtin::Tanh],
+            Kernel::Dequantize(_) => &[Builtin::Dequantize],
+            Kernel::QuantizeFloat(_) => &[Builtin::Quantize],
         }
     }
 }
@@ -321,6 +327,18 @@ fn run_only<const USED: u32>(kernel: &Kernel, call: &mut Call<'_>) -> Result<(),
         }
         Kernel::ResizeNearestNeighbor(p) if on::<USED>(bit::RESIZE_NEAREST_NEIGHBOR) => {
             shape::resize_nearest_neighbor(p, input(&inputs, 0, "resize input")?, out)
+        }
+        Kernel::Logistic(p) if on::<USED>(bit::LOGISTIC) => {
+            pointwise::logistic(p, input(&inputs, 0, "logistic input")?, out)
+        }
+        Kernel::Tanh(p) if on::<USED>(bit::TANH) => {
+            pointwise::tanh(p, input(&inputs, 0, "tanh input")?, out)
+        }
+        Kernel::Dequantize(p) if on::<USED>(bit::DEQUANTIZE) => {
+            pointwise::dequantize(p, input(&inputs, 0, "dequantize input")?, out)
+        }
+        Kernel::QuantizeFloat(p) if on::<USED>(bit::QUANTIZE_FLOAT) => {
+            pointwise::quantize(p, input(&inputs, 0, "quantize input")?, out)
         }
         // SVDF ran above; anything else is a kernel left out of `USED`.
         _ => Err(Error::NotLinked { op: op.name() }),

@@ -39,6 +39,14 @@ pub enum Kernel {
     Mean(&'static Mean),
     /// RESIZE_NEAREST_NEIGHBOR.
     ResizeNearestNeighbor(&'static Resize),
+    /// LOGISTIC, int8.
+    Logistic(&'static Sigmoid),
+    /// TANH, int8.
+    Tanh(&'static Sigmoid),
+    /// DEQUANTIZE from int8 or int16 to float32.
+    Dequantize(&'static Affine),
+    /// QUANTIZE from float32 to int8 or int16.
+    QuantizeFloat(&'static Affine),
 }
 
 /// Each kind of kernel's bit in a set made by [`used`]; `run_only` tests these constants
@@ -60,6 +68,10 @@ pub(crate) mod bit {
     pub const PAD: u32 = 1 << 13;
     pub const MEAN: u32 = 1 << 14;
     pub const RESIZE_NEAREST_NEIGHBOR: u32 = 1 << 15;
+    pub const LOGISTIC: u32 = 1 << 16;
+    pub const TANH: u32 = 1 << 17;
+    pub const DEQUANTIZE: u32 = 1 << 18;
+    pub const QUANTIZE_FLOAT: u32 = 1 << 19;
 }
 
 impl Kernel {
@@ -82,6 +94,10 @@ impl Kernel {
             Kernel::Pad(_) => bit::PAD,
             Kernel::Mean(_) => bit::MEAN,
             Kernel::ResizeNearestNeighbor(_) => bit::RESIZE_NEAREST_NEIGHBOR,
+            Kernel::Logistic(_) => bit::LOGISTIC,
+            Kernel::Tanh(_) => bit::TANH,
+            Kernel::Dequantize(_) => bit::DEQUANTIZE,
+            Kernel::QuantizeFloat(_) => bit::QUANTIZE_FLOAT,
         }
     }
 }
@@ -244,6 +260,35 @@ pub struct Requantize {
     pub shift: i32,
     /// The clamp: the output type's range for QUANTIZE, the activation's for RELU.
     pub clamp: Range,
+}
+
+/// LOGISTIC and TANH parameters, as TFLite Micro prepares them: the input rescaled to Q4
+/// by `multiplier * 2^left_shift`, and the radius beyond which the output saturates.
+#[derive(Clone, Copy, Debug)]
+pub struct Sigmoid {
+    /// Elements.
+    pub elements: usize,
+    /// The input zero point.
+    pub input_zero: i32,
+    /// Inputs (less the zero point) at or beyond +-radius give the output's extremes.
+    pub input_range_radius: i32,
+    /// Q0.31 multiplier of the input scale into Q4.
+    pub input_multiplier: i32,
+    /// Its exponent (a left shift).
+    pub input_left_shift: i32,
+}
+
+/// DEQUANTIZE and QUANTIZE from float: `real = scale * (q - zero)`.
+#[derive(Clone, Copy, Debug)]
+pub struct Affine {
+    /// Elements.
+    pub elements: usize,
+    /// The integer side's element type.
+    pub int: Int,
+    /// The integer side's scale.
+    pub scale: f32,
+    /// The integer side's zero point.
+    pub zero: i32,
 }
 
 /// How two inputs broadcast to a 4-D output: each input's element stride per output

@@ -9,7 +9,8 @@ use crate::bytes::want;
 use crate::fixed::multiply_by_quantized_multiplier;
 use crate::params::{Int, Requantize};
 
-fn read(from: Int, data: &[u8], i: usize) -> i32 {
+/// Integer element `i` of `data`.
+pub(crate) fn read(from: Int, data: &[u8], i: usize) -> i32 {
     match from {
         Int::I8 => i32::from(data[i] as i8),
         Int::I16 => i32::from(i16::from_le_bytes([data[2 * i], data[2 * i + 1]])),
@@ -17,7 +18,8 @@ fn read(from: Int, data: &[u8], i: usize) -> i32 {
     }
 }
 
-fn write(to: Int, data: &mut [u8], i: usize, v: i32) {
+/// Writes `v` as integer element `i` of `data` (the low bits, as C++'s cast).
+pub(crate) fn write(to: Int, data: &mut [u8], i: usize, v: i32) {
     match to {
         Int::I8 => data[i] = v as i8 as u8,
         Int::I16 => data[2 * i..2 * i + 2].copy_from_slice(&(v as i16).to_le_bytes()),

@@ -7,9 +7,7 @@ use std::vec::Vec;
 
 use usmp::{ElementType, Options};
 
-use super::{Call, Operand, activation_range, quantize_multiplier};
-
-const K: &str = "::usmp_kernels";
+use super::{Call, K, Operand, activation_range, quantize_multiplier};
 
 /// The shape extended to 4 dimensions with leading ones.
 fn extend(o: &Operand<'_>, what: &str) -> Result<[usize; 4], String> {

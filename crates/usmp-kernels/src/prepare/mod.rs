@@ -14,6 +14,10 @@ use usmp::{Activation, ElementType, Options};
 
 mod layout;
 mod ops;
+mod pointwise;
+
+/// The kernel crate's path in generated code.
+const K: &str = "::usmp_kernels";
 
 /// One operand of a call, as the model file describes it.
 #[derive(Clone, Copy, Debug)]
@@ -108,6 +112,9 @@ pub fn kernel(
         "CONCATENATION" => layout::concatenation(&call),
         "PAD" | "PADV2" => layout::pad(&call),
         "RESIZE_NEAREST_NEIGHBOR" => layout::resize(&call),
+        "LOGISTIC" => pointwise::sigmoid(&call, "Logistic"),
+        "TANH" => pointwise::sigmoid(&call, "Tanh"),
+        "DEQUANTIZE" => pointwise::dequantize(&call),
         other => Err(format!(
             "usmp-kernels has no kernel for {other}; it runs {}",
             SUPPORTED.join(", ")
@@ -134,6 +141,9 @@ pub const SUPPORTED: &[&str] = &[
     "PAD",
     "PADV2",
     "RESIZE_NEAREST_NEIGHBOR",
+    "LOGISTIC",
+    "TANH",
+    "DEQUANTIZE",
     "RESHAPE",
     "SQUEEZE",
     "EXPAND_DIMS",
@@ -170,6 +180,22 @@ impl<'a> Call<'_, 'a> {
     }
 }
 
+/// An integer element type of QUANTIZE.
+pub(super) fn int(o: &Operand<'_>, what: &str) -> Result<(&'static str, f32, i32), String> {
+    let name = match o.element {
+        ElementType::Int8 => "I8",
+        ElementType::Int16 => "I16",
+        ElementType::Int32 => "I32",
+        other => {
+            return Err(format!(
+                "{what} is {other:?}; these kernels take Int8, Int16 or Int32 here"
+            ));
+        }
+    };
+    let (scale, zero) = o.quantized(what, o.element)?;
+    Ok((name, scale, zero))
+}
+
 /// TFLite's `QuantizeMultiplier`: `m = q * 2^shift` with `q` in [0.5, 1) as Q0.31.
 pub fn quantize_multiplier(m: f64) -> (i32, i32) {
     if m == 0.0 || !m.is_finite() {
@@ -190,7 +216,7 @@ pub fn quantize_multiplier(m: f64) -> (i32, i32) {
 }
 
 /// `x = q * 2^e`, `q` in [0.5, 1), for positive finite `x` (C's `frexp`).
-fn frexp(x: f64) -> (f64, i32) {
+pub(super) fn frexp(x: f64) -> (f64, i32) {
     if x.abs() < f64::MIN_POSITIVE {
         // Subnormal: scale into the normal range first.
         let (q, e) = frexp(x * 2f64.powi(64));

@@ -7,9 +7,9 @@ use std::vec::Vec;
 
 use usmp::{ElementType, Options, Padding};
 
-use super::{Call, Operand, activation_range, list, padding, positive, quantize_multiplier};
-
-const K: &str = "::usmp_kernels";
+use super::{
+    Call, K, Operand, activation_range, int, list, padding, positive, quantize_multiplier,
+};
 
 /// The bias input, if present: int32 with one value per output channel.
 fn bias(call: &Call<'_, '_>, k: usize, channels: usize) -> Result<bool, String> {
@@ -313,24 +313,11 @@ pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
     ))
 }
 
-/// An integer element type of QUANTIZE.
-fn int(o: &Operand<'_>, what: &str) -> Result<(&'static str, f32, i32), String> {
-    let name = match o.element {
-        ElementType::Int8 => "I8",
-        ElementType::Int16 => "I16",
-        ElementType::Int32 => "I32",
-        other => {
-            return Err(format!(
-                "{what} is {other:?}; these kernels quantize between Int8, Int16 and Int32"
-            ));
-        }
-    };
-    let (scale, zero) = o.quantized(what, o.element)?;
-    Ok((name, scale, zero))
-}
-
 pub(super) fn quantize(call: &Call<'_, '_>) -> Result<String, String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
+    if input.element == ElementType::Float32 {
+        return super::pointwise::quantize_float(call);
+    }
     let (from, in_scale, in_zero) = int(&input, "the input")?;
     let (to, out_scale, out_zero) = int(&output, "the output")?;
     if from == "I32" && to == "I32" {
