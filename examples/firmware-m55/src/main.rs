@@ -12,6 +12,7 @@
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
+use firmware_common::{exit, fail};
 
 mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
@@ -99,23 +100,4 @@ fn main() -> ! {
     }
     hprintln!("all {} outputs equal TFLite Micro's", count);
     exit(debug::EXIT_SUCCESS)
-}
-
-fn fail(why: &str) -> ! {
-    hprintln!("error: {}", why);
-    exit(debug::EXIT_FAILURE)
-}
-
-/// Ends QEMU with `status` (semihosting); on a board without a debugger, sleeps.
-fn exit(status: debug::ExitStatus) -> ! {
-    debug::exit(status);
-    loop {
-        cortex_m::asm::wfi();
-    }
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
-    hprintln!("panic: {}", info);
-    exit(debug::EXIT_FAILURE)
 }

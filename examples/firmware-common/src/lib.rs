@@ -1,0 +1,53 @@
+//! What usmp's firmware examples share, so each example's `main.rs` is only its model:
+//!
+//! - on the device: [`exit`] and [`fail`] end the QEMU run through semihosting with a
+//!   status CI reads, and the panic handler prints the panic and fails the run;
+//! - in `build.rs` (feature `build`): [`build`] puts `memory.x` where cortex-m-rt's
+//!   `link.x` looks for it and plans `usmp.toml` into `usmp.rs` and `usmp.x`.
+//!
+//! It is the examples' own helper, not part of usmp: a firmware of your own has its own
+//! panic handler and `build.rs`, like these.
+#![cfg_attr(target_os = "none", no_std)]
+
+#[cfg(target_os = "none")]
+mod device {
+    use cortex_m_semihosting::{debug, hprintln};
+
+    /// Ends QEMU with `status` (semihosting); on a board without a debugger, sleeps.
+    pub fn exit(status: debug::ExitStatus) -> ! {
+        debug::exit(status);
+        loop {
+            cortex_m::asm::wfi();
+        }
+    }
+
+    /// Prints `error: why` and ends the run as a failure.
+    pub fn fail(why: &str) -> ! {
+        hprintln!("error: {}", why);
+        exit(debug::EXIT_FAILURE)
+    }
+
+    #[panic_handler]
+    fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+        hprintln!("panic: {}", info);
+        exit(debug::EXIT_FAILURE)
+    }
+}
+
+#[cfg(target_os = "none")]
+pub use device::{exit, fail};
+
+/// The whole build script of a firmware example: copies `memory.x` to `OUT_DIR`, where
+/// cortex-m-rt's `link.x` looks for it, and plans `usmp.toml` (`usmp_build::build`, which
+/// writes `usmp.rs` and `usmp.x` there and adds `OUT_DIR` to the linker's search path).
+/// Errors become `cargo::error` lines.
+#[cfg(feature = "build")]
+pub fn build() {
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    if let Err(e) = std::fs::copy("memory.x", out.join("memory.x")) {
+        println!("cargo::error=memory.x: cannot copy to OUT_DIR: {e}");
+        return;
+    }
+    println!("cargo::rerun-if-changed=memory.x");
+    usmp_build::build();
+}
