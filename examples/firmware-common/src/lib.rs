@@ -21,6 +21,17 @@ mod device {
         }
     }
 
+    /// Prints what runs (`title`, how many calls, whether poison is on) and each pool as
+    /// `  pool <name> <bytes> bytes in <section>`: the lines `check-firmware.sh` compares
+    /// with the ELF's sections.
+    pub fn print_plan(title: &str, calls: usize, poison: bool, pools: &[usmp::PoolInfo]) {
+        let poison = if poison { "on" } else { "off" };
+        hprintln!("{}: {} calls, poison {}", title, calls, poison);
+        for p in pools {
+            hprintln!("  pool {:<5} {:>6} bytes in {}", p.name, p.size, p.section);
+        }
+    }
+
     /// Prints `error: why` and ends the run as a failure.
     pub fn fail(why: &str) -> ! {
         hprintln!("error: {}", why);
@@ -35,7 +46,7 @@ mod device {
 }
 
 #[cfg(target_os = "none")]
-pub use device::{exit, fail};
+pub use device::{exit, fail, print_plan};
 
 /// The whole build script of a firmware example: copies `memory.x` to `OUT_DIR`, where
 /// cortex-m-rt's `link.x` looks for it, and plans `usmp.toml` (`usmp_build::build`, which

@@ -45,18 +45,12 @@ fn main() -> ! {
         fail("a second workspace handle was handed out");
     }
     let mut model = Model::session(&mut workspace);
-    hprintln!(
-        "hello_world on a Cortex-M0: {} calls, poison {}",
+    firmware_common::print_plan(
+        "hello_world on a Cortex-M0",
         model.calls(),
-        if cfg!(feature = "poison") {
-            "on"
-        } else {
-            "off"
-        }
+        cfg!(feature = "poison"),
+        usmp::POOLS,
     );
-    for p in usmp::POOLS {
-        hprintln!("  pool {:<5} {:>6} bytes in {}", p.name, p.size, p.section);
-    }
     let mut all = true;
     for (&x, &want) in INPUTS.iter().zip(EXPECTED) {
         match infer(&mut model, x) {

@@ -58,18 +58,12 @@ fn main() -> ! {
         fail("the workspace was taken twice")
     };
     let mut model = Model::session(&mut workspace);
-    hprintln!(
-        "person_detect on a Cortex-M55: {} calls, poison {}",
+    firmware_common::print_plan(
+        "person_detect on a Cortex-M55",
         model.calls(),
-        if cfg!(feature = "poison") {
-            "on"
-        } else {
-            "off"
-        }
+        cfg!(feature = "poison"),
+        usmp::POOLS,
     );
-    for p in usmp::POOLS {
-        hprintln!("  pool {:<5} {:>6} bytes in {}", p.name, p.size, p.section);
-    }
     let mut all = true;
     let cases = CASES.chunks_exact(INPUT_BYTES + OUTPUT_BYTES);
     let count = cases.len();

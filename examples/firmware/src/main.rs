@@ -47,18 +47,12 @@ fn main() -> ! {
         fail("the workspace was taken twice")
     };
     let mut model = Model::session(&mut workspace);
-    hprintln!(
-        "micro_speech on a Cortex-M3: {} calls, poison {}",
+    firmware_common::print_plan(
+        "micro_speech on a Cortex-M3",
         model.calls(),
-        if cfg!(feature = "poison") {
-            "on"
-        } else {
-            "off"
-        }
+        cfg!(feature = "poison"),
+        usmp::POOLS,
     );
-    for p in usmp::POOLS {
-        hprintln!("  pool {:<5} {:>6} bytes in {}", p.name, p.size, p.section);
-    }
     let mut all = true;
     for case in 0..testdata::CASES {
         match infer(&mut model, case) {
