@@ -1,5 +1,6 @@
-//! CONV_2D and DEPTHWISE_CONV_2D with per-channel quantization: TensorFlow Lite Micro's
-//! reference `ConvPerChannel` and `DepthwiseConvPerChannel`.
+//! CONV_2D and DEPTHWISE_CONV_2D: TensorFlow Lite Micro's reference `ConvPerChannel` and
+//! `DepthwiseConvPerChannel` (int8, per-channel quantization), and its float `Conv` and
+//! `DepthwiseConv`, over one set of loops each.
 //!
 //! Loop order (for letting an output overlap its input): batch, output row, output
 //! column, output channel. Output pixel `(y, x)` is written after every input pixel of its
@@ -7,67 +8,72 @@
 //! output row `y` begins; NHWC rows are contiguous, so an output may start where the
 //! input rows it no longer needs end.
 
-use crate::Error;
-use crate::bytes::{channel, i32_at, int8, requantize, want};
-use crate::params::Conv;
+use core::ops::Range;
 
-/// Checks the regions against the shapes and the per-channel lists against the channels.
+use crate::Error;
+use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, put_f32, requantize, want};
+use crate::params::{Conv, Float};
+
+/// Checks the regions against the shapes (`width` bytes per element) and, for int8, the
+/// per-channel lists against the channels.
 fn check(
     what: [&'static str; 4],
     p: &Conv,
+    width: usize,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
     output: &[u8],
 ) -> Result<(), Error> {
     let channels = p.output[3];
-    want(what[0], input, p.input.iter().product())?;
-    want(what[1], filter, p.filter.iter().product())?;
+    want(what[0], input, width * p.input.iter().product::<usize>())?;
+    want(what[1], filter, width * p.filter.iter().product::<usize>())?;
     if p.bias {
         want(what[2], bias, 4 * channels)?;
     }
-    want(what[3], output, p.output.iter().product())?;
-    for list in [p.multipliers, p.shifts] {
-        if list.len() != 1 && list.len() != channels {
-            return Err(Error::Parameters {
-                what: what[3],
-                problem: "per-channel multipliers do not match the output channels",
-            });
+    want(what[3], output, width * p.output.iter().product::<usize>())?;
+    if width == 1 {
+        for list in [p.multipliers, p.shifts] {
+            if list.len() != 1 && list.len() != channels {
+                return Err(Error::Parameters {
+                    what: what[3],
+                    problem: "per-channel multipliers do not match the output channels",
+                });
+            }
         }
     }
     Ok(())
 }
 
-/// Input row (or column) `out * stride + tap * dilation - padding`, if inside `size`.
-fn tap(
+/// The filter taps `k` (rows or columns) of output `out` whose input row
+/// `out * stride + k * dilation - pad` lies inside `0..size`: one range, computed once
+/// per output row or column so the inner loops test nothing.
+fn taps(
     out: usize,
     stride: usize,
-    k: usize,
     dilation: usize,
     pad: usize,
     size: usize,
-) -> Option<usize> {
-    (out * stride + k * dilation)
-        .checked_sub(pad)
-        .filter(|&v| v < size)
+    filter: usize,
+) -> Range<usize> {
+    let origin = out * stride;
+    let d = dilation.max(1);
+    let lo = pad.saturating_sub(origin).div_ceil(d);
+    let hi = (size + pad).saturating_sub(origin).div_ceil(d).min(filter);
+    lo..hi.max(lo)
 }
 
-/// CONV_2D (grouped when the filter has fewer input channels than the input).
-pub fn conv2d(
+/// CONV_2D's loops, shared by the int8 and float kernels: for each output element in
+/// loop order, `mac(acc, input element, filter element, n)` over its taps inside the
+/// input (filter row, column, then `n` channels contiguous in both: TFLite's order, which
+/// float sums depend on), then `store(output element, output channel, acc)`. Grouped
+/// when the filter has fewer input channels than the input.
+fn conv_loops<A: Copy>(
     p: &Conv,
-    input: &[u8],
-    filter: &[u8],
-    bias: &[u8],
-    output: &mut [u8],
+    zero: A,
+    mac: impl Fn(A, usize, usize, usize) -> A,
+    mut store: impl FnMut(usize, usize, A),
 ) -> Result<(), Error> {
-    check(
-        ["conv input", "conv filter", "conv bias", "conv output"],
-        p,
-        input,
-        filter,
-        bias,
-        output,
-    )?;
     let [batches, in_h, in_w, in_c] = p.input;
     let [out_c, f_h, f_w, f_c] = p.filter;
     let [_, out_h, out_w, _] = p.output;
@@ -78,41 +84,25 @@ pub fn conv2d(
         });
     }
     let per_group = out_c / (in_c / f_c).max(1);
+    let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     for b in 0..batches {
         for oy in 0..out_h {
+            let rows = taps(oy, sy, dy, py, in_h, f_h);
             for ox in 0..out_w {
+                let columns = taps(ox, sx, dx, px, in_w, f_w);
                 for oc in 0..out_c {
                     let group = oc / per_group.max(1);
-                    let mut acc: i32 = 0;
-                    for fy in 0..f_h {
-                        let Some(y) = tap(oy, p.stride[0], fy, p.dilation[0], p.padding[0], in_h)
-                        else {
-                            continue;
-                        };
-                        for fx in 0..f_w {
-                            let Some(x) =
-                                tap(ox, p.stride[1], fx, p.dilation[1], p.padding[1], in_w)
-                            else {
-                                continue;
-                            };
+                    let mut acc = zero;
+                    for fy in rows.clone() {
+                        let y = oy * sy + fy * dy - py;
+                        for fx in columns.clone() {
+                            let x = ox * sx + fx * dx - px;
                             let row = ((b * in_h + y) * in_w + x) * in_c + group * f_c;
                             let taps = ((oc * f_h + fy) * f_w + fx) * f_c;
-                            for ic in 0..f_c {
-                                let iv = int8(input[row + ic]) + p.input_offset;
-                                acc = acc.wrapping_add(int8(filter[taps + ic]).wrapping_mul(iv));
-                            }
+                            acc = mac(acc, row, taps, f_c);
                         }
                     }
-                    if p.bias {
-                        acc = acc.wrapping_add(i32_at(bias, oc));
-                    }
-                    output[((b * out_h + oy) * out_w + ox) * out_c + oc] = requantize(
-                        acc,
-                        channel(p.multipliers, oc),
-                        channel(p.shifts, oc),
-                        p.output_offset,
-                        p.activation,
-                    );
+                    store(((b * out_h + oy) * out_w + ox) * out_c + oc, oc, acc);
                 }
             }
         }
@@ -120,27 +110,14 @@ pub fn conv2d(
     Ok(())
 }
 
-/// DEPTHWISE_CONV_2D with any depth multiplier.
-pub fn depthwise_conv2d(
+/// DEPTHWISE_CONV_2D's loops (any depth multiplier), as [`conv_loops`]: taps by filter
+/// row then column, one element each.
+fn depthwise_loops<A: Copy>(
     p: &Conv,
-    input: &[u8],
-    filter: &[u8],
-    bias: &[u8],
-    output: &mut [u8],
+    zero: A,
+    mac: impl Fn(A, usize, usize, usize) -> A,
+    mut store: impl FnMut(usize, usize, A),
 ) -> Result<(), Error> {
-    check(
-        [
-            "depthwise input",
-            "depthwise filter",
-            "depthwise bias",
-            "depthwise output",
-        ],
-        p,
-        input,
-        filter,
-        bias,
-        output,
-    )?;
     let [batches, in_h, in_w, in_c] = p.input;
     let [_, f_h, f_w, out_c] = p.filter;
     let [_, out_h, out_w, _] = p.output;
@@ -151,45 +128,203 @@ pub fn depthwise_conv2d(
             problem: "output channels are not input channels times the depth multiplier",
         });
     }
+    let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     for b in 0..batches {
         for oy in 0..out_h {
+            let rows = taps(oy, sy, dy, py, in_h, f_h);
             for ox in 0..out_w {
+                let columns = taps(ox, sx, dx, px, in_w, f_w);
                 for ic in 0..in_c {
                     for k in 0..m {
                         let oc = ic * m + k;
-                        let mut acc: i32 = 0;
-                        for fy in 0..f_h {
-                            let Some(y) =
-                                tap(oy, p.stride[0], fy, p.dilation[0], p.padding[0], in_h)
-                            else {
-                                continue;
-                            };
-                            for fx in 0..f_w {
-                                let Some(x) =
-                                    tap(ox, p.stride[1], fx, p.dilation[1], p.padding[1], in_w)
-                                else {
-                                    continue;
-                                };
-                                let iv = int8(input[((b * in_h + y) * in_w + x) * in_c + ic])
-                                    + p.input_offset;
-                                let fv = int8(filter[(fy * f_w + fx) * out_c + oc]);
-                                acc = acc.wrapping_add(fv.wrapping_mul(iv));
+                        let mut acc = zero;
+                        for fy in rows.clone() {
+                            let y = oy * sy + fy * dy - py;
+                            for fx in columns.clone() {
+                                let x = ox * sx + fx * dx - px;
+                                acc = mac(
+                                    acc,
+                                    ((b * in_h + y) * in_w + x) * in_c + ic,
+                                    (fy * f_w + fx) * out_c + oc,
+                                    1,
+                                );
                             }
                         }
-                        if p.bias {
-                            acc = acc.wrapping_add(i32_at(bias, oc));
-                        }
-                        output[((b * out_h + oy) * out_w + ox) * out_c + oc] = requantize(
-                            acc,
-                            channel(p.multipliers, oc),
-                            channel(p.shifts, oc),
-                            p.output_offset,
-                            p.activation,
-                        );
+                        store(((b * out_h + oy) * out_w + ox) * out_c + oc, oc, acc);
                     }
                 }
             }
         }
     }
     Ok(())
+}
+
+/// [`conv_loops`], or with `DEPTHWISE` [`depthwise_loops`]: a constant, so each kernel
+/// links only its own loops.
+fn loops<const DEPTHWISE: bool, A: Copy>(
+    p: &Conv,
+    zero: A,
+    mac: impl Fn(A, usize, usize, usize) -> A,
+    store: impl FnMut(usize, usize, A),
+) -> Result<(), Error> {
+    if DEPTHWISE {
+        depthwise_loops(p, zero, mac, store)
+    } else {
+        conv_loops(p, zero, mac, store)
+    }
+}
+
+/// The int8 kernel over [`loops`]: offset input times filter in wrapping int32, plus the
+/// bias, requantized per channel.
+fn int8_conv<const DEPTHWISE: bool>(
+    what: [&'static str; 4],
+    p: &Conv,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    check(what, p, 1, input, filter, bias, output)?;
+    loops::<DEPTHWISE, i32>(
+        p,
+        0,
+        |acc, i, f, n| {
+            input[i..i + n]
+                .iter()
+                .zip(&filter[f..f + n])
+                .fold(acc, |acc, (&x, &w)| {
+                    acc.wrapping_add(int8(w).wrapping_mul(int8(x) + p.input_offset))
+                })
+        },
+        |o, oc, acc| {
+            let acc = if p.bias {
+                acc.wrapping_add(i32_at(bias, oc))
+            } else {
+                acc
+            };
+            output[o] = requantize(
+                acc,
+                channel(p.multipliers, oc),
+                channel(p.shifts, oc),
+                p.output_offset,
+                p.activation,
+            );
+        },
+    )
+}
+
+/// The float32 kernel over [`loops`]: products summed in float in TFLite's order, plus the
+/// bias (0.0 without one, which turns a -0.0 sum into +0.0 as there), clamped.
+fn float_conv<const DEPTHWISE: bool>(
+    what: [&'static str; 4],
+    p: &Float<Conv>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    let shape = p.shape;
+    check(what, shape, 4, input, filter, bias, output)?;
+    loops::<DEPTHWISE, f32>(
+        shape,
+        0.0,
+        |acc, i, f, n| {
+            (0..n).fold(acc, |acc, k| {
+                acc + f32_at(input, i + k) * f32_at(filter, f + k)
+            })
+        },
+        |o, oc, acc| {
+            let b = if shape.bias { f32_at(bias, oc) } else { 0.0 };
+            put_f32(output, o, clamp_f32(acc + b, p.activation));
+        },
+    )
+}
+
+const CONV: [&str; 4] = ["conv input", "conv filter", "conv bias", "conv output"];
+const DEPTHWISE: [&str; 4] = [
+    "depthwise input",
+    "depthwise filter",
+    "depthwise bias",
+    "depthwise output",
+];
+
+/// CONV_2D, int8 (grouped when the filter has fewer input channels than the input).
+pub fn conv2d(
+    p: &Conv,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    int8_conv::<false>(CONV, p, input, filter, bias, output)
+}
+
+/// DEPTHWISE_CONV_2D, int8, with any depth multiplier.
+pub fn depthwise_conv2d(
+    p: &Conv,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    int8_conv::<true>(DEPTHWISE, p, input, filter, bias, output)
+}
+
+/// CONV_2D, float32: TensorFlow Lite Micro's reference float `Conv`.
+pub fn conv2d_f32(
+    p: &Float<Conv>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    float_conv::<false>(CONV, p, input, filter, bias, output)
+}
+
+/// DEPTHWISE_CONV_2D, float32: TensorFlow Lite Micro's reference float `DepthwiseConv`.
+pub fn depthwise_conv2d_f32(
+    p: &Float<Conv>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    float_conv::<true>(DEPTHWISE, p, input, filter, bias, output)
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::taps;
+    use std::vec::Vec;
+
+    /// The range is exactly the taps whose input row is inside the input, for every
+    /// small stride, dilation, padding, size and filter.
+    #[test]
+    fn taps_are_those_inside_the_input() {
+        for stride in 1..4 {
+            for dilation in 1..4 {
+                for pad in 0..5 {
+                    for size in 1..7 {
+                        for filter in 1..6 {
+                            for out in 0..8 {
+                                let inside: Vec<usize> = (0..filter)
+                                    .filter(|&k| {
+                                        let row = out * stride + k * dilation;
+                                        row >= pad && row - pad < size
+                                    })
+                                    .collect();
+                                let got: Vec<usize> =
+                                    taps(out, stride, dilation, pad, size, filter).collect();
+                                assert_eq!(
+                                    got, inside,
+                                    "out {out} stride {stride} dilation {dilation} pad {pad} size {size} filter {filter}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,14 +1,17 @@
 //! FULLY_CONNECTED and SVDF: TensorFlow Lite Micro's reference int8 `FullyConnected`
-//! (per-tensor and per-channel) and `EvalIntegerSvdfReference`.
+//! (per-tensor and per-channel), its float `FullyConnected`, and
+//! `EvalIntegerSvdfReference`.
 //!
 //! Loop order: FULLY_CONNECTED writes output row `b` after reading all of input row `b`
 //! and nothing of later rows. SVDF reads its input before it writes its output, and
 //! updates its state in place (shifted by one step, newest values last).
 
 use crate::Error;
-use crate::bytes::{channel, i16_at, i32_at, int8, requantize, want};
+use crate::bytes::{
+    channel, clamp_f32, f32_at, f32s, i16_at, i32_at, int8, put_f32, requantize, want,
+};
 use crate::fixed::multiply_by_quantized_multiplier;
-use crate::params::{FullyConnected, Svdf};
+use crate::params::{Float, FullyConnected, Svdf};
 
 /// FULLY_CONNECTED: `output[b][o] = sum_k filter[o][k] * input[b][k] + bias[o]`, rescaled.
 pub fn fully_connected(
@@ -49,6 +52,39 @@ pub fn fully_connected(
                 channel(p.shifts, o),
                 p.output_offset,
                 p.activation,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// FULLY_CONNECTED, float32: each output's products summed in float in input order, plus
+/// the bias (or 0.0), clamped, as TFLite's reference float `FullyConnected`.
+pub fn fully_connected_f32(
+    p: &Float<FullyConnected>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    let s = p.shape;
+    let (batches, depth, outputs) = (s.batches, s.depth, s.outputs);
+    want("fully connected input", input, 4 * batches * depth)?;
+    want("fully connected filter", filter, 4 * outputs * depth)?;
+    if s.bias {
+        want("fully connected bias", bias, 4 * outputs)?;
+    }
+    want("fully connected output", output, 4 * batches * outputs)?;
+    for b in 0..batches {
+        for o in 0..outputs {
+            let total = f32s(&input[4 * b * depth..4 * (b + 1) * depth])
+                .zip(f32s(&filter[4 * o * depth..4 * (o + 1) * depth]))
+                .fold(0.0f32, |acc, (x, w)| acc + x * w);
+            let bias = if s.bias { f32_at(bias, o) } else { 0.0 };
+            put_f32(
+                output,
+                b * outputs + o,
+                clamp_f32(total + bias, p.activation),
             );
         }
     }

@@ -47,6 +47,12 @@
 //! RELU_N1_TO_1 and RELU6. Each kernel's module states its loop order: which output
 //! bytes are written before which input bytes are last read.
 //!
+//! Float32 models (magic_wand, hello_world_float) run too: CONV_2D, DEPTHWISE_CONV_2D,
+//! FULLY_CONNECTED, both poolings and SOFTMAX have float kernels with the reference's
+//! float operations in its order (a float sum depends on it), and float SOFTMAX's `exp`
+//! is [`exp::expf`], glibc's algorithm in plain double arithmetic, so the outputs are
+//! TFLite Micro's bits on the host that made them and the same bits on any target.
+//!
 //! No kernel needs scratch memory: where TFLite Micro keeps intermediate sums in a scratch
 //! buffer (SVDF), these keep them in registers, with the same wrapping int32 arithmetic.
 #![no_std]
@@ -60,6 +66,7 @@ mod bytes;
 pub mod conv;
 pub mod dense;
 pub mod elementwise;
+pub mod exp;
 pub mod fixed;
 mod params;
 pub mod pointwise;
@@ -71,8 +78,8 @@ pub mod shape;
 pub mod softmax;
 
 pub use params::{
-    Add, Affine, Broadcast, Concatenation, Conv, FullyConnected, Int, Kernel, Mean, Mul, Pad, Pool,
-    Range, Requantize, Resize, Sigmoid, Softmax, Svdf, used,
+    Add, Affine, Broadcast, Concatenation, Conv, Float, FullyConnected, Int, Kernel, Mean, Mul,
+    Pad, Pool, Range, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Svdf, used,
 };
 
 use params::bit;
@@ -188,6 +195,12 @@ impl Kernel {
             Kernel::Tanh(_) => &[Builtin::Tanh],
             Kernel::Dequantize(_) => &[Builtin::Dequantize],
             Kernel::QuantizeFloat(_) => &[Builtin::Quantize],
+            Kernel::Conv2dFloat(_) => &[Builtin::Conv2d],
+            Kernel::DepthwiseConv2dFloat(_) => &[Builtin::DepthwiseConv2d],
+            Kernel::FullyConnectedFloat(_) => &[Builtin::FullyConnected],
+            Kernel::AveragePool2dFloat(_) => &[Builtin::AveragePool2d],
+            Kernel::MaxPool2dFloat(_) => &[Builtin::MaxPool2d],
+            Kernel::SoftmaxFloat(_) => &[Builtin::Softmax],
         }
     }
 }
@@ -339,6 +352,40 @@ fn run_only<const USED: u32>(kernel: &Kernel, call: &mut Call<'_>) -> Result<(),
         }
         Kernel::QuantizeFloat(p) if on::<USED>(bit::QUANTIZE_FLOAT) => {
             pointwise::quantize(p, input(&inputs, 0, "quantize input")?, out)
+        }
+        Kernel::Conv2dFloat(p) if on::<USED>(bit::CONV_2D_FLOAT) => conv::conv2d_f32(
+            p,
+            input(&inputs, 0, "conv input")?,
+            input(&inputs, 1, "conv filter")?,
+            optional(&inputs, 2, p.shape.bias, "conv bias")?,
+            out,
+        ),
+        Kernel::DepthwiseConv2dFloat(p) if on::<USED>(bit::DEPTHWISE_CONV_2D_FLOAT) => {
+            conv::depthwise_conv2d_f32(
+                p,
+                input(&inputs, 0, "depthwise input")?,
+                input(&inputs, 1, "depthwise filter")?,
+                optional(&inputs, 2, p.shape.bias, "depthwise bias")?,
+                out,
+            )
+        }
+        Kernel::FullyConnectedFloat(p) if on::<USED>(bit::FULLY_CONNECTED_FLOAT) => {
+            dense::fully_connected_f32(
+                p,
+                input(&inputs, 0, "fully connected input")?,
+                input(&inputs, 1, "fully connected filter")?,
+                optional(&inputs, 2, p.shape.bias, "fully connected bias")?,
+                out,
+            )
+        }
+        Kernel::AveragePool2dFloat(p) if on::<USED>(bit::AVERAGE_POOL_2D_FLOAT) => {
+            pool::average_pool2d_f32(p, input(&inputs, 0, "average pool input")?, out)
+        }
+        Kernel::MaxPool2dFloat(p) if on::<USED>(bit::MAX_POOL_2D_FLOAT) => {
+            pool::max_pool2d_f32(p, input(&inputs, 0, "max pool input")?, out)
+        }
+        Kernel::SoftmaxFloat(p) if on::<USED>(bit::SOFTMAX_FLOAT) => {
+            softmax::softmax_f32(p, input(&inputs, 0, "softmax input")?, out)
         }
         // SVDF ran above; anything else is a kernel left out of `USED`.
         _ => Err(Error::NotLinked { op: op.name() }),

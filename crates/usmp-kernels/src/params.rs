@@ -47,6 +47,18 @@ pub enum Kernel {
     Dequantize(&'static Affine),
     /// QUANTIZE from float32 to int8 or int16.
     QuantizeFloat(&'static Affine),
+    /// CONV_2D, float32.
+    Conv2dFloat(&'static Float<Conv>),
+    /// DEPTHWISE_CONV_2D, float32.
+    DepthwiseConv2dFloat(&'static Float<Conv>),
+    /// FULLY_CONNECTED, float32.
+    FullyConnectedFloat(&'static Float<FullyConnected>),
+    /// AVERAGE_POOL_2D, float32.
+    AveragePool2dFloat(&'static Float<Pool>),
+    /// MAX_POOL_2D, float32.
+    MaxPool2dFloat(&'static Float<Pool>),
+    /// SOFTMAX, float32.
+    SoftmaxFloat(&'static SoftmaxFloat),
 }
 
 /// Each kind of kernel's bit in a set made by [`used`]; `run_only` tests these constants
@@ -72,6 +84,12 @@ pub(crate) mod bit {
     pub const TANH: u32 = 1 << 17;
     pub const DEQUANTIZE: u32 = 1 << 18;
     pub const QUANTIZE_FLOAT: u32 = 1 << 19;
+    pub const CONV_2D_FLOAT: u32 = 1 << 20;
+    pub const DEPTHWISE_CONV_2D_FLOAT: u32 = 1 << 21;
+    pub const FULLY_CONNECTED_FLOAT: u32 = 1 << 22;
+    pub const AVERAGE_POOL_2D_FLOAT: u32 = 1 << 23;
+    pub const MAX_POOL_2D_FLOAT: u32 = 1 << 24;
+    pub const SOFTMAX_FLOAT: u32 = 1 << 25;
 }
 
 impl Kernel {
@@ -98,6 +116,12 @@ impl Kernel {
             Kernel::Tanh(_) => bit::TANH,
             Kernel::Dequantize(_) => bit::DEQUANTIZE,
             Kernel::QuantizeFloat(_) => bit::QUANTIZE_FLOAT,
+            Kernel::Conv2dFloat(_) => bit::CONV_2D_FLOAT,
+            Kernel::DepthwiseConv2dFloat(_) => bit::DEPTHWISE_CONV_2D_FLOAT,
+            Kernel::FullyConnectedFloat(_) => bit::FULLY_CONNECTED_FLOAT,
+            Kernel::AveragePool2dFloat(_) => bit::AVERAGE_POOL_2D_FLOAT,
+            Kernel::MaxPool2dFloat(_) => bit::MAX_POOL_2D_FLOAT,
+            Kernel::SoftmaxFloat(_) => bit::SOFTMAX_FLOAT,
         }
     }
 }
@@ -208,6 +232,29 @@ pub struct Softmax {
     pub diff_min: i32,
     /// The output's element type: [`Int::I8`] or [`Int::I16`].
     pub output: Int,
+}
+
+/// A float32 call of an operator that also runs on int8: the int8 parameters' shapes,
+/// strides and padding, and the fused activation's clamp in reals. The shape's
+/// quantization fields (zero points, multipliers, the integer clamp) do not apply to
+/// float and are written as zeros and empty lists.
+#[derive(Clone, Copy, Debug)]
+pub struct Float<P: 'static> {
+    /// Shapes, strides, padding, whether there is a bias (float32, one per channel).
+    pub shape: &'static P,
+    /// `[lowest, highest]` output, as TFLite's `CalculateActivationRange` for floats.
+    pub activation: [f32; 2],
+}
+
+/// SOFTMAX parameters, float32.
+#[derive(Clone, Copy, Debug)]
+pub struct SoftmaxFloat {
+    /// Rows: every dimension but the last.
+    pub rows: usize,
+    /// The last dimension.
+    pub depth: usize,
+    /// The exponent's factor.
+    pub beta: f32,
 }
 
 /// An integer element type of [`Requantize`].

@@ -1,13 +1,14 @@
-//! AVERAGE_POOL_2D and MAX_POOL_2D: TensorFlow Lite Micro's reference int8 pooling.
+//! AVERAGE_POOL_2D and MAX_POOL_2D: TensorFlow Lite Micro's reference pooling, int8 and
+//! float32.
 //! Padded cells are left out of the window (not counted as zeros).
 //!
 //! Loop order: batch, output row, output column, channel; output pixel `(y, x)` is
 //! written after its window is read, as for convolutions.
 
 use crate::Error;
-use crate::bytes::{int8, want};
+use crate::bytes::{clamp_f32, f32_at, int8, put_f32, want};
 use crate::fixed::multiply_by_quantized_multiplier;
-use crate::params::{Mean, Pool};
+use crate::params::{Float, Mean, Pool};
 
 /// The window of output `(oy, ox)`, clamped to the input: rows then columns, half-open.
 fn window(p: &Pool, oy: usize, ox: usize) -> [(usize, usize); 2] {
@@ -24,15 +25,27 @@ fn window(p: &Pool, oy: usize, ox: usize) -> [(usize, usize); 2] {
     ]
 }
 
-fn pool(
+/// The regions hold the shapes' elements of `width` bytes.
+fn sizes(
     p: &Pool,
     what: [&'static str; 2],
+    width: usize,
     input: &[u8],
-    output: &mut [u8],
-    reduce: impl Fn(&mut dyn Iterator<Item = i32>) -> Result<i32, Error>,
+    output: &[u8],
 ) -> Result<(), Error> {
-    want(what[0], input, p.input.iter().product())?;
-    want(what[1], output, p.output.iter().product())?;
+    want(what[0], input, width * p.input.iter().product::<usize>())?;
+    want(what[1], output, width * p.output.iter().product::<usize>())
+}
+
+/// The pooling loops, int8 or float32: each output element is `reduce` over its
+/// window's cells (`at` reads input element `i`), stored by `put` (which clamps it).
+fn pool<T>(
+    p: &Pool,
+    output: &mut [u8],
+    at: impl Fn(usize) -> T,
+    reduce: impl Fn(&mut dyn Iterator<Item = T>) -> Result<T, Error>,
+    mut put: impl FnMut(&mut [u8], usize, T),
+) -> Result<(), Error> {
     let [batches, in_h, in_w, depth] = p.input;
     let [_, out_h, out_w, _] = p.output;
     for b in 0..batches {
@@ -41,10 +54,10 @@ fn pool(
                 let [(y0, y1), (x0, x1)] = window(p, oy, ox);
                 for c in 0..depth {
                     let mut cells = (y0..y1).flat_map(|y| {
-                        (x0..x1).map(move |x| int8(input[((b * in_h + y) * in_w + x) * depth + c]))
+                        (x0..x1).map(move |x| ((b * in_h + y) * in_w + x) * depth + c)
                     });
-                    let v = reduce(&mut cells)?.clamp(p.activation[0], p.activation[1]);
-                    output[((b * out_h + oy) * out_w + ox) * depth + c] = v as i8 as u8;
+                    let v = reduce(&mut cells.by_ref().map(&at))?;
+                    put(output, ((b * out_h + oy) * out_w + ox) * depth + c, v);
                 }
             }
         }
@@ -52,9 +65,45 @@ fn pool(
     Ok(())
 }
 
+/// [`pool`] over int8 cells.
+fn pool_int8(
+    p: &Pool,
+    what: [&'static str; 2],
+    input: &[u8],
+    output: &mut [u8],
+    reduce: impl Fn(&mut dyn Iterator<Item = i32>) -> Result<i32, Error>,
+) -> Result<(), Error> {
+    sizes(p, what, 1, input, output)?;
+    pool(
+        p,
+        output,
+        |i| int8(input[i]),
+        reduce,
+        |out, o, v| out[o] = v.clamp(p.activation[0], p.activation[1]) as i8 as u8,
+    )
+}
+
+/// [`pool`] over float32 cells.
+fn pool_f32(
+    p: &Float<Pool>,
+    what: [&'static str; 2],
+    input: &[u8],
+    output: &mut [u8],
+    reduce: impl Fn(&mut dyn Iterator<Item = f32>) -> Result<f32, Error>,
+) -> Result<(), Error> {
+    sizes(p.shape, what, 4, input, output)?;
+    pool(
+        p.shape,
+        output,
+        |i| f32_at(input, i),
+        reduce,
+        |out, o, v| put_f32(out, o, clamp_f32(v, p.activation)),
+    )
+}
+
 /// AVERAGE_POOL_2D: the window's sum over its count, rounded half away from zero.
 pub fn average_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    pool(
+    pool_int8(
         p,
         ["average pool input", "average pool output"],
         input,
@@ -79,12 +128,39 @@ pub fn average_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), E
 
 /// MAX_POOL_2D: the window's largest value (-128 for an empty window).
 pub fn max_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    pool(
+    pool_int8(
         p,
         ["max pool input", "max pool output"],
         input,
         output,
         |cells| Ok(cells.fold(i32::from(i8::MIN), i32::max)),
+    )
+}
+
+/// AVERAGE_POOL_2D, float32: the window's float sum divided by its count in float, as
+/// TFLite's reference (an empty window gives NaN there too).
+pub fn average_pool2d_f32(p: &Float<Pool>, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+    pool_f32(
+        p,
+        ["average pool input", "average pool output"],
+        input,
+        output,
+        |cells| {
+            let (sum, count) = cells.fold((0.0f32, 0.0f32), |(s, n), v| (s + v, n + 1.0));
+            Ok(sum / count)
+        },
+    )
+}
+
+/// MAX_POOL_2D, float32: `std::max` from the lowest float, so a NaN cell is kept only
+/// where the reference keeps it.
+pub fn max_pool2d_f32(p: &Float<Pool>, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+    pool_f32(
+        p,
+        ["max pool input", "max pool output"],
+        input,
+        output,
+        |cells| Ok(cells.fold(f32::MIN, |m, v| if m < v { v } else { m })),
     )
 }
 

@@ -245,6 +245,21 @@ fn activation_range(activation: Activation, scale: f32, zero: i32) -> Result<[i3
     }
 }
 
+/// `CalculateActivationRange` for a float output: the fused activation's clamp in reals.
+/// TFLite leaves any other activation (TANH, SIGN_BIT) unclamped without a word; here
+/// it is an error, so a fused activation is never silently dropped.
+fn float_activation(activation: Activation) -> Result<[f32; 2], String> {
+    match activation {
+        Activation::None => Ok([f32::MIN, f32::MAX]),
+        Activation::Relu => Ok([0.0, f32::MAX]),
+        Activation::Relu6 => Ok([0.0, 6.0]),
+        Activation::ReluN1To1 => Ok([-1.0, 1.0]),
+        other => Err(format!(
+            "fused activation {other:?} is not one TFLite Micro's float kernels apply"
+        )),
+    }
+}
+
 /// `ComputePaddingHeightWidth` for one dimension: the output size and the padding before
 /// the first row or column.
 fn padding(
@@ -325,5 +340,47 @@ mod tests {
             Ok([-64, 64])
         );
         assert!(activation_range(Activation::Tanh, 1.0, 0).is_err());
+    }
+
+    /// A float FULLY_CONNECTED with an int8 filter (a hybrid model) is refused, naming
+    /// the operand; all float, it gets the float kernel with the activation's clamp.
+    #[test]
+    fn float_calls_take_float_throughout() {
+        let operand = |element, shape| Operand {
+            element,
+            shape,
+            scales: &[0.5],
+            zero_points: &[0],
+            constant: None,
+        };
+        let options = Options::FullyConnected {
+            activation: Activation::Relu,
+            keep_num_dims: false,
+        };
+        let input = operand(ElementType::Float32, &[1, 4]);
+        let output = [operand(ElementType::Float32, &[1, 3])];
+        let hybrid = [Some(input), Some(operand(ElementType::Int8, &[3, 4])), None];
+        let e = kernel("FULLY_CONNECTED", &options, &hybrid, &output).unwrap_err();
+        assert!(e.contains("the filter is Int8"), "{e}");
+        let float = [
+            Some(input),
+            Some(operand(ElementType::Float32, &[3, 4])),
+            None,
+        ];
+        let k = kernel("FULLY_CONNECTED", &options, &float, &output).unwrap();
+        assert!(
+            k.starts_with("::usmp_kernels::Kernel::FullyConnectedFloat("),
+            "{k}"
+        );
+        assert!(k.contains("activation: [0.0, 3.4028235e38]"), "{k}");
+    }
+
+    #[test]
+    fn float_activations_are_reals() {
+        assert_eq!(float_activation(Activation::None), Ok([f32::MIN, f32::MAX]));
+        assert_eq!(float_activation(Activation::Relu6), Ok([0.0, 6.0]));
+        assert_eq!(float_activation(Activation::ReluN1To1), Ok([-1.0, 1.0]));
+        // TFLite would leave it unclamped without a word: refused instead.
+        assert!(float_activation(Activation::Tanh).is_err());
     }
 }

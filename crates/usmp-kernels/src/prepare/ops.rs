@@ -5,21 +5,28 @@ use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use usmp::{ElementType, Options, Padding};
+use usmp::{Activation, ElementType, Options, Padding};
 
 use super::{
-    Call, K, Operand, activation_range, int, list, padding, positive, quantize_multiplier,
+    Call, K, Operand, activation_range, float_activation, int, list, padding, positive,
+    quantize_multiplier,
 };
 
-/// The bias input, if present: int32 with one value per output channel.
+/// The bias input, if present: one value per output channel, int32 for int8 calls and
+/// float32 for float calls.
 fn bias(call: &Call<'_, '_>, k: usize, channels: usize) -> Result<bool, String> {
     if !call.has(k) {
         return Ok(false);
     }
     let b = call.input(k, "the bias")?;
-    if b.element != ElementType::Int32 {
+    let want = if float(call)? {
+        ElementType::Float32
+    } else {
+        ElementType::Int32
+    };
+    if b.element != want {
         return Err(format!(
-            "the bias is {:?}; these kernels take Int32 biases",
+            "the bias is {:?}; these kernels take {want:?} biases here",
             b.element
         ));
     }
@@ -58,6 +65,38 @@ fn per_channel(
     Ok((mult, shift))
 }
 
+/// Whether the call runs in float32: its input 0 is, and then its other non-bias inputs
+/// and its output must be too (TFLite Micro's float kernels take no mixed types).
+fn float(call: &Call<'_, '_>) -> Result<bool, String> {
+    if call.input(0, "the input")?.element != ElementType::Float32 {
+        return Ok(false);
+    }
+    let filter = call.inputs.get(1).copied().flatten();
+    for (what, o) in [
+        ("the filter", filter),
+        ("the output", call.outputs.first().copied()),
+    ] {
+        if let Some(o) = o
+            && o.element != ElementType::Float32
+        {
+            return Err(format!(
+                "the input is Float32 but {what} is {:?}; float calls take Float32 throughout",
+                o.element
+            ));
+        }
+    }
+    Ok(true)
+}
+
+/// The float kernel `kind` over integer-shaped parameters `shape` (quantization zeroed),
+/// with the fused activation's clamp in reals.
+fn float_kernel(kind: &str, shape: &str, activation: Activation) -> Result<String, String> {
+    let [lo, hi] = float_activation(activation)?;
+    Ok(format!(
+        "{K}::Kernel::{kind}Float(&{K}::Float {{ shape: &{shape}, activation: [{lo:?}, {hi:?}] }})"
+    ))
+}
+
 pub(super) fn copy(call: &Call<'_, '_>) -> Result<String, String> {
     let input = call.input(0, "the input")?;
     let output = call.output()?;
@@ -86,9 +125,8 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
         call.input(1, "the filter")?,
         call.output()?,
     );
-    let (in_scale, in_zero) = input.int8("the input")?;
-    let (out_scale, out_zero) = output.int8("the output")?;
-    if filter.element != ElementType::Int8 {
+    let float = float(call)?;
+    if !float && filter.element != ElementType::Int8 {
         return Err(format!(
             "the filter is {:?}; these kernels take Int8 filters",
             filter.element
@@ -146,21 +184,35 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
         ));
     }
     let bias = bias(call, 2, channels)?;
+    let kind = if depthwise {
+        "DepthwiseConv2d"
+    } else {
+        "Conv2d"
+    };
+    let shape = |input_offset: i32,
+                 output_offset: i32,
+                 range: [i32; 2],
+                 mult: &[i32],
+                 shift: &[i32]| {
+        format!(
+            "{K}::Conv {{ input: {i:?}, filter: {f:?}, output: {o:?}, stride: {stride:?}, \
+             dilation: {dilation:?}, padding: [{pad_h}, {pad_w}], depth_multiplier: {depth_multiplier}, \
+             input_offset: {input_offset}, output_offset: {output_offset}, activation: {range:?}, bias: {bias}, \
+             multipliers: {}, shifts: {} }}",
+            list(mult),
+            list(shift)
+        )
+    };
+    if float {
+        return float_kernel(kind, &shape(0, 0, [0, 0], &[], &[]), activation);
+    }
+    let (in_scale, in_zero) = input.int8("the input")?;
+    let (out_scale, out_zero) = output.int8("the output")?;
     let (mult, shift) = per_channel(in_scale, &filter, out_scale, channels)?;
     let range = activation_range(activation, out_scale, out_zero)?;
     Ok(format!(
-        "{K}::Kernel::{}(&{K}::Conv {{ input: {i:?}, filter: {f:?}, output: {o:?}, stride: {stride:?}, \
-         dilation: {dilation:?}, padding: [{pad_h}, {pad_w}], depth_multiplier: {depth_multiplier}, \
-         input_offset: {}, output_offset: {out_zero}, activation: {range:?}, bias: {bias}, \
-         multipliers: {}, shifts: {} }})",
-        if depthwise {
-            "DepthwiseConv2d"
-        } else {
-            "Conv2d"
-        },
-        -in_zero,
-        list(&mult),
-        list(&shift)
+        "{K}::Kernel::{kind}(&{})",
+        shape(-in_zero, out_zero, range, &mult, &shift)
     ))
 }
 
@@ -170,9 +222,6 @@ pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
         call.input(1, "the filter")?,
         call.output()?,
     );
-    let (in_scale, in_zero) = input.int8("the input")?;
-    let (out_scale, out_zero) = output.int8("the output")?;
-    let (f_scale, f_zero) = filter.int8("the filter")?;
     let Options::FullyConnected { activation, .. } = *call.options else {
         return Err(format!(
             "options {:?} are not FULLY_CONNECTED's",
@@ -188,6 +237,17 @@ pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
         ));
     }
     let bias = bias(call, 2, outputs)?;
+    let batches = elements / depth;
+    if float(call)? {
+        let shape = format!(
+            "{K}::FullyConnected {{ batches: {batches}, depth: {depth}, outputs: {outputs}, bias: {bias}, \
+             input_offset: 0, filter_offset: 0, output_offset: 0, activation: [0, 0], multipliers: &[], shifts: &[] }}"
+        );
+        return float_kernel("FullyConnected", &shape, activation);
+    }
+    let (in_scale, in_zero) = input.int8("the input")?;
+    let (out_scale, out_zero) = output.int8("the output")?;
+    let (f_scale, f_zero) = filter.int8("the filter")?;
     let (mult, shift, filter_offset) = if filter.scales.len() > 1 {
         let (m, s) = per_channel(in_scale, &filter, out_scale, outputs)?;
         (m, s, 0)
@@ -198,10 +258,9 @@ pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
     };
     let range = activation_range(activation, out_scale, out_zero)?;
     Ok(format!(
-        "{K}::Kernel::FullyConnected(&{K}::FullyConnected {{ batches: {}, depth: {depth}, outputs: {outputs}, \
+        "{K}::Kernel::FullyConnected(&{K}::FullyConnected {{ batches: {batches}, depth: {depth}, outputs: {outputs}, \
          bias: {bias}, input_offset: {}, filter_offset: {filter_offset}, output_offset: {out_zero}, \
          activation: {range:?}, multipliers: {}, shifts: {} }})",
-        elements / depth,
         -in_zero,
         list(&mult),
         list(&shift)
@@ -210,14 +269,6 @@ pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
 
 pub(super) fn pool(call: &Call<'_, '_>, kind: &str) -> Result<String, String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
-    let (in_scale, in_zero) = input.int8("the input")?;
-    let (out_scale, out_zero) = output.int8("the output")?;
-    if in_scale != out_scale || in_zero != out_zero {
-        return Err(
-            "input and output quantization differ; TFLite Micro's int8 pooling requires them equal"
-                .to_string(),
-        );
-    }
     let Options::Pool2d {
         padding: kind_of_padding,
         stride,
@@ -245,16 +296,44 @@ pub(super) fn pool(call: &Call<'_, '_>, kind: &str) -> Result<String, String> {
             "the output is {o:?}, but the input {i:?} and the options give {out_h} x {out_w}"
         ));
     }
+    let shape = |range: [i32; 2]| {
+        format!(
+            "{K}::Pool {{ input: {i:?}, output: {o:?}, window: {window:?}, stride: {stride:?}, \
+             padding: [{pad_h}, {pad_w}], activation: {range:?} }}"
+        )
+    };
+    if float(call)? {
+        return float_kernel(kind, &shape([0, 0]), activation);
+    }
+    let (in_scale, in_zero) = input.int8("the input")?;
+    let (out_scale, out_zero) = output.int8("the output")?;
+    if in_scale != out_scale || in_zero != out_zero {
+        return Err(
+            "input and output quantization differ; TFLite Micro's int8 pooling requires them equal"
+                .to_string(),
+        );
+    }
     let range = activation_range(activation, out_scale, out_zero)?;
-    Ok(format!(
-        "{K}::Kernel::{kind}(&{K}::Pool {{ input: {i:?}, output: {o:?}, window: {window:?}, stride: {stride:?}, \
-         padding: [{pad_h}, {pad_w}], activation: {range:?} }})"
-    ))
+    Ok(format!("{K}::Kernel::{kind}(&{})", shape(range)))
 }
 
 pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
     const SCALED_DIFF_INTEGER_BITS: i32 = 5;
     let (input, output) = (call.input(0, "the input")?, call.output()?);
+    let Options::Softmax { beta } = *call.options else {
+        return Err(format!("options {:?} are not SOFTMAX's", call.options));
+    };
+    let depth = *input.dims()?.last().ok_or("the input is a scalar")?;
+    let elements = input.elements()?;
+    if depth == 0 || output.elements()? != elements {
+        return Err("input and output differ in size".to_string());
+    }
+    if float(call)? {
+        return Ok(format!(
+            "{K}::Kernel::SoftmaxFloat(&{K}::SoftmaxFloat {{ rows: {}, depth: {depth}, beta: {beta:?} }})",
+            elements / depth
+        ));
+    }
     let (in_scale, _) = input.int8("the input")?;
     let out = match output.element {
         ElementType::Int8 => {
@@ -282,9 +361,6 @@ pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
             ));
         }
     };
-    let Options::Softmax { beta } = *call.options else {
-        return Err(format!("options {:?} are not SOFTMAX's", call.options));
-    };
     // `PreprocessSoftmaxScaling`, in double.
     let real = (f64::from(beta)
         * f64::from(in_scale)
@@ -300,11 +376,6 @@ pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
     let radius = f64::from((1 << SCALED_DIFF_INTEGER_BITS) - 1)
         * (1u64 << (31 - SCALED_DIFF_INTEGER_BITS)) as f64
         / (1u64 << left_shift) as f64;
-    let depth = *input.dims()?.last().ok_or("the input is a scalar")?;
-    let elements = input.elements()?;
-    if depth == 0 || output.elements()? != elements {
-        return Err("input and output differ in size".to_string());
-    }
     Ok(format!(
         "{K}::Kernel::Softmax(&{K}::Softmax {{ rows: {}, depth: {depth}, input_multiplier: {multiplier}, \
          input_left_shift: {left_shift}, diff_min: {}, output: {K}::Int::{out} }})",
