@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a firmware example (its folder is the argument) in QEMU without and with poison
 # (both must match TFLite Micro), then checks the ELF: each usmp pool section has exactly
-# the size the plan printed, and no allocator is linked in.
+# the size the plan printed, and no allocator is linked in; and a link without usmp.x
+# fails, naming the fragment.
 # Prints the section table the README shows.
 # Needs: the example's rustup target, qemu-system-arm, readelf (binutils).
 set -euo pipefail
@@ -54,6 +55,22 @@ fi
 if readelf -sW "$elf" | grep -qE '__rust_alloc|__rg_alloc|_malloc_r|\bmalloc\b'; then
   echo "error: an allocator is linked into the firmware" >&2
   status=1
+fi
+
+# Without usmp.x the pools would land wherever the default script puts them: the
+# generated code refers to a symbol only usmp.x defines, so that link must fail, naming it.
+# (RUSTFLAGS replaces the config's flags: link.x alone. Own target dir: no rebuild churn.)
+nofrag=target/no-usmp-x.log
+if RUSTFLAGS="-C link-arg=-Tlink.x" CARGO_TARGET_DIR=target/no-usmp-x \
+    cargo build --release >"$nofrag" 2>&1; then
+  echo "error: the firmware linked without usmp.x; its pools would be misplaced silently" >&2
+  status=1
+elif ! grep -q "undefined symbol: __usmp_x_not_linked__pass_link_arg_Tusmp_x" "$nofrag"; then
+  echo "error: linking without usmp.x failed, but not naming the missing fragment:" >&2
+  tail -20 "$nofrag" >&2
+  status=1
+else
+  echo "without -Tusmp.x the link fails: $(grep -o 'undefined symbol: __usmp_x[a-zA-Z_]*' "$nofrag" | head -1)"
 fi
 
 exit $status

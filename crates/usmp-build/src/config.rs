@@ -56,6 +56,8 @@ pub struct Output {
     pub read: Vec<PathBuf>,
     /// One line per model: its total, per-pool sizes, lower bound and algorithm.
     pub summary: Vec<String>,
+    /// The pools without a `region`, as `(name, section)`: `usmp.x` does not place them.
+    pub unplaced: Vec<(String, String)>,
 }
 
 /// Why generation failed.
@@ -161,6 +163,10 @@ impl Config {
             if let Some(dir) = out.module.parent() {
                 println!("cargo::rustc-link-search={}", dir.display());
             }
+            let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+            for line in unplaced_warnings(&os, &out.unplaced) {
+                println!("cargo::warning={line}");
+            }
             if summary_on {
                 for line in &out.summary {
                     println!("cargo::warning={line}");
@@ -229,6 +235,24 @@ fn depends_on_runtime(cargo_toml: &str) -> bool {
             })
 }
 
+/// On a bare-metal target (`target_os = "none"`), one warning per pool without a region:
+/// nothing places its section, so the linker puts it after the runtime's sections as an
+/// orphan, in whatever memory follows (with cortex-m-rt, usually FLASH). Host builds,
+/// where the system's linker places every section, get none.
+pub(crate) fn unplaced_warnings(target_os: &str, unplaced: &[(String, String)]) -> Vec<String> {
+    if target_os != "none" {
+        return Vec::new();
+    }
+    unplaced
+        .iter()
+        .map(|(name, section)| {
+            format!(
+                "usmp: pool `{name}` has no `region`, so usmp.x does not place its section `{section}` on this bare-metal target: the linker will put it as an orphan section wherever the last memory region ends (often FLASH, where a workspace cannot be written); add `region = \"RAM\"` (a region of memory.x's MEMORY) to the pool in usmp.toml"
+            )
+        })
+        .collect()
+}
+
 /// Writes every generated file of `planned` into `dir`.
 pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Output, Error> {
     let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, Error> {
@@ -261,6 +285,12 @@ pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Outp
         svg: write(SVG_FILE, report::svg(planned).as_bytes())?,
         read: read.to_vec(),
         summary: report::summary(planned),
+        unplaced: planned
+            .pools
+            .iter()
+            .filter(|p| p.region.is_none())
+            .map(|p| (p.name.clone(), p.section.clone()))
+            .collect(),
     })
 }
 
@@ -314,7 +344,19 @@ pub fn plan<S: Clone>(
 
 #[cfg(test)]
 mod tests {
-    use super::depends_on_runtime;
+    use super::{depends_on_runtime, unplaced_warnings};
+
+    #[test]
+    fn a_pool_without_region_is_flagged_on_bare_metal_only() {
+        let unplaced = [("sram".to_string(), ".usmp.sram".to_string())];
+        let w = unplaced_warnings("none", &unplaced);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("pool `sram` has no `region`"), "{}", w[0]);
+        assert!(w[0].contains("`.usmp.sram`"), "{}", w[0]);
+        assert!(w[0].contains("add `region = \"RAM\"`"), "{}", w[0]);
+        assert!(unplaced_warnings("linux", &unplaced).is_empty());
+        assert!(unplaced_warnings("none", &[]).is_empty());
+    }
 
     #[test]
     fn the_runtime_dependency_is_found_however_written() {

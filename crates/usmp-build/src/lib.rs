@@ -112,7 +112,20 @@
 //! ```
 //!
 //! Each workspace pool becomes a `NOLOAD` output section in its region (no flash image,
-//! no start-up cost); an `ASSERT` names the pool and the region when it does not fit.
+//! no start-up cost). A pool can never end up in the wrong memory without a message that
+//! names it and says what to write:
+//!
+//! | mistake | what happens |
+//! |---|---|
+//! | `-Tusmp.x` left out (or `build()` not run) | link error `undefined symbol: __usmp_x_not_linked__pass_link_arg_Tusmp_x`: on `target_os = "none"` the generated code refers to a symbol only `usmp.x` defines |
+//! | the pool does not fit its region | `ASSERT` error `ERROR(usmp): pool dtcm (N bytes) overflows memory region DTCM; ...` |
+//! | other data put in a pool's section | `ASSERT` error `ERROR(usmp): section .usmp.dtcm does not hold exactly pool dtcm's N bytes; ...` |
+//! | two pools given one `section` | build error at the second `section`, naming both |
+//! | a pool without `region` on a bare-metal target | a `cargo::warning` naming the pool and its section, and `region = "RAM"` to add |
+//! | a region name that is not a symbol | build error at `region` |
+//!
+//! A misspelt region (`"DTMC"`) is the linker's own error at the pool's line of `usmp.x`:
+//! `usmp.x:22: memory region not defined: DTMC`.
 //!
 //! ## Other front ends
 //!

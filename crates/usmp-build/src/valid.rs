@@ -32,8 +32,28 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
         );
     }
     let mut seen = BTreeSet::new();
+    let mut sections = BTreeSet::new();
     for pool in &spec.pools {
+        // A pool declared twice has its default section twice too: one error is enough.
+        let twice = seen.contains(&pool.name.value);
         name(&pool.name, "pool", &mut seen, &mut out);
+        if !sections.insert(pool.section.value.as_str()) && !twice {
+            // Two statics in one section: the linker would lay them end to end, and the
+            // fragment could not place or size either pool.
+            out.push(
+                Diagnostic::new(
+                    pool.section.span.clone(),
+                    format!(
+                        "pool `{}` uses section `{}`, which an earlier pool uses too",
+                        pool.name.value, pool.section.value
+                    ),
+                )
+                .help(format!(
+                    "give each pool a section of its own, or leave `section` out for \".usmp.{}\"",
+                    pool.name.value
+                )),
+            );
+        }
         alignment(&pool.alignment, "pool alignment", &mut out);
         if let Some(size) = &pool.size
             && size.value == 0

@@ -115,6 +115,21 @@ fn duplicate_pool_points_at_the_second() {
 }
 
 #[test]
+fn two_pools_in_one_section_point_at_the_second() {
+    one(
+        "shared_section",
+        &format!(
+            "[[pool]]\nname = \"sram\"\nsection = \".pools\"\n\n[[pool]]\nname = \"dtcm\"\nsection = \".pools\"\n{MODEL}"
+        ),
+        "7:11",
+        &[
+            "pool `dtcm` uses section `.pools`, which an earlier pool uses too",
+            "leave `section` out for \".usmp.dtcm\"",
+        ],
+    );
+}
+
+#[test]
 fn pool_too_small_says_how_many_bytes_are_needed() {
     let toml = |size: u64| {
         format!(

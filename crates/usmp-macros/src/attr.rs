@@ -223,8 +223,21 @@ fn pool(p: &Named, errors: &mut Errors) -> Option<PoolSpec<Span>> {
                 }
             }
             "region" => {
-                spec.region =
-                    text(value, "a memory region", errors).map(|s| At::new(s, value.span()));
+                // The macro can write no `usmp.x`: a region here would place nothing, and
+                // the pool would silently land in the default script's memory.
+                if let Some(region) = text(value, "a memory region", errors) {
+                    errors.push(
+                        Diagnostic::new(
+                            key.span(),
+                            format!(
+                                "`usmp_pools!` writes no linker fragment, so it cannot put a pool in region `{region}`"
+                            ),
+                        )
+                        .help(
+                            "declare the pools in usmp.toml and plan from build.rs with usmp-build, whose usmp.x places each pool in its region; or leave `region` out and place the pool's `section` in a linker script of your own",
+                        ),
+                    );
+                }
             }
             "targets" => spec.targets = strings(value, errors),
             _ => errors.push(unknown(&key, POOL_KEYS)),
@@ -441,7 +454,7 @@ mod tests {
             alignment = 8,
             scratch = [op("CONV_2D", im2col = 4 KiB, align = 32), call(3, acc = 512)],
             pools {
-                dtcm: workspace(size = 16 KiB, align = 32, section = ".dtcm", region = "DTCM", targets = ["cpu"]),
+                dtcm: workspace(size = 16 KiB, align = 32, section = ".dtcm", targets = ["cpu"]),
                 flash: constant(size = "1 MiB"),
             }
         });
@@ -452,7 +465,7 @@ mod tests {
         assert_eq!(dtcm.size.as_ref().map(|x| x.value), Some(16384));
         assert_eq!(dtcm.alignment.value, 32);
         assert_eq!(dtcm.section.value, ".dtcm");
-        assert_eq!(dtcm.region.as_ref().map(|r| r.value.as_str()), Some("DTCM"));
+        assert!(dtcm.region.is_none());
         assert_eq!(dtcm.targets[0].value, "cpu");
         assert_eq!(s.pools[1].kind.value, PoolKind::Constant);
         assert_eq!(s.pools[1].section.value, ".usmp.flash");

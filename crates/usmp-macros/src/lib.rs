@@ -11,7 +11,7 @@
 //!         model = "../models/kws.tflite",      // relative to this source file
 //!         algorithm = "auto",                   // default
 //!         pools {
-//!             dtcm:  workspace(size = 16 KiB, align = 16, section = ".usmp.dtcm", region = "DTCM", targets = ["cpu"]),
+//!             dtcm:  workspace(size = 16 KiB, align = 16, section = ".usmp.dtcm", targets = ["cpu"]),
 //!             sram:  workspace(align = 16, section = ".usmp.sram"),
 //!             flash: constant(section = ".usmp.flash"),
 //!         }
@@ -32,8 +32,21 @@
 //!   `models { kws: model(path = "...", algorithm = "...", ...), vww: model(...) }` for
 //!   several sharing the workspace pools;
 //! - pools: `name: workspace(...)` or `name: constant(...)` with `size` (`4096`, `16 KiB`),
-//!   `align`, `section`, `region`, `targets = ["cpu"]`;
+//!   `align`, `section`, `targets = ["cpu"]`;
 //! - scratch: `scratch = [op("CONV_2D", im2col = 4 KiB, align = 32), call(3, acc = 512)]`.
+//!
+//! ## Memory regions
+//!
+//! A proc-macro cannot write a linker fragment, so `usmp_pools!` places no pool in a
+//! memory region: `region = "DTCM"` is a compile error at `region` (it would otherwise be
+//! ignored, and the pool would land in the default script's memory, a DTCM pool as
+//! loaded data in RAM). On a microcontroller, either declare the pools in `usmp.toml` and
+//! let usmp-build write `usmp.x` (each pool's section in its region, with `ASSERT`s), or
+//! give each pool a `section` and place it in your own linker script:
+//!
+//! ```text
+//! SECTIONS { .usmp.dtcm (NOLOAD) : ALIGN(16) { KEEP(*(.usmp.dtcm)) } > DTCM } INSERT BEFORE .bss;
+//! ```
 //!
 //! Every mistake is a compile error at its token, all reported at once, with what to
 //! write instead. The expansion reads the model with `include_bytes!`, so editing the

@@ -53,7 +53,11 @@ fn upper(name: &str) -> String {
 pub fn generate(planned: &Planned, embed: &Embed) -> String {
     let mut out = String::new();
     header(&mut out, planned);
-    shared(&mut out, planned);
+    shared(
+        &mut out,
+        planned,
+        *embed == Embed::OutDir && crate::linker::needs_fragment(planned),
+    );
     for m in &planned.models {
         model::module(&mut out, planned, m, embed);
     }
@@ -111,7 +115,9 @@ fn workspace(planned: &Planned) -> impl Iterator<Item = (usize, &PlannedPool)> {
         .filter(|(_, p)| p.kind == PoolKind::Workspace)
 }
 
-fn shared(out: &mut String, planned: &Planned) {
+/// The pools' constants, statics and `Pools` impl; with `fragment`, code that cannot link
+/// without `usmp.x`.
+fn shared(out: &mut String, planned: &Planned, fragment: bool) {
     for (_, pool) in workspace(planned) {
         let _ = writeln!(
             out,
@@ -153,6 +159,28 @@ fn shared(out: &mut String, planned: &Planned) {
             pool.start_alignment
         );
     }
+    let (declare, check) = if fragment {
+        let sym = crate::linker::LINKED_SYMBOL;
+        (
+            format!(
+                "
+// Defined only by usmp.x: on a bare-metal target, a link without `-Tusmp.x` fails naming
+// it, rather than the pools landing wherever the default linker script puts them. (Host
+// builds leave sections to the system's linker and have no usmp.x.)
+#[cfg(target_os = \"none\")]
+#[allow(non_upper_case_globals)]
+unsafe extern \"C\" {{
+    static {sym}: u8;
+}}
+"
+            ),
+            format!(
+                "        #[cfg(target_os = \"none\")]\n        ::core::hint::black_box(&raw const {sym});\n"
+            ),
+        )
+    } else {
+        (String::new(), String::new())
+    };
     let arms: String = workspace(planned)
         .map(|(i, pool)| format!("            {i} => {}.0.base(),\n", upper(&pool.name)))
         .collect();
@@ -163,7 +191,7 @@ fn shared(out: &mut String, planned: &Planned) {
 /// case, so that no pool's static can be called the same.
 #[allow(non_upper_case_globals)]
 static taken: ::usmp::TakeOnce = ::usmp::TakeOnce::new();
-
+{declare}
 /// The pools above: every model of this module is planned in them.
 #[derive(Debug)]
 pub struct Pools;
@@ -182,7 +210,7 @@ unsafe impl ::usmp::Pools for Pools {{
     }}
 
     fn once() -> &'static ::usmp::TakeOnce {{
-        &taken
+{check}        &taken
     }}
 }}
 

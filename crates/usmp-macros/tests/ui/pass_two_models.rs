@@ -2,8 +2,8 @@
 mod usmp {
     usmp_macros::usmp_pools! {
         pools {
-            sram: workspace(align = 32, section = ".usmp.sram", region = "RAM"),
-            flash: constant(align = 4, section = ".usmp.flash", region = "FLASH"),
+            sram: workspace(align = 32, section = ".usmp.sram"),
+            flash: constant(align = 4, section = ".usmp.flash"),
         }
         models {
             kws: model(path = "../../../../examples/models/kws.json", algorithm = "greedy_by_size", module = keyword),

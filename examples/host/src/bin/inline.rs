@@ -11,9 +11,10 @@ mod usmp {
         name = "micro_speech",
         kernels = true,
         pools {
-            dtcm:  workspace(size = 4 KiB, region = "DTCM"),
-            sram:  workspace(region = "RAM"),
-            flash: constant(region = "FLASH"),
+            // No `region`: the macro writes no linker fragment (a host build needs none).
+            dtcm:  workspace(size = 4 KiB),
+            sram:  workspace(),
+            flash: constant(),
         }
     }
 }

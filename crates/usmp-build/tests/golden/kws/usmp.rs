@@ -32,6 +32,15 @@ static SRAM: Align16<::usmp::Storage<SRAM_SIZE>> = Align16(::usmp::Storage::new(
 #[allow(non_upper_case_globals)]
 static taken: ::usmp::TakeOnce = ::usmp::TakeOnce::new();
 
+// Defined only by usmp.x: on a bare-metal target, a link without `-Tusmp.x` fails naming
+// it, rather than the pools landing wherever the default linker script puts them. (Host
+// builds leave sections to the system's linker and have no usmp.x.)
+#[cfg(target_os = "none")]
+#[allow(non_upper_case_globals)]
+unsafe extern "C" {
+    static __usmp_x_not_linked__pass_link_arg_Tusmp_x: u8;
+}
+
 /// The pools above: every model of this module is planned in them.
 #[derive(Debug)]
 pub struct Pools;
@@ -52,6 +61,8 @@ unsafe impl ::usmp::Pools for Pools {
     }
 
     fn once() -> &'static ::usmp::TakeOnce {
+        #[cfg(target_os = "none")]
+        ::core::hint::black_box(&raw const __usmp_x_not_linked__pass_link_arg_Tusmp_x);
         &taken
     }
 }
