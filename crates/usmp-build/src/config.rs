@@ -201,7 +201,25 @@ impl Config {
             )
         };
         let spec = manifest::parse(&text, &base).map_err(invalid)?;
-        let planned = plan(&spec, read).map_err(invalid)?;
+        // cortex-m-rt's memory.x beside usmp.toml, if any: its regions are the ones to use.
+        let memory_x = base.join("memory.x");
+        let mut bad = Vec::new();
+        if let Some(regions) = std::fs::read_to_string(&memory_x)
+            .ok()
+            .and_then(|t| crate::memory::regions(&t))
+        {
+            read.push(memory_x.clone());
+            bad = crate::memory::check(&spec.pools, &memory_x.display().to_string(), &regions);
+        }
+        // Reported with whatever planning finds, all at once.
+        let planned = match plan(&spec, read) {
+            Ok(planned) if bad.is_empty() => planned,
+            Ok(_) => return Err(invalid(bad)),
+            Err(more) => {
+                bad.extend(more);
+                return Err(invalid(bad));
+            }
+        };
         let output = write_all(&planned, &out_dir, read)?;
         Ok((output, self.summary.unwrap_or(spec.summary)))
     }

@@ -123,9 +123,10 @@
 //! | two pools given one `section` | build error at the second `section`, naming both |
 //! | a pool without `region` on a bare-metal target | a `cargo::warning` naming the pool and its section, and `region = "RAM"` to add |
 //! | a region name that is not a symbol | build error at `region` |
+//! | a region `memory.x` does not declare (`"DTMC"`) | build error at `region`, listing the regions of the `memory.x` beside `usmp.toml` |
 //!
-//! A misspelt region (`"DTMC"`) is the linker's own error at the pool's line of `usmp.x`:
-//! `usmp.x:22: memory region not defined: DTMC`.
+//! Without a `memory.x` beside `usmp.toml`, a misspelt region is the linker's own error
+//! at the pool's line of `usmp.x`: `usmp.x:22: memory region not defined: DTMC`.
 //!
 //! ## Other front ends
 //!
@@ -143,6 +144,7 @@ mod ident;
 mod kernels;
 mod linker;
 mod manifest;
+mod memory;
 mod operands;
 mod planning;
 mod report;

@@ -130,6 +130,37 @@ fn two_pools_in_one_section_point_at_the_second() {
 }
 
 #[test]
+fn a_region_memory_x_lacks_is_refused_at_its_token() {
+    let memory_x = "MEMORY\n{\n  FLASH : ORIGIN = 0x0, LENGTH = 256K\n  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 64K\n  DTCM : ORIGIN = 0x20010000, LENGTH = 16K\n}\n";
+    let toml = format!(
+        "[[pool]]\nname = \"sram\"\nregion = \"DTMC\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\nregion = \"FLASH\"\n{MODEL}"
+    );
+    let d = one_with(
+        "region_not_in_memory_x",
+        &toml,
+        &[("memory.x", memory_x)],
+        "3:10",
+        &[
+            "region `DTMC` is not declared in",
+            "memory.x",
+            "write one of its MEMORY regions: FLASH, RAM, DTCM",
+        ],
+    );
+    assert!(d.contains("^^^^^^"), "{d}");
+    // The same file with the region spelt right plans.
+    let dir = setup(
+        "region_in_memory_x",
+        &toml.replace("DTMC", "DTCM"),
+        &[("memory.x", memory_x)],
+    );
+    let out = Config::from_file(dir.join("usmp.toml"))
+        .out_dir(dir.join("out"))
+        .cargo_directives(false)
+        .generate();
+    assert!(out.is_ok(), "{:?}", out.err().map(|e| e.to_string()));
+}
+
+#[test]
 fn pool_too_small_says_how_many_bytes_are_needed() {
     let toml = |size: u64| {
         format!(
