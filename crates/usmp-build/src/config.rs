@@ -183,6 +183,13 @@ impl Config {
                 .map(PathBuf::from)
                 .ok_or(Error::NoOutDir)?,
         };
+        let (planned, summary) = self.planned(read)?;
+        let output = write_all(&planned, &out_dir, read)?;
+        Ok((output, summary))
+    }
+
+    /// Reads, validates (with the `memory.x` beside the manifest, if any) and plans.
+    fn planned(&self, read: &mut Vec<PathBuf>) -> Result<(Planned, bool), Error> {
         let text = std::fs::read_to_string(&self.manifest).map_err(|source| Error::Io {
             path: self.manifest.clone(),
             source,
@@ -212,16 +219,28 @@ impl Config {
             bad = crate::memory::check(&spec.pools, &memory_x.display().to_string(), &regions);
         }
         // Reported with whatever planning finds, all at once.
-        let planned = match plan(&spec, read) {
-            Ok(planned) if bad.is_empty() => planned,
-            Ok(_) => return Err(invalid(bad)),
+        match plan(&spec, read) {
+            Ok(planned) if bad.is_empty() => Ok((planned, self.summary.unwrap_or(spec.summary))),
+            Ok(_) => Err(invalid(bad)),
             Err(more) => {
                 bad.extend(more);
-                return Err(invalid(bad));
+                Err(invalid(bad))
             }
-        };
-        let output = write_all(&planned, &out_dir, read)?;
-        Ok((output, self.summary.unwrap_or(spec.summary)))
+        }
+    }
+
+    /// The report [`generate`](Self::generate) would write, without writing anything:
+    /// what `usmp plan usmp.toml` prints, so the command plans exactly what the build
+    /// would.
+    pub fn report(&self) -> Result<String, Error> {
+        let (planned, _) = self.planned(&mut Vec::new())?;
+        Ok(report::text(&planned))
+    }
+
+    /// The memory maps [`generate`](Self::generate) would write (SVG).
+    pub fn svg(&self) -> Result<String, Error> {
+        let (planned, _) = self.planned(&mut Vec::new())?;
+        Ok(report::svg(&planned))
     }
 }
 

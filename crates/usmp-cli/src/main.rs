@@ -28,9 +28,11 @@ enum Command {
     /// `{"pools": [...], "buffers": [...]}` in the RFC's shape. Or it is a model: a
     /// `.tflite` file or the JSON model IR `{"tensors": [...], "calls": [...]}`; then the
     /// per-call liveness is printed first, and `--pools` gives the memories (default: one
-    /// unbounded workspace pool and one constant pool, both aligned to 16).
+    /// unbounded workspace pool and one constant pool, both aligned to 16). Or it is a
+    /// build's `usmp.toml`, planned exactly as usmp-build would.
     Plan {
-        /// The problem or model file (.csv, .json, .tflite).
+        /// The problem or model file (.csv, .json, .tflite), or a build's usmp.toml (planned
+        /// exactly as usmp-build would, printing the report the build writes).
         file: PathBuf,
         /// Planning algorithm.
         #[arg(long, short, default_value = "auto", value_parser = algorithm_name)]
@@ -140,6 +142,30 @@ fn main() -> ExitCode {
             pools,
             format,
             svg,
+        } if is_manifest(&file) => {
+            let extra = [
+                ("--pools", pools.is_some()),
+                ("--capacity", capacity.is_some()),
+                ("--time-limit", time_limit.is_some()),
+                ("--algorithm", name != "auto"),
+                ("--format json", matches!(format, Format::Json)),
+            ];
+            match extra.iter().find(|(_, given)| *given) {
+                Some((flag, _)) => Err(Failure::Input(format!(
+                    "{}: {flag} does not apply to a usmp.toml, which sets its pools and algorithms itself; leave {flag} out",
+                    file.display()
+                ))),
+                None => manifest(&file, svg.as_deref()),
+            }
+        }
+        Command::Plan {
+            file,
+            algorithm: name,
+            capacity,
+            time_limit,
+            pools,
+            format,
+            svg,
         } => configured(&name, capacity, time_limit).and_then(|algorithm| {
             plan(
                 &file,
@@ -176,6 +202,30 @@ fn emit(text: &str) {
         .is_err()
     {
         std::process::exit(0);
+    }
+}
+
+/// Whether `file` is a build's `usmp.toml` (any `.toml`), not a problem or a model.
+fn is_manifest(file: &Path) -> bool {
+    file.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+}
+
+/// Plans a `usmp.toml` exactly as usmp-build would in `build.rs` (the same validation,
+/// `memory.x` check, algorithms and verifier) and prints the report it would write.
+fn manifest(file: &Path, svg: Option<&Path>) -> Result<(), Failure> {
+    let config = usmp_build::Config::from_file(file).cargo_directives(false);
+    let failed = |e: usmp_build::Error| match e {
+        usmp_build::Error::Invalid(d) => Failure::Input(d.join("\n")),
+        other => Failure::Input(other.to_string()),
+    };
+    emit(&config.report().map_err(failed)?);
+    match svg {
+        Some(_) => {
+            let map = config.svg().map_err(failed)?;
+            write_svg(svg, || map)
+        }
+        None => Ok(()),
     }
 }
 

@@ -547,3 +547,48 @@ fn capacity_decides_and_time_limit_is_checked() {
     assert!(text(&out.stderr).contains("applies to the searching algorithms"));
     std::fs::remove_file(&csv).unwrap();
 }
+
+/// `usmp plan usmp.toml` plans what the build would and prints the report it would
+/// write; flags the manifest sets itself are refused; a bad manifest is located.
+#[test]
+fn a_usmp_toml_plans_as_the_build_would() {
+    let toml = repo().join("examples/firmware/usmp.toml");
+    let toml = toml.to_str().unwrap();
+    let out = usmp(&["plan", toml]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains(
+            "dtcm         workspace       4016 bytes  limit 4096, section .usmp.dtcm in region DTCM"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("== model micro_speech"), "{stdout}");
+    // The same bytes as the report a build writes (usmp-build's own text).
+    let built = usmp_build::Config::from_file(toml)
+        .cargo_directives(false)
+        .report()
+        .unwrap();
+    assert_eq!(stdout, built);
+
+    let out = usmp(&["plan", toml, "--pools", "p.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--pools does not apply to a usmp.toml"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-manifest");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("usmp.toml");
+    std::fs::write(&bad, "[[pool]]\nname = \"sram\"\nalignment = 3\n").unwrap();
+    let out = usmp(&["plan", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("usmp.toml:3:13: error:"), "{err}");
+    assert!(
+        err.contains("no model is declared"),
+        "all errors at once: {err}"
+    );
+}
