@@ -38,8 +38,9 @@ enum Command {
         #[arg(long, short, default_value = "auto", value_parser = algorithm_name)]
         algorithm: String,
         /// Decision mode: stop at the first plan of at most this many bytes in total. For a
-        /// CSV problem it is also the size limit of its pool.
-        #[arg(long)]
+        /// CSV problem it is also the size limit of its pool. Bytes, or a unit as in
+        /// usmp.toml: `--capacity "64 KiB"`.
+        #[arg(long, value_parser = usmp_core::input::parse_size)]
         capacity: Option<u64>,
         /// For `exact` and `auto`: search for at most this many seconds instead of the
         /// deterministic work budget that builds use (ends earlier once proven optimal).

@@ -24,7 +24,7 @@ const TOP_KEYS: &[&str] = &[
     "scratch",
     "kernels",
 ];
-const POOL_KEYS: &[&str] = &["size", "align", "section", "region", "targets"];
+const POOL_KEYS: &[&str] = &["size", "alignment", "align", "section", "region", "targets"];
 const MODEL_KEYS: &[&str] = &[
     "path",
     "algorithm",
@@ -216,7 +216,8 @@ fn pool(p: &Named, errors: &mut Errors) -> Option<PoolSpec<Span>> {
     for (key, value) in keyed(&p.args, errors) {
         match key.to_string().as_str() {
             "size" => spec.size = size(value, errors),
-            "align" => spec.alignment = size(value, errors).unwrap_or(spec.alignment),
+            // `alignment` as in usmp.toml; `align` is its short form.
+            "alignment" | "align" => spec.alignment = size(value, errors).unwrap_or(spec.alignment),
             "section" => {
                 if let Some(s) = text(value, "a section name", errors) {
                     spec.section = At::new(s, value.span());
@@ -455,7 +456,7 @@ mod tests {
             scratch = [op("CONV_2D", im2col = 4 KiB, align = 32), call(3, acc = 512)],
             pools {
                 dtcm: workspace(size = 16 KiB, align = 32, section = ".dtcm", targets = ["cpu"]),
-                flash: constant(size = "1 MiB"),
+                flash: constant(size = "1 MiB", alignment = 64),
             }
         });
         let s = spec(&input, Path::new("/fw/src")).unwrap_or_else(|e| panic!("{}", e[0].message));
@@ -468,6 +469,10 @@ mod tests {
         assert!(dtcm.region.is_none());
         assert_eq!(dtcm.targets[0].value, "cpu");
         assert_eq!(s.pools[1].kind.value, PoolKind::Constant);
+        assert_eq!(
+            s.pools[1].alignment.value, 64,
+            "`alignment` as in usmp.toml"
+        );
         assert_eq!(s.pools[1].section.value, ".usmp.flash");
         assert_eq!(s.pools[1].size.as_ref().map(|x| x.value), Some(1 << 20));
         let m = &s.models[0];

@@ -32,7 +32,8 @@
 //!   `models { kws: model(path = "...", algorithm = "...", ...), vww: model(...) }` for
 //!   several sharing the workspace pools;
 //! - pools: `name: workspace(...)` or `name: constant(...)` with `size` (`4096`, `16 KiB`),
-//!   `align`, `section`, `targets = ["cpu"]`;
+//!   `alignment` (or `align`), `section`, `targets = ["cpu"]`: the keys and units of
+//!   `usmp.toml`;
 //! - scratch: `scratch = [op("CONV_2D", im2col = 4 KiB, align = 32), call(3, acc = 512)]`.
 //!
 //! ## Memory regions

@@ -9,6 +9,7 @@ mod model_json;
 mod pools_json;
 mod problem_json;
 mod read;
+mod size;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ pub use csv::parse_csv;
 pub use pools_json::PoolsFile;
 pub use problem_json::parse_problem_json;
 use problem_json::problem_from_json;
+pub use size::parse_size;
 
 use crate::liveness::{self, Liveness};
 use crate::model::{Model, ModelError, ModelLocus};
@@ -225,7 +227,7 @@ fn read_as(
     if capacity.is_some() && container != Container::Csv {
         return Err(InputError::whole(
             &file,
-            "a capacity only applies to CSV problems; give each pool its \"size_hint_bytes\" \
+            "a capacity only applies to CSV problems; give each pool its \"size\" \
              instead",
         ));
     }

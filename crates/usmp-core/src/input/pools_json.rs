@@ -14,7 +14,7 @@ const TOP_KEYS: &[&str] = &[
     "alignment",
     "scratch",
 ];
-const RULE_KEYS: &[&str] = &["op", "call", "name", "size_bytes", "alignment"];
+const RULE_KEYS: &[&str] = &["op", "call", "name", "size", "size_bytes", "alignment"];
 
 /// The pools file that goes with a model: the memories to plan into and how to lower
 /// the model onto them.
@@ -22,7 +22,7 @@ const RULE_KEYS: &[&str] = &["op", "call", "name", "size_bytes", "alignment"];
 /// ```json
 /// {
 ///   "pools": [
-///     {"name": "dtcm",  "size_hint_bytes": 16384, "alignment": 16, "targets": ["cpu"]},
+///     {"name": "dtcm",  "size": "16 KiB", "alignment": 16, "targets": ["cpu"]},
 ///     {"name": "sram",  "alignment": 16, "targets": ["cpu", "npu"]},
 ///     {"name": "flash", "kind": "constant", "alignment": 16}
 ///   ],
@@ -30,12 +30,15 @@ const RULE_KEYS: &[&str] = &["op", "call", "name", "size_bytes", "alignment"];
 ///   "size_granularity": 16,
 ///   "alignment": 16,
 ///   "scratch": [
-///     {"op": "SVDF", "name": "state_scratch", "size_bytes": 448},
-///     {"call": 3, "name": "im2col", "size_bytes": 4096, "alignment": 32}
+///     {"op": "SVDF", "name": "state_scratch", "size": 448},
+///     {"call": 3, "name": "im2col", "size": "4 KiB", "alignment": 32}
 ///   ]
 /// }
 /// ```
 ///
+/// Sizes are written as in `usmp.toml`: bytes, or a string with a binary unit (`"16 KiB"`);
+/// a pool's `size` of -1 or none means no limit. The RFC's older names, `size_hint_bytes`
+/// for a pool and `size_bytes` for a scratch rule, are still read (one or the other).
 /// Pools take the keys of the JSON problem's pools, in preference order. The other keys
 /// are [`Options`](crate::liveness::Options) and default to TFLite Micro's and TVM's
 /// choices: I/O in pools, sizes rounded to 16, alignment 16. A scratch rule selects
@@ -172,8 +175,20 @@ fn rule(r: &Reader<'_>, j: &Json, k: usize) -> Result<ScratchRule, InputError> {
         }
     };
     let name = r.string(r.required(e, j, "name", &what)?, &format!("{what}.name"))?;
-    let size_json = r.required(e, j, "size_bytes", &what)?;
-    let bytes = positive(r, size_json, &format!("{what}.size_bytes"))?;
+    // `size` as in usmp.toml (bytes or "4 KiB"), or the older `size_bytes`.
+    let (size_json, key) = match r.either(e, &what, "size", "size_bytes")? {
+        Some(found) => found,
+        None => (r.required(e, j, "size", &what)?, "size"),
+    };
+    let bytes = match r.bytes(size_json, &format!("{what}.{key}"))? {
+        Some(0) | None => {
+            return Err(r.err(
+                size_json.pos,
+                format!("{what}.{key} must be 1 byte or more"),
+            ));
+        }
+        Some(v) => v,
+    };
     let alignment = match r.get(e, "alignment") {
         Some(a) => Some(positive(r, a, &format!("{what}.alignment"))?),
         None => None,
@@ -199,6 +214,41 @@ mod tests {
             Ok(_) => String::new(),
             Err(e) => e.to_string(),
         }
+    }
+
+    /// The keys and units of usmp.toml work here too; the RFC's older names still do.
+    #[test]
+    fn sizes_are_written_as_in_usmp_toml() {
+        let pools = |text: &str| {
+            let root = json::parse(text, "pools.json").unwrap_or_else(|e| panic!("{e}"));
+            parse_pools_json(&root, "pools.json").unwrap_or_else(|e| panic!("{e}"))
+        };
+        let new = pools(
+            r#"{"pools": [{"name": "dtcm", "size": "8 KiB"}, {"name": "sram", "size": -1}],
+                "scratch": [{"op": "CONV_2D", "name": "im2col", "size": "1 KiB"}]}"#,
+        );
+        let old = pools(
+            r#"{"pools": [{"name": "dtcm", "size_hint_bytes": 8192}, {"name": "sram"}],
+                "scratch": [{"op": "CONV_2D", "name": "im2col", "size_bytes": 1024}]}"#,
+        );
+        assert_eq!(format!("{:?}", new.pools), format!("{:?}", old.pools));
+        assert_eq!(new.pools[0].size_limit, Some(8192));
+        assert_eq!(new.pools[1].size_limit, None);
+        assert_eq!(
+            format!("{:?}", new.options.scratch),
+            format!("{:?}", old.options.scratch)
+        );
+        let both = message(r#"{"pools": [{"name": "p", "size": 1, "size_hint_bytes": 1}]}"#);
+        assert!(
+            both.contains("pools[0] gives both size and size_hint_bytes; keep size"),
+            "{both}"
+        );
+        let unit = message(r#"{"pools": [{"name": "p", "size": "8 kb"}]}"#);
+        assert!(
+            unit.contains("pools[0].size: `8 kb` is not a size"),
+            "{unit}"
+        );
+        assert!(unit.contains("\"16 KiB\""), "{unit}");
     }
 
     #[test]

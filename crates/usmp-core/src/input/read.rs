@@ -8,7 +8,14 @@ use super::{InputError, Pos};
 use crate::problem::{Field, Pool, PoolKind};
 
 /// Every key a pool object may have, in the RFC's spelling.
-pub(crate) const POOL_KEYS: &[&str] = &["name", "kind", "size_hint_bytes", "alignment", "targets"];
+pub(crate) const POOL_KEYS: &[&str] = &[
+    "name",
+    "kind",
+    "size",
+    "size_hint_bytes",
+    "alignment",
+    "targets",
+];
 
 pub(crate) fn known(what: &str, names: &BTreeMap<String, usize>) -> String {
     if names.is_empty() {
@@ -91,6 +98,26 @@ impl Reader<'_> {
         entries.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v)
     }
 
+    /// The value under `key` or under its older name `old`, and which name it was under:
+    /// both is an error.
+    pub(crate) fn either<'j>(
+        &self,
+        entries: Entries<'j>,
+        what: &str,
+        key: &'static str,
+        old: &'static str,
+    ) -> Result<Option<(&'j Json, &'static str)>, InputError> {
+        match (self.get(entries, key), self.get(entries, old)) {
+            (Some(both), Some(_)) => Err(self.err(
+                both.pos,
+                format!("{what} gives both {key} and {old}; keep {key}"),
+            )),
+            (Some(v), None) => Ok(Some((v, key))),
+            (None, Some(v)) => Ok(Some((v, old))),
+            (None, None) => Ok(None),
+        }
+    }
+
     pub(crate) fn required<'j>(
         &self,
         entries: Entries<'j>,
@@ -134,6 +161,16 @@ impl Reader<'_> {
     }
 
     /// A whole number; `-1` is returned as `None` when `minus_one_is_none`.
+    /// A size: a whole number of bytes, a string with a unit (`"64 KiB"`), or -1 for none.
+    pub(crate) fn bytes(&self, j: &Json, what: &str) -> Result<Option<u64>, InputError> {
+        match &j.value {
+            Value::String(text) => super::parse_size(text)
+                .map(Some)
+                .map_err(|e| self.err(j.pos, format!("{what}: {e}"))),
+            _ => self.integer(j, what, true),
+        }
+    }
+
     pub(crate) fn integer(
         &self,
         j: &Json,
@@ -204,8 +241,9 @@ impl Reader<'_> {
         let name = self.string(self.required(e, j, "name", &what)?, &format!("{what}.name"))?;
         let mut pool = Pool::workspace(name);
         pool.kind = self.kind(self.get(e, "kind"), &format!("{what}.kind"))?;
-        if let Some(limit) = self.get(e, "size_hint_bytes") {
-            pool.size_limit = self.integer(limit, &format!("{what}.size_hint_bytes"), true)?;
+        // `size` as in usmp.toml (a number, "64 KiB", or -1 for none), or the RFC's name.
+        if let Some((size, key)) = self.either(e, &what, "size", "size_hint_bytes")? {
+            pool.size_limit = self.bytes(size, &format!("{what}.{key}"))?;
         }
         if let Some(a) = self.get(e, "alignment") {
             pool.alignment = self
