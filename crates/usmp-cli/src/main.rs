@@ -143,40 +143,23 @@ fn main() -> ExitCode {
             pools,
             format,
             svg,
-        } if is_manifest(&file) => {
-            let extra = [
-                ("--pools", pools.is_some()),
-                ("--capacity", capacity.is_some()),
-                ("--time-limit", time_limit.is_some()),
-                ("--algorithm", name != "auto"),
-                ("--format json", matches!(format, Format::Json)),
-            ];
-            match extra.iter().find(|(_, given)| *given) {
-                Some((flag, _)) => Err(Failure::Input(format!(
-                    "{}: {flag} does not apply to a usmp.toml, which sets its pools and algorithms itself; leave {flag} out",
-                    file.display()
-                ))),
-                None => manifest(&file, svg.as_deref()),
+        } => {
+            if is_manifest(&file) {
+                manifest_only(&file, &name, capacity, time_limit, pools.as_deref(), format)
+                    .and_then(|()| manifest(&file, svg.as_deref()))
+            } else {
+                configured(&name, capacity, time_limit).and_then(|algorithm| {
+                    plan(
+                        &file,
+                        algorithm.as_ref(),
+                        capacity,
+                        pools.as_deref(),
+                        format,
+                        svg.as_deref(),
+                    )
+                })
             }
         }
-        Command::Plan {
-            file,
-            algorithm: name,
-            capacity,
-            time_limit,
-            pools,
-            format,
-            svg,
-        } => configured(&name, capacity, time_limit).and_then(|algorithm| {
-            plan(
-                &file,
-                algorithm.as_ref(),
-                capacity,
-                pools.as_deref(),
-                format,
-                svg.as_deref(),
-            )
-        }),
         Command::Bench(args) => bench::run(&args),
     };
     match result {
@@ -210,6 +193,31 @@ fn emit(text: &str) {
 fn is_manifest(file: &Path) -> bool {
     file.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+}
+
+/// Refuses the flags a `usmp.toml` sets itself.
+fn manifest_only(
+    file: &Path,
+    algorithm: &str,
+    capacity: Option<u64>,
+    time_limit: Option<f64>,
+    pools: Option<&Path>,
+    format: Format,
+) -> Result<(), Failure> {
+    let given = [
+        ("--pools", pools.is_some()),
+        ("--capacity", capacity.is_some()),
+        ("--time-limit", time_limit.is_some()),
+        ("--algorithm", algorithm != "auto"),
+        ("--format json", matches!(format, Format::Json)),
+    ];
+    match given.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(Failure::Input(format!(
+            "{}: {flag} does not apply to a usmp.toml, which sets its pools and algorithms itself; leave {flag} out",
+            file.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Plans a `usmp.toml` exactly as usmp-build would in `build.rs` (the same validation,
