@@ -46,7 +46,7 @@
 //! ## Models
 //!
 //! Usually the buffers come from a model: a `.tflite` file ([`tflite`]) or usmp's JSON
-//! model IR ([`input::parse_model`], documented in the README), both read into a
+//! model IR ([`input::parse_model`], documented in docs/cli.md), both read into a
 //! [`model::Model`] of operator calls, tensors and scratch. [`liveness::analyse`] turns a
 //! model and its pools into one problem holding the tensors between operators and the
 //! scratch inside them together, each with its live range and the pools its targets can
