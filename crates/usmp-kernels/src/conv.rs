@@ -14,8 +14,7 @@ use crate::Error;
 use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, put_f32, requantize, want};
 use crate::params::{Conv, Float};
 
-/// Checks the regions against the shapes (`width` bytes per element) and, for int8, the
-/// per-channel lists against the channels.
+/// Checks the regions against the shapes (`width` bytes per element).
 fn check(
     what: [&'static str; 4],
     p: &Conv,
@@ -31,18 +30,7 @@ fn check(
     if p.bias {
         want(what[2], bias, 4 * channels)?;
     }
-    want(what[3], output, width * p.output.iter().product::<usize>())?;
-    if width == 1 {
-        for list in [p.multipliers, p.shifts] {
-            if list.len() != 1 && list.len() != channels {
-                return Err(Error::Parameters {
-                    what: what[3],
-                    problem: "per-channel multipliers do not match the output channels",
-                });
-            }
-        }
-    }
-    Ok(())
+    want(what[3], output, width * p.output.iter().product::<usize>())
 }
 
 /// The filter taps `k` (rows or columns) of output `out` whose input row
@@ -185,6 +173,14 @@ fn int8_conv<const DEPTHWISE: bool>(
     output: &mut [u8],
 ) -> Result<(), Error> {
     check(what, p, 1, input, filter, bias, output)?;
+    for list in [p.multipliers, p.shifts] {
+        if list.len() != 1 && list.len() != p.output[3] {
+            return Err(Error::Parameters {
+                what: what[3],
+                problem: "per-channel multipliers do not match the output channels",
+            });
+        }
+    }
     loops::<DEPTHWISE, i32>(
         p,
         0,

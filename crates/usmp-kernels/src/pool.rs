@@ -53,10 +53,10 @@ fn pool<T>(
             for ox in 0..out_w {
                 let [(y0, y1), (x0, x1)] = window(p, oy, ox);
                 for c in 0..depth {
-                    let mut cells = (y0..y1).flat_map(|y| {
+                    let cells = (y0..y1).flat_map(|y| {
                         (x0..x1).map(move |x| ((b * in_h + y) * in_w + x) * depth + c)
                     });
-                    let v = reduce(&mut cells.by_ref().map(&at))?;
+                    let v = reduce(&mut cells.map(&at))?;
                     put(output, ((b * out_h + oy) * out_w + ox) * depth + c, v);
                 }
             }

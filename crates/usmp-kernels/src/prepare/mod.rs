@@ -292,6 +292,14 @@ fn positive(v: i32, what: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("{what} is {v}; it must be at least 1"))
 }
 
+/// A height-then-width pair of positive options (`"stride height"`, `"stride width"`).
+fn positive2(v: [i32; 2], what: &str) -> Result<[usize; 2], String> {
+    Ok([
+        positive(v[0], &format!("{what} height"))?,
+        positive(v[1], &format!("{what} width"))?,
+    ])
+}
+
 /// `&[a, b, c]`.
 fn list(v: &[i32]) -> String {
     let items: Vec<String> = v.iter().map(i32::to_string).collect();

@@ -8,18 +8,18 @@ use std::vec::Vec;
 use usmp::{Activation, ElementType, Options, Padding};
 
 use super::{
-    Call, K, Operand, activation_range, float_activation, int, list, padding, positive,
+    Call, K, Operand, activation_range, float_activation, int, list, padding, positive, positive2,
     quantize_multiplier,
 };
 
 /// The bias input, if present: one value per output channel, int32 for int8 calls and
-/// float32 for float calls.
-fn bias(call: &Call<'_, '_>, k: usize, channels: usize) -> Result<bool, String> {
+/// float32 for `float` calls.
+fn bias(call: &Call<'_, '_>, k: usize, channels: usize, float: bool) -> Result<bool, String> {
     if !call.has(k) {
         return Ok(false);
     }
     let b = call.input(k, "the bias")?;
-    let want = if float(call)? {
+    let want = if float {
         ElementType::Float32
     } else {
         ElementType::Int32
@@ -152,14 +152,8 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
     let f = filter.dims_n::<4>("the filter")?;
     let o = output.dims_n::<4>("the output")?;
     let same = padding_kind == Padding::Same;
-    let stride = [
-        positive(stride[0], "stride height")?,
-        positive(stride[1], "stride width")?,
-    ];
-    let dilation = [
-        positive(dilation[0], "dilation height")?,
-        positive(dilation[1], "dilation width")?,
-    ];
+    let stride = positive2(stride, "stride")?;
+    let dilation = positive2(dilation, "dilation")?;
     let (out_h, pad_h) = padding(same, i[1], f[1], stride[0], dilation[0])?;
     let (out_w, pad_w) = padding(same, i[2], f[2], stride[1], dilation[1])?;
     let channels = o[3];
@@ -183,7 +177,7 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
             "the output is {o:?}, but input {i:?}, filter {f:?} and the options give {out_h} x {out_w}"
         ));
     }
-    let bias = bias(call, 2, channels)?;
+    let bias = bias(call, 2, channels, float)?;
     let kind = if depthwise {
         "DepthwiseConv2d"
     } else {
@@ -236,9 +230,10 @@ pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
             input.shape, filter.shape, output.shape
         ));
     }
-    let bias = bias(call, 2, outputs)?;
+    let float = float(call)?;
+    let bias = bias(call, 2, outputs, float)?;
     let batches = elements / depth;
-    if float(call)? {
+    if float {
         let shape = format!(
             "{K}::FullyConnected {{ batches: {batches}, depth: {depth}, outputs: {outputs}, bias: {bias}, \
              input_offset: 0, filter_offset: 0, output_offset: 0, activation: [0, 0], multipliers: &[], shifts: &[] }}"
@@ -281,14 +276,8 @@ pub(super) fn pool(call: &Call<'_, '_>, kind: &str) -> Result<String, String> {
     let i = input.dims_n::<4>("the input")?;
     let o = output.dims_n::<4>("the output")?;
     let same = kind_of_padding == Padding::Same;
-    let stride = [
-        positive(stride[0], "stride height")?,
-        positive(stride[1], "stride width")?,
-    ];
-    let window = [
-        positive(filter[0], "filter height")?,
-        positive(filter[1], "filter width")?,
-    ];
+    let stride = positive2(stride, "stride")?;
+    let window = positive2(filter, "filter")?;
     let (out_h, pad_h) = padding(same, i[1], window[0], stride[0], 1)?;
     let (out_w, pad_w) = padding(same, i[2], window[1], stride[1], 1)?;
     if [i[0], out_h, out_w, i[3]] != o {
@@ -441,7 +430,7 @@ pub(super) fn svdf(call: &Call<'_, '_>) -> Result<String, String> {
             input.shape, feature.shape, time.shape, state.shape, output.shape
         ));
     }
-    let bias = bias(call, 3, units)?;
+    let bias = bias(call, 3, units, false)?;
     // Both effective scales in float, then widened, as `PrepareSvdf`.
     let (feature_multiplier, feature_shift) =
         quantize_multiplier(f64::from(in_scale * feature_scale / state_scale));
