@@ -229,18 +229,11 @@ impl Config {
         }
     }
 
-    /// The report [`generate`](Self::generate) would write, without writing anything:
-    /// what `usmp plan usmp.toml` prints, so the command plans exactly what the build
-    /// would.
-    pub fn report(&self) -> Result<String, Error> {
-        let (planned, _) = self.planned(&mut Vec::new())?;
-        Ok(report::text(&planned))
-    }
-
-    /// The memory maps [`generate`](Self::generate) would write (SVG).
-    pub fn svg(&self) -> Result<String, Error> {
-        let (planned, _) = self.planned(&mut Vec::new())?;
-        Ok(report::svg(&planned))
+    /// The plans [`generate`](Self::generate) would write, without writing anything:
+    /// `usmp plan usmp.toml` prints their [`report_text`](crate::report_text), so the
+    /// command plans exactly what the build would.
+    pub fn plan(&self) -> Result<Planned, Error> {
+        self.planned(&mut Vec::new()).map(|(planned, _)| planned)
     }
 }
 

@@ -167,3 +167,13 @@ pub use usmp_core;
 pub fn linker_fragment(planned: &Planned) -> String {
     linker::fragment(planned)
 }
+
+/// The text report for `planned` (what `usmp-report.txt` holds).
+pub fn report_text(planned: &Planned) -> String {
+    report::text(planned)
+}
+
+/// The memory maps for `planned` (what `usmp-report.svg` holds).
+pub fn report_svg(planned: &Planned) -> String {
+    report::svg(planned)
+}

@@ -228,14 +228,9 @@ fn manifest(file: &Path, svg: Option<&Path>) -> Result<(), Failure> {
         usmp_build::Error::Invalid(d) => Failure::Input(d.join("\n")),
         other => Failure::Input(other.to_string()),
     };
-    emit(&config.report().map_err(failed)?);
-    match svg {
-        Some(_) => {
-            let map = config.svg().map_err(failed)?;
-            write_svg(svg, || map)
-        }
-        None => Ok(()),
-    }
+    let planned = config.plan().map_err(failed)?;
+    emit(&usmp_build::report_text(&planned));
+    write_svg(svg, || usmp_build::report_svg(&planned))
 }
 
 fn plan(

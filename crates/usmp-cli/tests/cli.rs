@@ -565,11 +565,11 @@ fn a_usmp_toml_plans_as_the_build_would() {
     );
     assert!(stdout.contains("== model micro_speech"), "{stdout}");
     // The same bytes as the report a build writes (usmp-build's own text).
-    let built = usmp_build::Config::from_file(toml)
+    let planned = usmp_build::Config::from_file(toml)
         .cargo_directives(false)
-        .report()
+        .plan()
         .unwrap();
-    assert_eq!(stdout, built);
+    assert_eq!(stdout, usmp_build::report_text(&planned));
 
     let out = usmp(&["plan", toml, "--pools", "p.json"]);
     assert_eq!(out.status.code(), Some(2));
