@@ -23,16 +23,11 @@ pub fn regions(text: &str) -> Option<Vec<String>> {
         {
             head = head[..paren].trim_end();
         }
-        let name: String = head
-            .chars()
-            .rev()
-            .take_while(|&c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        if !name.is_empty() {
-            names.push(name);
+        let start = head
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |i| i + 1);
+        if start < head.len() {
+            names.push(head[start..].to_string());
         }
         rest = &rest[colon + 1..];
     }
