@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs a firmware example (its folder is the argument) in QEMU without and with poison
 # (both must match TFLite Micro), then checks the ELF: each usmp pool section has exactly
-# the size the plan printed, and no allocator is linked in; and a link without usmp.x
-# fails, naming the fragment.
+# the size the plan printed, and no allocator is linked in; and a link without usmp's
+# fragment (usmp.x from usmp-build, usmp_pools.x from usmp_pools!) fails, naming it.
 # Prints the section table the README shows.
 # Needs: the example's rustup target, qemu-system-arm, readelf (binutils).
 set -euo pipefail
@@ -10,6 +10,9 @@ dir=$1
 cd "$(dirname "$0")/$dir"
 target=$(sed -n 's/^target = "\(.*\)"/\1/p' .cargo/config.toml)
 package=$(sed -n 's/^name = "\(.*\)"/\1/p' Cargo.toml | head -1)
+# "link-arg=-Tusmp_pools.x" -> usmp_pools; the symbol only that fragment defines.
+fragment=$(grep -o 'link-arg=-Tusmp[a-z_]*\.x' .cargo/config.toml | sed 's/link-arg=-T//; s/\.x$//')
+guard=__${fragment}_x_not_linked__pass_link_arg_T${fragment}_x
 elf=target/$target/release/$package
 log=target/check-run.log
 
@@ -41,6 +44,13 @@ while read -r _ name planned _ _ section; do
     echo "error: section $section is ${actual:-missing} bytes, the plan says $planned" >&2
     status=1
   fi
+  # A workspace pool (writable) must be NOLOAD: as loaded data it would add its size in
+  # zeros to the image and be copied at start-up.
+  read -r type flags < <(awk -v s="$section" '$1 == s { print $2, $7 }' <<<"$sections")
+  if [[ "$flags" == *W* && "$type" != NOBITS ]]; then
+    echo "error: workspace pool section $section is $type (loaded data), not NOBITS" >&2
+    status=1
+  fi
 done < <(grep '^  pool ' "$log")
 
 # cortex-m-rt's reset handler zeroes __sbss..__ebss: that must be .bss itself, not the
@@ -57,20 +67,21 @@ if readelf -sW "$elf" | grep -qE '__rust_alloc|__rg_alloc|_malloc_r|\bmalloc\b';
   status=1
 fi
 
-# Without usmp.x the pools would land wherever the default script puts them: the
-# generated code refers to a symbol only usmp.x defines, so that link must fail, naming it.
+# Without the fragment the pools would land wherever the default script puts them: the
+# generated code refers to a symbol only the fragment defines, so that link must fail,
+# naming it.
 # (RUSTFLAGS replaces the config's flags: link.x alone. Own target dir: no rebuild churn.)
-nofrag=target/no-usmp-x.log
-if RUSTFLAGS="-C link-arg=-Tlink.x" CARGO_TARGET_DIR=target/no-usmp-x \
+nofrag=target/no-fragment.log
+if RUSTFLAGS="-C link-arg=-Tlink.x" CARGO_TARGET_DIR=target/no-fragment \
     cargo build --release >"$nofrag" 2>&1; then
-  echo "error: the firmware linked without usmp.x; its pools would be misplaced silently" >&2
+  echo "error: the firmware linked without $fragment.x; its pools would be misplaced silently" >&2
   status=1
-elif ! grep -q "undefined symbol: __usmp_x_not_linked__pass_link_arg_Tusmp_x" "$nofrag"; then
-  echo "error: linking without usmp.x failed, but not naming the missing fragment:" >&2
+elif ! grep -q "undefined symbol: $guard" "$nofrag"; then
+  echo "error: linking without $fragment.x failed, but not naming the missing fragment:" >&2
   tail -20 "$nofrag" >&2
   status=1
 else
-  echo "without -Tusmp.x the link fails: $(grep -o 'undefined symbol: __usmp_x[a-zA-Z_]*' "$nofrag" | head -1)"
+  echo "without -T$fragment.x the link fails: undefined symbol: $guard"
 fi
 
 exit $status

@@ -209,15 +209,7 @@ impl Config {
         };
         let spec = manifest::parse(&text, &base).map_err(invalid)?;
         // cortex-m-rt's memory.x beside usmp.toml, if any: its regions are the ones to use.
-        let memory_x = base.join("memory.x");
-        let mut bad = Vec::new();
-        if let Some(regions) = std::fs::read_to_string(&memory_x)
-            .ok()
-            .and_then(|t| crate::memory::regions(&t))
-        {
-            read.push(memory_x.clone());
-            bad = crate::memory::check(&spec.pools, &memory_x.display().to_string(), &regions);
-        }
+        let mut bad = crate::memory::check_beside(&spec.pools, &base, read);
         // Reported with whatever planning finds, all at once.
         match plan(&spec, read) {
             Ok(planned) if bad.is_empty() => Ok((planned, self.summary.unwrap_or(spec.summary))),
@@ -310,7 +302,10 @@ pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Outp
             MODULE_FILE,
             codegen::generate(planned, &Embed::OutDir).as_bytes(),
         )?,
-        linker: write(LINKER_FILE, linker::fragment(planned).as_bytes())?,
+        linker: write(
+            LINKER_FILE,
+            linker::fragment(planned, &Embed::OutDir).as_bytes(),
+        )?,
         report: write(REPORT_FILE, report::text(planned).as_bytes())?,
         svg: write(SVG_FILE, report::svg(planned).as_bytes())?,
         read: read.to_vec(),

@@ -163,10 +163,15 @@ pub use spec::{
 };
 pub use usmp_core;
 
-/// The generated linker fragment for `planned` (what `usmp.x` holds).
-pub fn linker_fragment(planned: &Planned) -> String {
-    linker::fragment(planned)
+/// The generated linker fragment for `planned`: what `usmp.x` holds for
+/// [`Embed::OutDir`] (usmp-build), or `usmp_pools.x` for [`Embed::Inline`] (`usmp_pools!`).
+/// [`linker_file`] names the file for each.
+pub fn linker_fragment(planned: &Planned, embed: &Embed) -> String {
+    linker::fragment(planned, embed)
 }
+
+pub use linker::file_name as linker_file;
+pub use memory::check_beside as check_regions;
 
 /// The text report for `planned` (what `usmp-report.txt` holds).
 pub fn report_text(planned: &Planned) -> String {

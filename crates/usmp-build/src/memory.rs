@@ -3,7 +3,28 @@
 //! whose `region` is not one of them fails the build at that key, listing the regions,
 //! instead of the linker's `memory region not defined` at a line of a generated file.
 
+use std::path::{Path, PathBuf};
+
 use crate::spec::{Diagnostic, PoolSpec};
+
+/// A diagnostic at each pool `region` that the `memory.x` in `dir` does not declare; none
+/// when there is no such file (or it has no `MEMORY` block: the runtime's script may
+/// include another). The file, when read, is added to `read` (its edits must rebuild).
+pub fn check_beside<S: Clone>(
+    pools: &[PoolSpec<S>],
+    dir: &Path,
+    read: &mut Vec<PathBuf>,
+) -> Vec<Diagnostic<S>> {
+    let memory_x = dir.join("memory.x");
+    let Some(regions) = std::fs::read_to_string(&memory_x)
+        .ok()
+        .and_then(|t| regions(&t))
+    else {
+        return Vec::new();
+    };
+    read.push(memory_x.clone());
+    check(pools, &memory_x.display().to_string(), &regions)
+}
 
 /// The names declared in `text`'s `MEMORY` block, in order; `None` when it has none.
 pub fn regions(text: &str) -> Option<Vec<String>> {
@@ -64,11 +85,7 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
 }
 
 /// A diagnostic at each pool `region` that `regions` (from the file `file`) lacks.
-pub fn check<S: Clone>(
-    pools: &[PoolSpec<S>],
-    file: &str,
-    regions: &[String],
-) -> Vec<Diagnostic<S>> {
+fn check<S: Clone>(pools: &[PoolSpec<S>], file: &str, regions: &[String]) -> Vec<Diagnostic<S>> {
     pools
         .iter()
         .filter_map(|p| p.region.as_ref())

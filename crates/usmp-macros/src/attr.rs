@@ -224,20 +224,8 @@ fn pool(p: &Named, errors: &mut Errors) -> Option<PoolSpec<Span>> {
                 }
             }
             "region" => {
-                // The macro can write no `usmp.x`: a region here would place nothing, and
-                // the pool would silently land in the default script's memory.
-                if let Some(region) = text(value, "a memory region", errors) {
-                    errors.push(
-                        Diagnostic::new(
-                            key.span(),
-                            format!(
-                                "`usmp_pools!` writes no linker fragment, so it cannot put a pool in region `{region}`"
-                            ),
-                        )
-                        .help(
-                            "declare the pools in usmp.toml and plan from build.rs with usmp-build, whose usmp.x places each pool in its region; or leave `region` out and place the pool's `section` in a linker script of your own",
-                        ),
-                    );
+                if let Some(r) = text(value, "a memory region", errors) {
+                    spec.region = Some(At::new(r, value.span()));
                 }
             }
             "targets" => spec.targets = strings(value, errors),

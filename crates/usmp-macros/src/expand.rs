@@ -7,15 +7,37 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use usmp_build::{Diagnostic, Embed};
 
-use crate::{ast, attr};
+use crate::{ast, attr, link};
 
-/// Expands an invocation whose model paths are relative to `base`. Every problem becomes
-/// a compile error at its token.
-pub fn expand(input: TokenStream, base: &Path) -> syn::Result<TokenStream> {
+/// Where an invocation's files are.
+pub struct Dirs<'a> {
+    /// Model paths are relative to it: the invoking file's folder.
+    pub base: &'a Path,
+    /// The crate's root, where cortex-m-rt's `memory.x` is, if known.
+    pub crate_root: Option<&'a Path>,
+    /// The crate's `OUT_DIR`, if it has a build script: `usmp_pools.x` goes there.
+    pub out_dir: Option<&'a Path>,
+}
+
+/// Expands an invocation. Every problem becomes a compile error at its token, all of
+/// them together (a region missing from `memory.x` with whatever planning finds).
+pub fn expand(input: TokenStream, dirs: &Dirs<'_>) -> syn::Result<TokenStream> {
     let parsed: ast::Input = syn::parse2(input)?;
-    let spec = attr::spec(&parsed, base).map_err(combine)?;
+    let spec = attr::spec(&parsed, dirs.base).map_err(combine)?;
     let mut read = Vec::new();
-    let planned = usmp_build::plan(&spec, &mut read).map_err(combine)?;
+    let mut bad = dirs
+        .crate_root
+        .map(|root| usmp_build::check_regions(&spec.pools, root, &mut read))
+        .unwrap_or_default();
+    let planned = match usmp_build::plan(&spec, &mut read) {
+        Ok(planned) if bad.is_empty() => planned,
+        Ok(_) => return Err(combine(bad)),
+        Err(more) => {
+            bad.extend(more);
+            return Err(combine(bad));
+        }
+    };
+    let link = link::fragment(&spec, &planned, dirs.out_dir)?;
     let code: TokenStream = usmp_build::generate(&planned, &Embed::Inline)
         .parse()
         .map_err(|e| {
@@ -31,6 +53,7 @@ pub fn expand(input: TokenStream, base: &Path) -> syn::Result<TokenStream> {
         .map(|p| p.display().to_string());
     Ok(quote! {
         #code
+        #link
         #( const _: &[u8] = include_bytes!(#files); )*
     })
 }
@@ -50,4 +73,101 @@ pub fn combine(diagnostics: Vec<Diagnostic<Span>>) -> syn::Error {
         }
     }
     all.unwrap_or_else(|| syn::Error::new(Span::call_site(), "usmp_pools!: no diagnostics"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+    use std::path::PathBuf;
+
+    use super::{Dirs, expand};
+
+    /// A fresh folder holding a two-tensor model, `memory.x` and an empty `out`.
+    fn project(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("usmp-macros-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("out")).unwrap();
+        std::fs::write(
+            dir.join("m.json"),
+            r#"{"name": "m", "tensors": [
+                {"name": "x", "size_bytes": 64}, {"name": "w", "kind": "constant", "data": [1, 2]},
+                {"name": "y", "size_bytes": 32}],
+               "inputs": ["x"], "outputs": ["y"],
+               "calls": [{"op": "fc", "reads": ["x", "w"], "writes": ["y"]}]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("memory.x"),
+            "MEMORY\n{\n  FLASH : ORIGIN = 0, LENGTH = 256K\n  DTCM (rwx) : ORIGIN = 0x20000000, LENGTH = 16K\n}\n",
+        )
+        .unwrap();
+        dir
+    }
+
+    fn run(dir: &std::path::Path, region: &str, out_dir: bool) -> syn::Result<String> {
+        let input: proc_macro2::TokenStream = format!(
+            r#"model = "m.json", pools {{ fast: workspace(region = "{region}"), flash: constant(region = "FLASH") }}"#
+        )
+        .parse()
+        .unwrap();
+        let out = dir.join("out");
+        let dirs = Dirs {
+            base: dir,
+            crate_root: Some(dir),
+            out_dir: out_dir.then_some(out.as_path()),
+        };
+        expand(input, &dirs).map(|t| t.to_string())
+    }
+
+    #[test]
+    fn a_region_is_placed_by_usmp_pools_x_which_the_code_requires() {
+        let dir = project("placed");
+        let code = run(&dir, "DTCM", true).unwrap();
+        let x = std::fs::read_to_string(dir.join("out/usmp_pools.x")).unwrap();
+        assert!(x.contains("> DTCM") && x.contains("> FLASH"), "{x}");
+        assert!(x.contains("__usmp_pools_x_not_linked__pass_link_arg_Tusmp_pools_x = ."));
+        assert!(code.contains("__usmp_pools_x_not_linked__pass_link_arg_Tusmp_pools_x"));
+        assert!(!code.contains("has_no_region"), "every pool has a region");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_region_not_in_memory_x_is_an_error_listing_its_regions() {
+        let dir = project("misspelt");
+        let e = run(&dir, "DTMC", true).unwrap_err().to_string();
+        assert!(e.contains("region `DTMC` is not declared in"), "{e}");
+        assert!(e.contains("FLASH, DTCM"), "{e}");
+        assert!(!dir.join("out/usmp_pools.x").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn without_a_build_script_a_firmware_build_is_told_what_to_add() {
+        let dir = project("no-out-dir");
+        let code = run(&dir, "DTCM", false).unwrap();
+        assert!(code.contains("compile_error"), "{code}");
+        assert!(code.contains("cargo::rustc-link-search"), "{code}");
+        assert!(code.contains(r#"cfg (target_os = "none")"#), "{code}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_pool_without_region_warns_on_firmware_targets() {
+        let dir = project("unplaced");
+        let input: proc_macro2::TokenStream =
+            r#"model = "m.json", pools { sram: workspace(), flash: constant(region = "FLASH") }"#
+                .parse()
+                .unwrap();
+        let dirs = Dirs {
+            base: &dir,
+            crate_root: Some(&dir),
+            out_dir: Some(&dir.join("out")),
+        };
+        let code = expand(input, &dirs).unwrap().to_string();
+        assert!(code.contains("pool_sram_has_no_region"), "{code}");
+        assert!(!code.contains("pool_flash_has_no_region"), "{code}");
+        assert!(code.contains("deprecated"), "{code}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -36,18 +36,57 @@
 //!   `usmp.toml`;
 //! - scratch: `scratch = [op("CONV_2D", im2col = 4 KiB, align = 32), call(3, acc = 512)]`.
 //!
-//! ## Memory regions
+//! ## Memory regions: `usmp_pools.x`
 //!
-//! A proc-macro cannot write a linker fragment, so `usmp_pools!` places no pool in a
-//! memory region: `region = "DTCM"` is a compile error at `region` (it would otherwise be
-//! ignored, and the pool would land in the default script's memory, a DTCM pool as
-//! loaded data in RAM). On a microcontroller, either declare the pools in `usmp.toml` and
-//! let usmp-build write `usmp.x` (each pool's section in its region, with `ASSERT`s), or
-//! give each pool a `section` and place it in your own linker script:
+//! On a microcontroller each pool names the `memory.x` region it lives in, as in
+//! usmp.toml, and the macro writes the linker fragment `usmp_pools.x` (each pool's section
+//! `NOLOAD` in its region, `ASSERT`s that it holds exactly the planned bytes and fits) into
+//! the crate's `OUT_DIR`. What the firmware adds, as `examples/firmware-macro` does on a
+//! Cortex-M4F:
 //!
 //! ```text
-//! SECTIONS { .usmp.dtcm (NOLOAD) : ALIGN(16) { KEEP(*(.usmp.dtcm)) } > DTCM } INSERT BEFORE .bss;
+//! // build.rs: OUT_DIR on the linker's search path (cargo sets OUT_DIR only for crates
+//! // with a build script; cortex-m-rt's link.x finds memory.x there too)
+//! fn main() {
+//!     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
+//!     std::fs::copy("memory.x", out.join("memory.x")).unwrap();
+//!     println!("cargo::rerun-if-changed=memory.x");
+//!     println!("cargo::rustc-link-search={}", out.display());
+//! }
+//!
+//! # .cargo/config.toml: the fragment after the runtime's script
+//! rustflags = ["-C", "link-arg=-Tlink.x", "-C", "link-arg=-Tusmp_pools.x"]
+//!
+//! // src/main.rs
+//! mod usmp {
+//!     usmp_macros::usmp_pools! {
+//!         model = "../model/hello_world_int8.tflite",
+//!         kernels = true,
+//!         pools {
+//!             bram: workspace(size = 16 KiB, region = "BRAM"),
+//!             flash: constant(region = "FLASH"),
+//!         }
+//!     }
+//! }
 //! ```
+//!
+//! Every way of getting a pool into the wrong memory fails loudly:
+//!
+//! | mistake | what happens |
+//! |---|---|
+//! | a region `memory.x` (beside `Cargo.toml`) does not declare | compile error at `region`, listing the regions it does declare |
+//! | `-Tusmp_pools.x` left out | link error `undefined symbol: __usmp_pools_x_not_linked__pass_link_arg_Tusmp_pools_x`: on `target_os = "none"` the expansion refers to a symbol only the fragment defines |
+//! | no build script (so no `OUT_DIR`) | on `target_os = "none"`, compile error at the first `region` showing the `build.rs` to add |
+//! | a pool without `region` on `target_os = "none"` | warning at the pool's name: the linker would place its section as an orphan |
+//! | `-Tusmp_pools.x` before `-Tlink.x` | the linker's `memory region not defined` at a line of `usmp_pools.x` whose comment says to swap them |
+//! | other data in a pool's section | link error from the fragment's `ASSERT`: the section must hold exactly the planned bytes |
+//! | a second invocation with regions in the crate | link error `undefined symbol: __susmp_<pool>` for the first's pools: the expansion refers to each placed pool's start, and the second's `usmp_pools.x` replaced the first's |
+//!
+//! So declare every pool of a crate in one invocation (`models { ... }` plans several
+//! models into the same pools). Host builds (tests, simulators) need none of this: the
+//! system's linker places every section, and `region` is only checked against
+//! `memory.x`. The file is named differently from usmp-build's `usmp.x`, so a crate may
+//! use both.
 //!
 //! Every mistake is a compile error at its token, all reported at once, with what to
 //! write instead. The expansion reads the model with `include_bytes!`, so editing the
@@ -58,6 +97,7 @@
 mod ast;
 mod attr;
 mod expand;
+mod link;
 
 use std::path::PathBuf;
 
@@ -71,7 +111,14 @@ pub fn usmp_pools(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
         .and_then(|f| f.parent().map(PathBuf::from))
         .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
         .unwrap_or_default();
-    expand::expand(input.into(), &base)
+    let crate_root = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
+    let dirs = expand::Dirs {
+        base: &base,
+        crate_root: crate_root.as_deref(),
+        out_dir: out_dir.as_deref(),
+    };
+    expand::expand(input.into(), &dirs)
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

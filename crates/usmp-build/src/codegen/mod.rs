@@ -53,10 +53,11 @@ fn upper(name: &str) -> String {
 pub fn generate(planned: &Planned, embed: &Embed) -> String {
     let mut out = String::new();
     header(&mut out, planned);
+    let guard = crate::linker::needs_fragment(planned).then(|| crate::linker::linked_symbol(embed));
     shared(
         &mut out,
         planned,
-        *embed == Embed::OutDir && crate::linker::needs_fragment(planned),
+        guard.map(|s| (s, crate::linker::file_name(embed))),
     );
     for m in &planned.models {
         model::module(&mut out, planned, m, embed);
@@ -117,7 +118,9 @@ fn workspace(planned: &Planned) -> impl Iterator<Item = (usize, &PlannedPool)> {
 
 /// The pools' constants, statics and `Pools` impl; with `fragment`, code that cannot link
 /// without `usmp.x`.
-fn shared(out: &mut String, planned: &Planned, fragment: bool) {
+/// `fragment`: the guard symbol and file name of the linker fragment the code must be
+/// linked with, when a pool names a region.
+fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>) {
     for (_, pool) in workspace(planned) {
         let _ = writeln!(
             out,
@@ -159,24 +162,39 @@ fn shared(out: &mut String, planned: &Planned, fragment: bool) {
             pool.start_alignment
         );
     }
-    let (declare, check) = if fragment {
-        let sym = crate::linker::LINKED_SYMBOL;
+    let (declare, check) = if let Some((sym, file)) = fragment {
+        // The guard, then each placed pool's start: a fragment that lacks one fails too.
+        let symbols: Vec<String> = std::iter::once(sym.to_string())
+            .chain(
+                planned
+                    .pools
+                    .iter()
+                    .filter(|p| p.region.is_some())
+                    .map(|p| crate::linker::start_symbol(&p.name)),
+            )
+            .collect();
+        let statics: String = symbols
+            .iter()
+            .map(|s| format!("    static {s}: u8;\n"))
+            .collect();
+        let uses: String = symbols
+            .iter()
+            .map(|s| format!("            ::core::hint::black_box(&raw const {s});\n"))
+            .collect();
         (
             format!(
                 "
-// Defined only by usmp.x: on a bare-metal target, a link without `-Tusmp.x` fails naming
-// it, rather than the pools landing wherever the default linker script puts them. (Host
-// builds leave sections to the system's linker and have no usmp.x.)
+// Defined only by {file}: on a bare-metal target, a link without `-T{file}` fails naming
+// the first, rather than the pools landing wherever the default linker script puts them;
+// one whose fragment does not place a pool fails naming that pool's start. (Host builds
+// leave sections to the system's linker and need no {file}.)
 #[cfg(target_os = \"none\")]
 #[allow(non_upper_case_globals)]
 unsafe extern \"C\" {{
-    static {sym}: u8;
-}}
+{statics}}}
 "
             ),
-            format!(
-                "        #[cfg(target_os = \"none\")]\n        ::core::hint::black_box(&raw const {sym});\n"
-            ),
+            format!("        #[cfg(target_os = \"none\")]\n        {{\n{uses}        }}\n"),
         )
     } else {
         (String::new(), String::new())

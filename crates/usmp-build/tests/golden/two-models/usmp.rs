@@ -31,12 +31,15 @@ static SRAM: Align32<::usmp::Storage<SRAM_SIZE>> = Align32(::usmp::Storage::new(
 static taken: ::usmp::TakeOnce = ::usmp::TakeOnce::new();
 
 // Defined only by usmp.x: on a bare-metal target, a link without `-Tusmp.x` fails naming
-// it, rather than the pools landing wherever the default linker script puts them. (Host
-// builds leave sections to the system's linker and have no usmp.x.)
+// the first, rather than the pools landing wherever the default linker script puts them;
+// one whose fragment does not place a pool fails naming that pool's start. (Host builds
+// leave sections to the system's linker and need no usmp.x.)
 #[cfg(target_os = "none")]
 #[allow(non_upper_case_globals)]
 unsafe extern "C" {
     static __usmp_x_not_linked__pass_link_arg_Tusmp_x: u8;
+    static __susmp_sram: u8;
+    static __susmp_flash: u8;
 }
 
 /// The pools above: every model of this module is planned in them.
@@ -59,7 +62,11 @@ unsafe impl ::usmp::Pools for Pools {
 
     fn once() -> &'static ::usmp::TakeOnce {
         #[cfg(target_os = "none")]
-        ::core::hint::black_box(&raw const __usmp_x_not_linked__pass_link_arg_Tusmp_x);
+        {
+            ::core::hint::black_box(&raw const __usmp_x_not_linked__pass_link_arg_Tusmp_x);
+            ::core::hint::black_box(&raw const __susmp_sram);
+            ::core::hint::black_box(&raw const __susmp_flash);
+        }
         &taken
     }
 }

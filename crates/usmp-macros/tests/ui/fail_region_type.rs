@@ -1,8 +1,8 @@
-// The macro writes no linker fragment: a region would silently place nothing.
+// A region is the name of a memory.x MEMORY region, not a number.
 usmp_macros::usmp_pools! {
     model = "../../../../examples/models/kws.json",
     pools {
-        dtcm: workspace(size = 16 KiB, region = "DTCM"),
+        dtcm: workspace(size = 16 KiB, region = 3),
         sram: workspace(),
         flash: constant(),
     }

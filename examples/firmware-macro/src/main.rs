@@ -1,0 +1,85 @@
+//! TensorFlow Lite Micro's hello_world (y = sin x, int8) on a Cortex-M4F (QEMU's
+//! mps2-an386), its pools declared inline with `usmp_pools!` rather than in usmp.toml:
+//! activations in the FPGA's block RAM (`BRAM`), weights in flash. The macro writes
+//! `usmp_pools.x`, which places each pool's section in its region; `.cargo/config.toml`
+//! links with it after cortex-m-rt's `link.x`, and a link without it fails. Prints each
+//! output next to TFLite Micro's and exits non-zero on any difference.
+//!
+//! `cargo run --release` here; `--features poison` fills every buffer that just died with
+//! 0xA5 between calls, and the outputs stay the same.
+#![no_std]
+#![no_main]
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+use firmware_common::{exit, fail};
+
+mod usmp {
+    usmp_macros::usmp_pools! {
+        model = "../../firmware-m0/model/hello_world_int8.tflite",
+        kernels = true,
+        pools {
+            bram: workspace(size = 16 KiB, region = "BRAM"),
+            flash: constant(region = "FLASH"),
+        }
+    }
+}
+
+use usmp::hello_world_int8::Model;
+
+/// One int8 input per case, and TFLite Micro's output for it (the same cases as the
+/// Cortex-M0 example's, from its testdata/make_expected.py).
+const INPUTS: &[u8] = include_bytes!("../../firmware-m0/testdata/inputs.bin");
+const EXPECTED: &[u8] = include_bytes!("../../firmware-m0/testdata/expected.bin");
+
+/// Runs one inference on `x` and returns the output byte.
+fn infer(model: &mut ::usmp::Session<'_, Model>, x: u8) -> Result<u8, usmp_kernels::CallError> {
+    if let Some(input) = model.input(0) {
+        input[0] = x;
+    }
+    if cfg!(feature = "poison") {
+        usmp::hello_world_int8::invoke_poisoning(model, 0xA5)?;
+    } else {
+        usmp::hello_world_int8::invoke(model)?;
+    }
+    Ok(model.output(0).map_or(0, |y| y[0]))
+}
+
+#[entry]
+fn main() -> ! {
+    let Some(mut workspace) = usmp::Workspace::take() else {
+        fail("the workspace was taken twice")
+    };
+    let mut model = Model::session(&mut workspace);
+    firmware_common::print_plan(
+        "hello_world on a Cortex-M4F, pools from usmp_pools!",
+        model.calls(),
+        cfg!(feature = "poison"),
+        usmp::POOLS,
+    );
+    let mut all = true;
+    for (&x, &want) in INPUTS.iter().zip(EXPECTED) {
+        match infer(&mut model, x) {
+            Ok(y) => {
+                let same = y == want;
+                all &= same;
+                hprintln!(
+                    "x {:>4}  y {:>4}  TFLite Micro {:>4}  {}",
+                    x as i8,
+                    y as i8,
+                    want as i8,
+                    if same { "=" } else { "DIFFERENT" }
+                );
+            }
+            Err(e) => {
+                hprintln!("error: x {}: {}", x as i8, e);
+                all = false;
+            }
+        }
+    }
+    if !all {
+        fail("an output differs from TFLite Micro's");
+    }
+    hprintln!("all {} outputs equal TFLite Micro's", INPUTS.len());
+    exit(debug::EXIT_SUCCESS)
+}
