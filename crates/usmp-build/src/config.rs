@@ -200,18 +200,20 @@ impl Config {
             .unwrap_or(Path::new(""))
             .to_path_buf();
         let file = self.manifest.display().to_string();
-        let invalid = |ds: Vec<Diagnostic<Span>>| {
+        // Every diagnostic of every phase, in the order of the text.
+        let invalid = |mut ds: Vec<Diagnostic<Span>>| {
+            ds.sort_by_key(|d| d.span.start);
             Error::Invalid(
                 ds.iter()
                     .map(|d| manifest::render(&file, &text, d))
                     .collect(),
             )
         };
-        let spec = manifest::parse(&text, &base).map_err(invalid)?;
+        let (spec, reading) = manifest::parse(&text, &base).map_err(|d| invalid(vec![d]))?;
         // cortex-m-rt's memory.x beside usmp.toml, if any: its regions are the ones to use.
         let mut bad = crate::memory::check_beside(&spec.pools, &base, read);
-        // Reported with whatever planning finds, all at once.
-        match plan(&spec, read) {
+        // Reported with whatever validation and planning find, all at once.
+        match plan(&spec, reading, read) {
             Ok(planned) if bad.is_empty() => Ok((planned, self.summary.unwrap_or(spec.summary))),
             Ok(_) => Err(invalid(bad)),
             Err(more) => {
@@ -354,13 +356,18 @@ pub fn build() {
     }
 }
 
-/// Plans a spec from another front end (the `usmp_pools!` macro): validation, then
-/// planning; the caller renders the diagnostics at its own spans.
+/// Plans a spec from a front end (usmp.toml, the `usmp_pools!` macro): validation, then
+/// planning; the caller renders the diagnostics at its own spans. `earlier` holds what
+/// reading the front end's text found (the spec then has defaults in place of the bad
+/// values): it is returned together with every validation problem, and nothing is
+/// planned.
 pub fn plan<S: Clone>(
     spec: &Spec<S>,
+    earlier: Vec<Diagnostic<S>>,
     read: &mut Vec<PathBuf>,
 ) -> Result<Planned, Vec<Diagnostic<S>>> {
-    let problems = valid::validate(spec);
+    let mut problems = earlier;
+    problems.extend(valid::validate(spec));
     if !problems.is_empty() {
         return Err(problems);
     }

@@ -30,7 +30,7 @@
 //! [[pool]]
 //! name = "dtcm"              # becomes DTCM, DTCM_SIZE in the generated code
 //! kind = "workspace"         # default; activations and scratch
-//! size = "16 KiB"            # optional limit: bytes, or "16 KiB" / "1 MiB"
+//! size = "16 KiB"            # optional limit: bytes, or "16 KiB" / "1 MiB"; -1 = none
 //! alignment = 16             # default 16 (TVM's); a power of two
 //! section = ".usmp.dtcm"     # default ".usmp.<name>"
 //! region = "DTCM"            # memory.x region for usmp.x; leave out on the host
@@ -147,6 +147,7 @@ mod manifest;
 mod memory;
 mod operands;
 mod planning;
+mod raw;
 mod report;
 mod spec;
 mod state;
@@ -158,8 +159,8 @@ pub use config::{
 };
 pub use planning::{Planned, PlannedModel, PlannedPool};
 pub use spec::{
-    At, DEFAULT_ALIGNMENT, Diagnostic, MAX_ALIGNMENT, ModelSpec, PoolSpec, ScratchSpec, Spec,
-    parse_size,
+    At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, MAX_ALIGNMENT, ModelSpec,
+    PoolSpec, ScratchSpec, Spec, parse_size,
 };
 pub use usmp_core;
 

@@ -1,250 +1,400 @@
 //! The `usmp.toml` front end: TOML text to a [`Spec`] whose spans are byte ranges, and
 //! diagnostics rendered as `file:line:column` with the line and a caret.
 
-use std::ops::Range;
 use std::path::Path;
 
-use serde::Deserialize;
 use toml::Spanned;
 use usmp_core::PoolKind;
+use usmp_core::liveness::Options;
 
+use crate::raw::{self, Raw};
 use crate::spec::{
-    At, DEFAULT_ALIGNMENT, Diagnostic, ModelSpec, PoolSpec, ScratchSpec, Spec, parse_size,
+    At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec, PoolSpec, ScratchSpec,
+    Spec, parse_size,
 };
 
-/// A byte range in `usmp.toml`.
-pub type Span = Range<usize>;
+pub use crate::raw::Span;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    #[serde(default)]
-    pool: Vec<PoolToml>,
-    #[serde(default)]
-    model: Vec<ModelToml>,
-    #[serde(default)]
-    report: Option<ReportToml>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PoolToml {
-    name: Spanned<String>,
-    kind: Option<Spanned<String>>,
-    size: Option<Spanned<Bytes>>,
-    alignment: Option<Spanned<u64>>,
-    section: Option<Spanned<String>>,
-    region: Option<Spanned<String>>,
-    #[serde(default)]
-    targets: Vec<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ModelToml {
-    name: Spanned<String>,
-    path: Spanned<String>,
-    algorithm: Option<Spanned<String>>,
-    io_in_pools: Option<Spanned<bool>>,
-    size_granularity: Option<Spanned<u64>>,
-    alignment: Option<Spanned<u64>>,
-    #[serde(default)]
-    scratch: Vec<Spanned<ScratchToml>>,
-    module: Option<Spanned<String>>,
-    kernels: Option<Spanned<bool>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ScratchToml {
-    op: Option<Spanned<String>>,
-    call: Option<Spanned<u64>>,
-    name: Spanned<String>,
-    size: Spanned<Bytes>,
-    alignment: Option<Spanned<u64>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReportToml {
-    #[serde(default)]
-    summary: bool,
-}
-
-/// A size as written: a number of bytes or a string with a unit.
-enum Bytes {
-    Number(u64),
-    Text(String),
-}
-
-/// Reads a size, saying what a size looks like when it is anything else (an untagged
-/// enum would only say that no variant matched).
-struct BytesVisitor;
+const TOP_KEYS: &[&str] = &["pool", "model", "report"];
+const POOL_KEYS: &[&str] = &[
+    "name",
+    "kind",
+    "size",
+    "alignment",
+    "section",
+    "region",
+    "targets",
+];
+const MODEL_KEYS: &[&str] = &[
+    "name",
+    "path",
+    "algorithm",
+    "io_in_pools",
+    "size_granularity",
+    "alignment",
+    "scratch",
+    "module",
+    "kernels",
+];
+const SCRATCH_KEYS: &[&str] = &["op", "call", "name", "size", "alignment"];
+const REPORT_KEYS: &[&str] = &["summary"];
 
 const SIZE_FORMS: &str =
-    "a size: a number of bytes such as 4096, or a string with a unit such as \"16 KiB\"";
+    "a number of bytes such as 4096, or a string with a unit such as \"16 KiB\"";
 
-impl serde::de::Visitor<'_> for BytesVisitor {
-    type Value = Bytes;
+use crate::raw::Entries;
 
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(SIZE_FORMS)
+/// A spec read as far as it goes, and what was wrong in it.
+type Read = (Spec<Span>, Vec<Diagnostic<Span>>);
+
+/// One table being read: its entries and where it starts.
+struct Table<'a> {
+    entries: &'a Entries,
+    span: Span,
+}
+
+/// Reads values out of tables, collecting every problem rather than stopping.
+#[derive(Default)]
+struct Reader {
+    errors: Vec<Diagnostic<Span>>,
+}
+
+impl Reader {
+    fn error(&mut self, span: Span, message: String, help: String) {
+        self.errors.push(Diagnostic::new(span, message).help(help));
     }
 
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Bytes, E> {
-        Ok(Bytes::Number(v))
+    /// An error at each key not in `known`.
+    fn known(&mut self, t: &Table<'_>, known: &[&str]) {
+        for (key, _) in t.entries {
+            if !known.contains(&key.get_ref().as_str()) {
+                let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                self.error(
+                    key.span(),
+                    format!("unknown key `{}`", key.get_ref()),
+                    format!("the keys here are {}", list.join(", ")),
+                );
+            }
+        }
     }
 
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Bytes, E> {
-        u64::try_from(v).map(Bytes::Number).map_err(|_| {
-            E::custom(format!(
-                "a size cannot be negative ({v}); write {SIZE_FORMS}, or leave `size` out for no limit"
-            ))
+    fn get<'a>(t: &Table<'a>, key: &str) -> Option<&'a Spanned<Raw>> {
+        t.entries
+            .iter()
+            .find(|(k, _)| k.get_ref() == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The value of `key` read by `f`, which says what it accepts when it returns `None`.
+    fn value<T>(
+        &mut self,
+        t: &Table<'_>,
+        key: &str,
+        forms: &str,
+        f: impl FnOnce(&Raw) -> Option<T>,
+    ) -> Option<At<T, Span>> {
+        let v = Self::get(t, key)?;
+        match f(v.get_ref()) {
+            Some(x) => Some(At::new(x, v.span())),
+            None => {
+                self.error(
+                    v.span(),
+                    format!("`{key}` is {}", v.get_ref().describe()),
+                    format!("write {forms}"),
+                );
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, t: &Table<'_>, key: &str, example: &str) -> Option<At<String, Span>> {
+        self.value(
+            t,
+            key,
+            &format!("a string such as {example}"),
+            |r| match r {
+                Raw::Str(s) => Some(s.clone()),
+                _ => None,
+            },
+        )
+    }
+
+    fn uint(&mut self, t: &Table<'_>, key: &str, example: &str) -> Option<At<u64, Span>> {
+        self.value(
+            t,
+            key,
+            &format!("a whole number such as {example}"),
+            |r| match r {
+                Raw::Int(n) => u64::try_from(*n).ok(),
+                _ => None,
+            },
+        )
+    }
+
+    fn boolean(&mut self, t: &Table<'_>, key: &str) -> Option<At<bool, Span>> {
+        self.value(t, key, "true or false", |r| match r {
+            Raw::Bool(b) => Some(*b),
+            _ => None,
         })
     }
 
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Bytes, E> {
-        Ok(Bytes::Text(v.to_string()))
-    }
-}
-
-impl<'de> Deserialize<'de> for Bytes {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
-        d.deserialize_any(BytesVisitor)
-    }
-}
-
-fn at<T>(s: Spanned<T>) -> At<T, Span> {
-    let span = s.span();
-    At::new(s.into_inner(), span)
-}
-
-/// The value written, or `default` shown at `span` (the entry it belongs to).
-fn or<T>(value: Option<Spanned<T>>, default: T, span: &Span) -> At<T, Span> {
-    value.map_or_else(|| At::new(default, span.clone()), at)
-}
-
-fn bytes(s: Spanned<Bytes>, errors: &mut Vec<Diagnostic<Span>>) -> At<u64, Span> {
-    let span = s.span();
-    match s.into_inner() {
-        Bytes::Number(n) => At::new(n, span),
-        Bytes::Text(t) => match parse_size(&t) {
-            Ok(n) => At::new(n, span),
-            Err(e) => {
-                errors.push(Diagnostic::new(span.clone(), e));
-                At::new(1, span)
+    /// A size; `-1` (the RFC's "no hint") is no limit, as in the CLI's pools file.
+    fn size(&mut self, t: &Table<'_>, key: &str, unbounded: bool) -> Option<At<u64, Span>> {
+        let v = Self::get(t, key)?;
+        let span = v.span();
+        let forms = if unbounded {
+            format!("{SIZE_FORMS}, or leave `{key}` out (or write -1) for no limit")
+        } else {
+            SIZE_FORMS.to_string()
+        };
+        match v.get_ref() {
+            Raw::Int(n) if *n >= 0 => Some(At::new(n.unsigned_abs(), span)),
+            Raw::Int(-1) if unbounded => None,
+            Raw::Str(text) => match parse_size(text) {
+                Ok(n) => Some(At::new(n, span)),
+                Err(e) => {
+                    self.errors.push(Diagnostic::new(span, e));
+                    None
+                }
+            },
+            other => {
+                self.error(
+                    span,
+                    format!("`{key}` is {}, not a size", other.describe()),
+                    format!("write {forms}"),
+                );
+                None
             }
-        },
+        }
+    }
+
+    /// The tables of an array of tables (`[[pool]]`), or an inline array of them.
+    fn tables<'a>(&mut self, v: &'a Spanned<Raw>, key: &str) -> Vec<Table<'a>> {
+        let one = |item: &'a Spanned<Raw>| match item.get_ref() {
+            Raw::Table(entries) => Some(Table {
+                entries,
+                span: item.span(),
+            }),
+            _ => None,
+        };
+        let items: Vec<&Spanned<Raw>> = match v.get_ref() {
+            Raw::Array(items) => items.iter().collect(),
+            _ => vec![v],
+        };
+        items
+            .into_iter()
+            .filter_map(|item| {
+                let t = one(item);
+                if t.is_none() {
+                    self.error(
+                        item.span(),
+                        format!("`{key}` holds {}, not a table", item.get_ref().describe()),
+                        format!("write each as a `[[{key}]]` table of keys"),
+                    );
+                }
+                t
+            })
+            .collect()
     }
 }
 
 /// Reads `usmp.toml` text into a spec; `base` is the folder model paths are relative to.
-/// The spec is not validated yet (see [`crate::valid`]).
-pub fn parse(text: &str, base: &Path) -> Result<Spec<Span>, Vec<Diagnostic<Span>>> {
-    let file: File = toml::from_str(text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        vec![
-            Diagnostic::new(span, toml_message(&e))
-                .help("see the usmp.toml reference in usmp-build's documentation for every key"),
-        ]
+/// Every problem of the text is collected: the spec comes back with defaults in place of
+/// the bad values, so validation can add what it finds (see [`crate::valid`]). Only a
+/// syntax error returns no spec.
+pub fn parse(text: &str, base: &Path) -> Result<Read, Diagnostic<Span>> {
+    let top = raw::parse(text).map_err(|(message, span)| {
+        Diagnostic::new(span, message)
+            .help("see the usmp.toml reference in usmp-build's documentation for every key")
     })?;
-    let mut errors = Vec::new();
-    let pools = file
-        .pool
-        .into_iter()
-        .map(|p| pool(p, &mut errors))
-        .collect();
-    let models = file
-        .model
-        .into_iter()
-        .map(|m| model(m, &mut errors))
-        .collect();
-    if !errors.is_empty() {
-        return Err(errors);
+    let mut r = Reader::default();
+    let root = Table {
+        entries: &top,
+        span: 0..0,
+    };
+    r.known(&root, TOP_KEYS);
+    let mut pools = Vec::new();
+    let mut models = Vec::new();
+    let mut summary = false;
+    for (key, value) in &top {
+        match key.get_ref().as_str() {
+            "pool" => {
+                for t in r.tables(value, "pool") {
+                    let k = pools.len();
+                    pools.push(pool(&mut r, &t, k));
+                }
+            }
+            "model" => {
+                for t in r.tables(value, "model") {
+                    let k = models.len();
+                    models.push(model(&mut r, &t, k));
+                }
+            }
+            "report" => {
+                if let Some(t) = r.tables(value, "report").first() {
+                    r.known(t, REPORT_KEYS);
+                    summary = r.boolean(t, "summary").is_some_and(|b| b.value);
+                }
+            }
+            _ => {}
+        }
     }
-    Ok(Spec {
+    let spec = Spec {
         pools,
         models,
-        summary: file.report.is_some_and(|r| r.summary),
+        summary,
         base: base.to_path_buf(),
         span: 0..0,
-    })
+    };
+    Ok((spec, r.errors))
 }
 
-/// toml's message without its own rendering of the location, which we add ourselves.
-fn toml_message(e: &toml::de::Error) -> String {
-    let m = e.message().trim();
-    let m = m.replace("unknown field", "unknown key");
-    match m.split_once(", expected one of") {
-        Some((what, keys)) => format!("{what}; the keys here are{keys}"),
-        None => m,
+/// The required `name` of a table, or an error at the table. Tables that go on without
+/// one (pools, models) take a stand-in, so that validation sees no fewer of them.
+fn name(r: &mut Reader, t: &Table<'_>, what: &str, example: &str) -> Option<At<String, Span>> {
+    let name = r.string(t, "name", example);
+    if name.is_none() && Reader::get(t, "name").is_none() {
+        r.error(
+            t.span.clone(),
+            format!("this {what} has no `name`"),
+            format!("add `name = {example}`"),
+        );
     }
+    name
 }
 
-fn pool(p: PoolToml, errors: &mut Vec<Diagnostic<Span>>) -> PoolSpec<Span> {
-    let name = at(p.name);
-    let kind = match p.kind.map(at) {
-        None => At::new(PoolKind::Workspace, name.span.clone()),
+fn pool(r: &mut Reader, t: &Table<'_>, k: usize) -> PoolSpec<Span> {
+    r.known(t, POOL_KEYS);
+    let name = name(r, t, "[[pool]]", "\"sram\"")
+        .unwrap_or_else(|| At::new(format!("pool_{k}"), t.span.clone()));
+    let kind = match r.string(t, "kind", "\"constant\"") {
+        None => None,
         Some(k) => match k.value.as_str() {
-            "workspace" => At::new(PoolKind::Workspace, k.span),
-            "constant" => At::new(PoolKind::Constant, k.span),
+            "workspace" => Some(At::new(PoolKind::Workspace, k.span)),
+            "constant" => Some(At::new(PoolKind::Constant, k.span)),
             other => {
-                errors.push(
-                    Diagnostic::new(k.span.clone(), format!("unknown pool kind `{other}`"))
-                        .help("write kind = \"workspace\" or kind = \"constant\""),
+                r.error(
+                    k.span.clone(),
+                    format!("unknown pool kind `{other}`"),
+                    "write kind = \"workspace\" or kind = \"constant\"".into(),
                 );
-                At::new(PoolKind::Workspace, k.span)
+                None
             }
         },
     };
-    let section = p
-        .section
-        .map(at)
-        .unwrap_or_else(|| At::new(format!(".usmp.{}", name.value), name.span.clone()));
+    let size = r.size(t, "size", true);
+    let alignment = r.uint(t, "alignment", "16");
+    let section = r.string(t, "section", "\".usmp.sram\"");
+    let region = r.string(t, "region", "\"RAM\"");
+    let targets = strings(r, t, "targets", "[\"cpu\"]");
     PoolSpec {
-        kind,
-        size: p.size.map(|s| bytes(s, errors)),
-        alignment: p
-            .alignment
-            .map(at)
-            .unwrap_or_else(|| At::new(DEFAULT_ALIGNMENT, name.span.clone())),
-        section,
-        region: p.region.map(at),
-        targets: p.targets.into_iter().map(at).collect(),
+        kind: kind.unwrap_or_else(|| At::new(PoolKind::Workspace, name.span.clone())),
+        size,
+        alignment: alignment.unwrap_or_else(|| At::new(DEFAULT_ALIGNMENT, name.span.clone())),
+        section: section
+            .unwrap_or_else(|| At::new(format!(".usmp.{}", name.value), name.span.clone())),
+        region,
+        targets,
         name,
     }
 }
 
-fn model(m: ModelToml, errors: &mut Vec<Diagnostic<Span>>) -> ModelSpec<Span> {
-    let name = at(m.name);
-    let here = &name.span;
-    let scratch = m
-        .scratch
-        .into_iter()
-        .map(|s| {
-            let span = s.span();
-            let s = s.into_inner();
-            ScratchSpec {
-                op: s.op.map(at),
-                call: s.call.map(at),
-                name: at(s.name),
-                size: bytes(s.size, errors),
-                alignment: s.alignment.map(at),
-                span,
+/// An array of strings.
+fn strings(r: &mut Reader, t: &Table<'_>, key: &str, example: &str) -> Vec<At<String, Span>> {
+    let Some(v) = Reader::get(t, key) else {
+        return Vec::new();
+    };
+    let Raw::Array(items) = v.get_ref() else {
+        r.error(
+            v.span(),
+            format!("`{key}` is {}", v.get_ref().describe()),
+            format!("write an array of strings such as {example}"),
+        );
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| match item.get_ref() {
+            Raw::Str(s) => Some(At::new(s.clone(), item.span())),
+            other => {
+                r.error(
+                    item.span(),
+                    format!("an entry of `{key}` is {}", other.describe()),
+                    format!("write an array of strings such as {example}"),
+                );
+                None
             }
         })
-        .collect();
+        .collect()
+}
+
+fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
+    r.known(t, MODEL_KEYS);
+    let name = name(r, t, "[[model]]", "\"kws\"")
+        .unwrap_or_else(|| At::new(format!("model_{k}"), t.span.clone()));
+    let path = r.string(t, "path", "\"models/kws.tflite\"");
+    if path.is_none() && Reader::get(t, "path").is_none() {
+        r.error(
+            t.span.clone(),
+            "this [[model]] has no `path`".into(),
+            "add `path = \"models/kws.tflite\"` (a .tflite or JSON model, relative to usmp.toml)"
+                .into(),
+        );
+    }
+    let algorithm = r.string(t, "algorithm", "\"auto\"");
+    let io_in_pools = r.boolean(t, "io_in_pools");
+    let size_granularity = r.uint(t, "size_granularity", "16");
+    let alignment = r.uint(t, "alignment", "16");
+    let module = r.string(t, "module", "\"kws\"");
+    let kernels = r.boolean(t, "kernels");
+    let scratch = match Reader::get(t, "scratch") {
+        Some(v) => r
+            .tables(v, "scratch")
+            .iter()
+            .filter_map(|s| scratch(r, s))
+            .collect(),
+        None => Vec::new(),
+    };
+    let path = path.unwrap_or_else(|| At::new(String::new(), t.span.clone()));
+    let here = name.span.clone();
+    let or = |v: Option<At<_, Span>>, d| v.unwrap_or_else(|| At::new(d, here.clone()));
     ModelSpec {
-        path: at(m.path),
-        algorithm: or(m.algorithm, "auto".into(), here),
-        io_in_pools: or(m.io_in_pools, true, here),
-        size_granularity: or(m.size_granularity, 16, here),
-        alignment: or(m.alignment, DEFAULT_ALIGNMENT, here),
+        path,
+        algorithm: or(algorithm, "auto".to_string()),
+        io_in_pools: io_in_pools
+            .unwrap_or_else(|| At::new(Options::default().io_in_pools, here.clone())),
+        size_granularity: size_granularity
+            .unwrap_or_else(|| At::new(DEFAULT_SIZE_GRANULARITY, here.clone())),
+        alignment: alignment.unwrap_or_else(|| At::new(DEFAULT_ALIGNMENT, here.clone())),
         scratch,
-        module: or(m.module, name.value.clone(), here),
-        kernels: or(m.kernels, false, here),
+        module: or(module, name.value.clone()),
+        kernels: kernels.unwrap_or_else(|| At::new(false, here.clone())),
         name,
     }
+}
+
+fn scratch(r: &mut Reader, t: &Table<'_>) -> Option<ScratchSpec<Span>> {
+    r.known(t, SCRATCH_KEYS);
+    let op = r.string(t, "op", "\"CONV_2D\"");
+    let call = r.uint(t, "call", "3");
+    let name = name(r, t, "scratch entry", "\"im2col\"");
+    let size = r.size(t, "size", false);
+    if size.is_none() && Reader::get(t, "size").is_none() {
+        r.error(
+            t.span.clone(),
+            "this scratch entry has no `size`".into(),
+            format!("add `size = ` {SIZE_FORMS}"),
+        );
+    }
+    let alignment = r.uint(t, "alignment", "16");
+    Some(ScratchSpec {
+        op,
+        call,
+        name: name?,
+        size: size?,
+        alignment,
+        span: t.span.clone(),
+    })
 }
 
 /// 1-based line and column (in characters) of byte `offset` in `text`.

@@ -24,8 +24,7 @@ impl<T, S> At<T, S> {
     }
 }
 
-/// Alignment of pools and buffers that state none (TVM's default).
-pub const DEFAULT_ALIGNMENT: u64 = 16;
+pub use usmp_core::liveness::{DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY};
 
 /// The largest alignment a pool or buffer may have: `repr(align)`, which places the pools'
 /// statics, stops at 2^29.

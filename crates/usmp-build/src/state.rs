@@ -101,8 +101,7 @@ fn write_back(
                 v.len()
             )
         })?;
-        m.plan.pool_sizes = usmp_core::pool_sizes(problem, &m.plan.allocations);
-        m.plan.optimal = m.plan.total() <= m.plan.lower_bound.total;
+        m.plan.recheck(problem);
         m.plan.algorithm = format!(
             "{}, state kept apart by {}",
             m.plan.algorithm, joint.algorithm

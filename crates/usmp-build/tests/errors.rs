@@ -84,7 +84,7 @@ fn toml_syntax_error_points_at_the_token() {
 fn unknown_key_lists_the_keys() {
     one(
         "unknown_key",
-        "[[pool]]\nname = \"sram\"\nsise = 4096\n",
+        &format!("[[pool]]\nname = \"sram\"\nsise = 4096\n{MODEL}"),
         "3:1",
         &["unknown key `sise`", "`size`", "`alignment`"],
     );
@@ -341,19 +341,63 @@ fn a_size_of_the_wrong_type() {
         &format!("[[pool]]\nname = \"sram\"\nsize = true\n{MODEL}"),
         "3:8",
         &[
-            "invalid type: boolean `true`",
+            "`size` is the boolean true, not a size",
             "a number of bytes such as 4096, or a string with a unit such as \"16 KiB\"",
         ],
     );
     one(
         "size_negative",
-        &format!("[[pool]]\nname = \"sram\"\nsize = -1\n{MODEL}"),
+        &format!("[[pool]]\nname = \"sram\"\nsize = -5\n{MODEL}"),
         "3:8",
         &[
-            "a size cannot be negative (-1)",
-            "leave `size` out for no limit",
+            "`size` is the integer -5, not a size",
+            "leave `size` out (or write -1) for no limit",
         ],
     );
+}
+
+#[test]
+fn minus_one_is_no_limit_as_in_the_pools_file() {
+    let dir = setup(
+        "size_minus_one",
+        &format!(
+            "[[pool]]\nname = \"sram\"\nsize = -1\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n{MODEL}"
+        ),
+        &[],
+    );
+    let planned = Config::from_file(dir.join("usmp.toml")).plan().unwrap();
+    assert_eq!(planned.pools[0].limit, None);
+}
+
+#[test]
+fn every_phase_reports_together() {
+    // A bad unit and a wrong type (reading), alignment 3 and an unknown algorithm
+    // (validation): all four at once, in the order of the file.
+    let d = errors(
+        "all_phases",
+        "[[pool]]\nname = \"dtcm\"\nsize = \"8 XB\"\nalignment = 3\n\n[[pool]]\nname = \"sram\"\nsize = true\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n\n[[model]]\nname = \"kws\"\npath = \"$KWS\"\nalgorithm = \"nope\"\n",
+        &[],
+    );
+    let at: Vec<&str> = d
+        .iter()
+        .map(|e| {
+            e.split(": error: ")
+                .next()
+                .unwrap()
+                .rsplit("usmp.toml:")
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(at, ["3:8", "4:13", "8:8", "17:13"], "{d:#?}");
+    assert!(d[0].contains("`8 XB` is not a size"), "{}", d[0]);
+    assert!(
+        d[1].contains("alignment 3 is not a power of two"),
+        "{}",
+        d[1]
+    );
+    assert!(d[2].contains("`size` is the boolean true"), "{}", d[2]);
+    assert!(d[3].contains("unknown algorithm `nope`"), "{}", d[3]);
 }
 
 #[test]
@@ -512,4 +556,24 @@ fn kernels_on_a_model_they_cannot_run_fail_at_the_key_naming_the_call() {
         ],
     );
     assert!(d.contains("CONV_2D"), "the message lists what runs: {d}");
+}
+
+#[test]
+fn a_missing_name_and_a_wrong_shape_are_both_reported() {
+    let d = errors(
+        "missing_name",
+        &format!(
+            "[[pool]]\nkind = \"workspace\"\ntargets = \"cpu\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n{MODEL}"
+        ),
+        &[],
+    );
+    assert_eq!(d.len(), 2, "{d:#?}");
+    assert!(d[0].contains("this [[pool]] has no `name`"), "{}", d[0]);
+    assert!(d[0].contains("add `name = \"sram\"`"), "{}", d[0]);
+    assert!(
+        d[1].contains("usmp.toml:3:11: error: `targets` is the string \"cpu\""),
+        "{}",
+        d[1]
+    );
+    assert!(d[1].contains("[\"cpu\"]"), "{}", d[1]);
 }

@@ -181,7 +181,7 @@ fn json_output_has_the_documented_shape() {
     );
     assert!(
         json.trim_end()
-            .ends_with(",\"lower_bound\":13402,\"optimal\":false}"),
+            .ends_with(",\"lower_bound\":13402,\"optimal\":false,\"placement_optimal\":true}"),
         "{json}"
     );
     // Byte-identical on a second run.

@@ -6,6 +6,14 @@
 //! the buffers live at one step. For a general conflict graph the largest clique is
 //! NP-hard, so a greedy search finds a good clique, and any clique is a valid bound.
 //! Alignment padding is ignored, which only makes the bound weaker, never wrong.
+//!
+//! With several pools a buffer lands in one of its candidates. Group the pools of a kind
+//! into disjoint sets: the buffers whose candidates all lie in one set are in that set's
+//! pools in any plan, so those pools together hold at least their clique, and the sets'
+//! bounds add up. The best such partition is the total bound: it is at least the
+//! whole-program peak (one set) and the sum of the per-pool bounds (singletons), and more
+//! than both when pools share some buffers but not others. A plan's own pools get a
+//! second, plan-relative bound, [`assigned`]: the clique of the buffers it put there.
 
 use crate::problem::{Conflicts, PoolKind, Problem};
 
@@ -26,13 +34,8 @@ impl LowerBound {
     /// Computes the bound for `problem`.
     pub fn of(problem: &Problem) -> LowerBound {
         let buffers = problem.buffers();
-        let all = |kind: PoolKind| -> Vec<usize> {
-            (0..buffers.len())
-                .filter(|&i| buffers[i].kind == kind)
-                .collect()
-        };
-        let total = clique_bound(problem, &all(PoolKind::Workspace))
-            .saturating_add(clique_bound(problem, &all(PoolKind::Constant)));
+        let total = partition_bound(problem, PoolKind::Workspace)
+            .saturating_add(partition_bound(problem, PoolKind::Constant));
         let per_pool = (0..problem.pools().len())
             .map(|p| {
                 let forced: Vec<usize> = (0..buffers.len())
@@ -43,6 +46,88 @@ impl LowerBound {
             .collect();
         LowerBound { total, per_pool }
     }
+}
+
+/// Pools of one kind up to which every partition is tried (203 partitions of 6); with
+/// more, only the whole set and the singletons.
+const PARTITION_POOLS: usize = 6;
+
+/// The best bound over partitions of the pools of `kind` (see the module docs).
+fn partition_bound(problem: &Problem, kind: PoolKind) -> u64 {
+    let pools: Vec<usize> = (0..problem.pools().len())
+        .filter(|&p| problem.pools()[p].kind == kind)
+        .collect();
+    let buffers = problem.buffers();
+    let members: Vec<usize> = (0..buffers.len())
+        .filter(|&i| buffers[i].kind == kind)
+        .collect();
+    if pools.len() <= 1 || members.is_empty() {
+        return clique_bound(problem, &members);
+    }
+    // Each buffer's candidates as a set of positions in `pools`.
+    let index = |p: usize| pools.iter().position(|&q| q == p).unwrap_or(0);
+    let masks: Vec<u64> = members
+        .iter()
+        .map(|&i| {
+            buffers[i]
+                .candidates
+                .iter()
+                .fold(0u64, |m, &p| m | 1 << index(p))
+        })
+        .collect();
+    // The bound of the buffers whose candidates lie within `set`.
+    let within = |set: u64| -> u64 {
+        let inside: Vec<usize> = members
+            .iter()
+            .zip(&masks)
+            .filter(|&(_, &m)| m & !set == 0)
+            .map(|(&i, _)| i)
+            .collect();
+        clique_bound(problem, &inside)
+    };
+    let n = pools.len();
+    let whole = (1u64 << n.min(63)) - 1;
+    if n > PARTITION_POOLS {
+        let singletons = (0..n).fold(0u64, |t, k| t.saturating_add(within(1 << k)));
+        return within(whole).max(singletons);
+    }
+    let bounds: Vec<u64> = (0..=whole).map(within).collect();
+    best_partition(whole, &bounds)
+}
+
+/// The largest sum of `bounds[set]` over partitions of `rest` into sets: the lowest
+/// member of `rest` goes with each subset of the others in turn.
+fn best_partition(rest: u64, bounds: &[u64]) -> u64 {
+    if rest == 0 {
+        return 0;
+    }
+    let low = rest & rest.wrapping_neg();
+    let others = rest & !low;
+    let mut best = 0u64;
+    // Every subset of `others`, from all of it down to none.
+    let mut sub = others;
+    loop {
+        let set = low | sub;
+        let value = bounds[set as usize].saturating_add(best_partition(rest & !set, bounds));
+        best = best.max(value);
+        if sub == 0 {
+            break;
+        }
+        sub = (sub - 1) & others;
+    }
+    best
+}
+
+/// For each pool, the bound of the buffers `allocations` put in it: a pool at this bound
+/// has the smallest size any placement of the same buffers can have.
+pub fn assigned(problem: &Problem, allocations: &[crate::plan::Allocation]) -> Vec<u64> {
+    let mut members = vec![Vec::new(); problem.pools().len()];
+    for (i, a) in allocations.iter().enumerate() {
+        if let Some(m) = members.get_mut(a.pool) {
+            m.push(i);
+        }
+    }
+    members.iter().map(|m| clique_bound(problem, m)).collect()
 }
 
 /// A lower bound on the memory the buffers `members` need together.

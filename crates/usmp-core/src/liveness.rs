@@ -25,6 +25,14 @@ use crate::model::{
 use crate::plan::{Allocation, Plan};
 use crate::problem::{Buffer, Locus, Pool, PoolKind, Problem};
 
+/// Alignment of pools and buffers that state none in a configuration (usmp.toml,
+/// `usmp_pools!`, the CLI's pools file): TVM's default, and what SIMD loads want.
+/// Problem files (CSV, JSON problems) keep the RFC's 1, as their numbers are exact.
+pub const DEFAULT_ALIGNMENT: u64 = 16;
+
+/// Sizes round up to a multiple of this unless configured otherwise (TFLite Micro's 16).
+pub const DEFAULT_SIZE_GRANULARITY: u64 = 16;
+
 /// How a model becomes a problem.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -43,8 +51,8 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             io_in_pools: true,
-            size_granularity: 16,
-            alignment: 16,
+            size_granularity: DEFAULT_SIZE_GRANULARITY,
+            alignment: DEFAULT_ALIGNMENT,
             scratch: Vec::new(),
         }
     }

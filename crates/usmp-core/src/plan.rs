@@ -53,9 +53,31 @@ pub struct Plan {
     pub lower_bound: LowerBound,
     /// Whether no plan with a smaller total exists (bound reached, or search exhausted).
     pub optimal: bool,
+    /// Per pool, the bound of the buffers this plan put there ([`crate::bound::assigned`]):
+    /// no placement of the same buffers makes the pool smaller.
+    pub assigned_bounds: Vec<u64>,
 }
 
 impl Plan {
+    /// Whether every pool is at the bound of the buffers it holds: with this assignment
+    /// of buffers to pools (the pool fallback's, for the built-in algorithms) no plan is
+    /// smaller, though another assignment might be. Implied by [`Plan::optimal`] only
+    /// when it was proved by reaching the bound.
+    pub fn placement_optimal(&self) -> bool {
+        self.pool_sizes
+            .iter()
+            .zip(&self.assigned_bounds)
+            .all(|(size, bound)| size <= bound)
+    }
+
+    /// Recomputes the pool sizes, their bounds and `optimal` (from the bound alone) after
+    /// the allocations changed.
+    pub fn recheck(&mut self, problem: &Problem) {
+        self.pool_sizes = pool_sizes(problem, &self.allocations);
+        self.assigned_bounds = crate::bound::assigned(problem, &self.allocations);
+        self.optimal = self.total() <= self.lower_bound.total;
+    }
+
     /// Sum of all pool sizes: the figure of merit compared with the lower bound.
     pub fn total(&self) -> u64 {
         // `plan` refuses plans whose total does not fit; saturate rather than wrap anyway.
@@ -198,12 +220,14 @@ pub fn plan(problem: &Problem, algorithm: &dyn Algorithm) -> Result<Plan, PlanEr
         Some(member) => format!("{name} ({member})"),
         None => name,
     };
+    let assigned_bounds = crate::bound::assigned(problem, &solution.allocations);
     Ok(Plan {
         algorithm,
         allocations: solution.allocations,
         pool_sizes,
         lower_bound,
         optimal,
+        assigned_bounds,
     })
 }
 

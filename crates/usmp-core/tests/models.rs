@@ -65,6 +65,20 @@ fn the_ir_example_plans_with_its_pools() {
     assert_eq!(&image[fc..fc + 480], &file[128..608]);
     let w = l.tensor_allocation(&plan, t("conv_w")).unwrap().offset as usize;
     assert_eq!(&image[w..w + 640], &file[..]);
+
+    // The default plan fills dtcm first (the pool fallback): each pool is at the bound of
+    // the buffers it holds, so only another assignment could total less, and the bound
+    // over every assignment is all of the workspace in sram (5776) plus flash (1136).
+    let plan = usmp_core::plan(&l.problem, &usmp_core::algo::Auto::default()).unwrap();
+    assert!(plan.placement_optimal(), "{:?}", plan.pool_sizes);
+    assert_eq!(plan.assigned_bounds, plan.pool_sizes);
+    assert_eq!(plan.lower_bound.total, 5776 + 1136);
+    assert!(!plan.optimal, "8480 bytes; all in sram would take 6912");
+    let text = usmp_core::report::table(&l.problem, &plan);
+    assert!(
+        text.contains("each pool optimal for the buffers it holds"),
+        "{text}"
+    );
 }
 
 /// Writes `kws.json` with `edit` applied (and `pools`, if given) into a fresh folder and

@@ -5,7 +5,11 @@ use std::path::Path;
 
 use proc_macro2::{Ident, Span};
 use usmp_build::usmp_core::PoolKind;
-use usmp_build::{At, DEFAULT_ALIGNMENT, Diagnostic, ModelSpec, PoolSpec, ScratchSpec, Spec};
+use usmp_build::usmp_core::liveness::Options;
+use usmp_build::{
+    At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec, PoolSpec, ScratchSpec,
+    Spec,
+};
 
 use crate::ast::{Arg, Entry, Input, Named, Value};
 
@@ -41,8 +45,10 @@ fn unknown(key: &Ident, known: &[&str]) -> Diagnostic<Span> {
         .help(format!("the keys here are: {}", known.join(", ")))
 }
 
-/// The spec `input` declares; model paths are relative to `base`.
-pub fn spec(input: &Input, base: &Path) -> Result<Spec<Span>, Errors> {
+/// The spec `input` declares, with defaults in place of bad values and the problems
+/// found reading it (validation adds its own to those); model paths are relative to
+/// `base`. Without pools or a model there is nothing to validate: only the errors.
+pub fn spec(input: &Input, base: &Path) -> Result<(Spec<Span>, Errors), Errors> {
     let mut errors = Vec::new();
     let mut pools = None;
     let mut models_block: Option<(Ident, &[Named])> = None;
@@ -151,16 +157,17 @@ pub fn spec(input: &Input, base: &Path) -> Result<Spec<Span>, Errors> {
         }
     }
 
-    if !errors.is_empty() {
+    if pools.is_empty() || models.is_empty() {
         return Err(errors);
     }
-    Ok(Spec {
+    let spec = Spec {
         pools,
         models,
         summary: false,
         base: base.to_path_buf(),
         span: Span::call_site(),
-    })
+    };
+    Ok((spec, errors))
 }
 
 /// Keyed arguments; a bare value is an error.
@@ -200,7 +207,9 @@ fn pool(p: &Named, errors: &mut Errors) -> Option<PoolSpec<Span>> {
                     ),
                 ),
             );
-            return None;
+            // Read on as a workspace, so that validation finds what else is wrong
+            // without a follow-on error for the pool that went missing.
+            PoolKind::Workspace
         }
     };
     let name = At::new(p.name.to_string(), p.name.span());
@@ -247,8 +256,8 @@ fn model(
         name: here(name.to_string()),
         path: here(String::new()),
         algorithm: At::new("auto".into(), span),
-        io_in_pools: At::new(true, span),
-        size_granularity: At::new(16, span),
+        io_in_pools: At::new(Options::default().io_in_pools, span),
+        size_granularity: At::new(DEFAULT_SIZE_GRANULARITY, span),
         alignment: At::new(DEFAULT_ALIGNMENT, span),
         scratch: Vec::new(),
         module: At::new(name.to_string(), span),
@@ -447,7 +456,9 @@ mod tests {
                 flash: constant(size = "1 MiB", alignment = 64),
             }
         });
-        let s = spec(&input, Path::new("/fw/src")).unwrap_or_else(|e| panic!("{}", e[0].message));
+        let s = spec(&input, Path::new("/fw/src"))
+            .unwrap_or_else(|e| panic!("{}", e[0].message))
+            .0;
         assert_eq!(s.pools.len(), 2);
         let dtcm = &s.pools[0];
         assert_eq!(dtcm.name.value, "dtcm");
@@ -491,7 +502,9 @@ mod tests {
     #[test]
     fn the_model_name_defaults_to_the_file_stem() {
         let input = parse(quote! { model = "m/person_detect.tflite", pools { sram: workspace() } });
-        let s = spec(&input, Path::new(".")).unwrap_or_else(|e| panic!("{}", e[0].message));
+        let s = spec(&input, Path::new("."))
+            .unwrap_or_else(|e| panic!("{}", e[0].message))
+            .0;
         assert_eq!(s.models[0].name.value, "person_detect");
         assert_eq!(s.models[0].module.value, "person_detect");
         assert_eq!(s.models[0].algorithm.value, "auto");
@@ -503,7 +516,9 @@ mod tests {
             pools { sram: workspace() }
             models { a: model(path = "a.json"), b: model(path = "b.tflite", algorithm = "exact") }
         });
-        let s = spec(&input, Path::new(".")).unwrap_or_else(|e| panic!("{}", e[0].message));
+        let s = spec(&input, Path::new("."))
+            .unwrap_or_else(|e| panic!("{}", e[0].message))
+            .0;
         let names: Vec<&str> = s.models.iter().map(|m| m.name.value.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         assert_eq!(s.models[1].algorithm.value, "exact");
@@ -519,8 +534,8 @@ mod tests {
                 flash: readonly(),
             }
         });
-        let Err(errors) = spec(&input, Path::new(".")) else {
-            panic!("accepted")
+        let errors = match spec(&input, Path::new(".")) {
+            Ok((_, errors)) | Err(errors) => errors,
         };
         let messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
         assert_eq!(messages.len(), 4, "{messages:?}");
@@ -534,8 +549,8 @@ mod tests {
     fn a_model_without_a_path() {
         let input =
             parse(quote! { pools { sram: workspace() } models { a: model(algorithm = "auto") } });
-        let Err(errors) = spec(&input, Path::new(".")) else {
-            panic!("accepted")
+        let errors = match spec(&input, Path::new(".")) {
+            Ok((_, errors)) | Err(errors) => errors,
         };
         assert!(errors[0].message.contains("model `a` has no path"));
     }

@@ -23,13 +23,13 @@ pub struct Dirs<'a> {
 /// them together (a region missing from `memory.x` with whatever planning finds).
 pub fn expand(input: TokenStream, dirs: &Dirs<'_>) -> syn::Result<TokenStream> {
     let parsed: ast::Input = syn::parse2(input)?;
-    let spec = attr::spec(&parsed, dirs.base).map_err(combine)?;
+    let (spec, reading) = attr::spec(&parsed, dirs.base).map_err(combine)?;
     let mut read = Vec::new();
     let mut bad = dirs
         .crate_root
         .map(|root| usmp_build::check_regions(&spec.pools, root, &mut read))
         .unwrap_or_default();
-    let planned = match usmp_build::plan(&spec, &mut read) {
+    let planned = match usmp_build::plan(&spec, reading, &mut read) {
         Ok(planned) if bad.is_empty() => planned,
         Ok(_) => return Err(combine(bad)),
         Err(more) => {

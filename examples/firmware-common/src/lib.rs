@@ -2,6 +2,7 @@
 //!
 //! - on the device: [`exit`] and [`fail`] end the QEMU run through semihosting with a
 //!   status CI reads, and the panic handler prints the panic and fails the run;
+//!   [`check_hello_world`] compares hello_world's outputs with TFLite Micro's;
 //! - in `build.rs` (feature `build`): [`build`] puts `memory.x` where cortex-m-rt's
 //!   `link.x` looks for it and plans `usmp.toml` into `usmp.rs` and `usmp.x`.
 //!
@@ -32,6 +33,41 @@ mod device {
         }
     }
 
+    /// Runs `infer` on each one-byte input of hello_world's cases and prints its output
+    /// next to TFLite Micro's (`expected`); ends the run as a failure on any difference or
+    /// error, as a success otherwise.
+    pub fn check_hello_world<E: core::fmt::Display>(
+        inputs: &[u8],
+        expected: &[u8],
+        mut infer: impl FnMut(u8) -> Result<u8, E>,
+    ) -> ! {
+        let mut all = true;
+        for (&x, &want) in inputs.iter().zip(expected) {
+            match infer(x) {
+                Ok(y) => {
+                    let same = y == want;
+                    all &= same;
+                    hprintln!(
+                        "x {:>4}  y {:>4}  TFLite Micro {:>4}  {}",
+                        x as i8,
+                        y as i8,
+                        want as i8,
+                        if same { "=" } else { "DIFFERENT" }
+                    );
+                }
+                Err(e) => {
+                    hprintln!("error: x {}: {}", x as i8, e);
+                    all = false;
+                }
+            }
+        }
+        if !all {
+            fail("an output differs from TFLite Micro's");
+        }
+        hprintln!("all {} outputs equal TFLite Micro's", inputs.len());
+        exit(debug::EXIT_SUCCESS)
+    }
+
     /// Prints `error: why` and ends the run as a failure.
     pub fn fail(why: &str) -> ! {
         hprintln!("error: {}", why);
@@ -46,7 +82,7 @@ mod device {
 }
 
 #[cfg(target_os = "none")]
-pub use device::{exit, fail, print_plan};
+pub use device::{check_hello_world, exit, fail, print_plan};
 
 /// The whole build script of a firmware example: copies `memory.x` to `OUT_DIR`, where
 /// cortex-m-rt's `link.x` looks for it, and plans `usmp.toml` (`usmp_build::build`, which

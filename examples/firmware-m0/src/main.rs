@@ -10,8 +10,7 @@
 #![no_main]
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
-use firmware_common::{exit, fail};
+use firmware_common::fail;
 
 mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
@@ -51,29 +50,5 @@ fn main() -> ! {
         cfg!(feature = "poison"),
         usmp::POOLS,
     );
-    let mut all = true;
-    for (&x, &want) in INPUTS.iter().zip(EXPECTED) {
-        match infer(&mut model, x) {
-            Ok(y) => {
-                let same = y == want;
-                all &= same;
-                hprintln!(
-                    "x {:>4}  y {:>4}  TFLite Micro {:>4}  {}",
-                    x as i8,
-                    y as i8,
-                    want as i8,
-                    if same { "=" } else { "DIFFERENT" }
-                );
-            }
-            Err(e) => {
-                hprintln!("error: x {}: {}", x as i8, e);
-                all = false;
-            }
-        }
-    }
-    if !all {
-        fail("an output differs from TFLite Micro's");
-    }
-    hprintln!("all {} outputs equal TFLite Micro's", INPUTS.len());
-    exit(debug::EXIT_SUCCESS)
+    firmware_common::check_hello_world(INPUTS, EXPECTED, |x| infer(&mut model, x))
 }

@@ -3,7 +3,7 @@
 use super::json::Json;
 use super::read::Reader;
 use super::{InputError, Pos};
-use crate::liveness::{CallSelector, Options, ScratchRule};
+use crate::liveness::{CallSelector, DEFAULT_ALIGNMENT, Options, ScratchRule};
 use crate::model::{Scratch, Size};
 use crate::problem::Pool;
 
@@ -60,8 +60,8 @@ impl Default for PoolsFile {
     fn default() -> Self {
         PoolsFile {
             pools: vec![
-                Pool::workspace("workspace").with_alignment(16),
-                Pool::constant("constants").with_alignment(16),
+                Pool::workspace("workspace").with_alignment(DEFAULT_ALIGNMENT),
+                Pool::constant("constants").with_alignment(DEFAULT_ALIGNMENT),
             ],
             options: Options::default(),
             file: None,
@@ -86,7 +86,7 @@ pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, Inp
         return Err(r.err(root.pos, "`pools` is empty; list at least one pool".into()));
     }
     for (k, pj) in pools.iter().enumerate() {
-        let (pool, spans) = r.pool(pj, k)?;
+        let (pool, spans) = r.pool(pj, k, DEFAULT_ALIGNMENT)?;
         if let Some(first) = out.pools.iter().position(|p| p.name == pool.name) {
             return Err(r.err(
                 spans.fields.get("name").copied().unwrap_or(pj.pos),

@@ -48,7 +48,8 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
     let mut pool_spans = Vec::new();
     let mut pool_index: BTreeMap<String, usize> = BTreeMap::new();
     for (k, pj) in pools_json.iter().enumerate() {
-        let (pool, spans) = r.pool(pj, k)?;
+        // A problem's numbers are exact: no alignment unless stated (the RFC's default).
+        let (pool, spans) = r.pool(pj, k, 1)?;
         pool_index.entry(pool.name.clone()).or_insert(k);
         pool_spans.push(spans);
         builder.pool(pool);

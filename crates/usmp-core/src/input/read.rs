@@ -235,11 +235,17 @@ impl Reader<'_> {
         spans
     }
 
-    pub(crate) fn pool(&self, j: &Json, k: usize) -> Result<(Pool, Spans), InputError> {
+    /// Pool `k`; `alignment` when it states none.
+    pub(crate) fn pool(
+        &self,
+        j: &Json,
+        k: usize,
+        alignment: u64,
+    ) -> Result<(Pool, Spans), InputError> {
         let what = format!("pools[{k}]");
         let e = self.object(j, &what, POOL_KEYS)?;
         let name = self.string(self.required(e, j, "name", &what)?, &format!("{what}.name"))?;
-        let mut pool = Pool::workspace(name);
+        let mut pool = Pool::workspace(name).with_alignment(alignment);
         pool.kind = self.kind(self.get(e, "kind"), &format!("{what}.kind"))?;
         // `size` as in usmp.toml (a number, "64 KiB", or -1 for none), or the RFC's name.
         if let Some((size, key)) = self.either(e, &what, "size", "size_hint_bytes")? {

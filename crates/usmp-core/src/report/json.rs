@@ -76,8 +76,10 @@ pub fn json(problem: &Problem, plan: &Plan) -> String {
     );
     let _ = write!(
         out,
-        ",\"lower_bound\":{},\"optimal\":{}}}",
-        plan.lower_bound.total, plan.optimal
+        ",\"lower_bound\":{},\"optimal\":{},\"placement_optimal\":{}}}",
+        plan.lower_bound.total,
+        plan.optimal,
+        plan.placement_optimal()
     );
     out
 }

@@ -23,6 +23,10 @@ pub fn table(problem: &Problem, plan: &Plan) -> String {
     let lb = plan.lower_bound.total;
     let verdict = if plan.optimal {
         "optimal"
+    } else if plan.placement_optimal() {
+        // The gap is then the assignment's: the pool fallback filled the preferred pools
+        // first, and only moving buffers between pools could total less.
+        "each pool optimal for the buffers it holds; another assignment to pools may total less"
     } else {
         "not proven optimal"
     };
@@ -41,7 +45,7 @@ pub fn table(problem: &Problem, plan: &Plan) -> String {
     );
     for (p, pool) in problem.pools().iter().enumerate() {
         let used = plan.pool_sizes[p];
-        let bound = plan.lower_bound.per_pool[p];
+        let bound = plan.assigned_bounds.get(p).copied().unwrap_or(0);
         let limit = pool
             .size_limit
             .map_or("unbounded".to_string(), |l| l.to_string());
