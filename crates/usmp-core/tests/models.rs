@@ -389,3 +389,16 @@ fn the_graph_gives_kernels_shapes_quantization_and_options() {
     assert_eq!(g.operators[3].options.float(0, 0.0).unwrap(), 1.0);
     assert_eq!(g.tensors[6].quantization.zero_points, [14]);
 }
+
+#[test]
+fn a_pool_size_of_the_wrong_type_names_the_accepted_forms() {
+    let dir = std::env::temp_dir().join(format!("usmp-size-type-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("pools.json");
+    std::fs::write(&file, r#"{"pools": [{"name": "a", "size": true}]}"#).unwrap();
+    let e = input::read_pools(&file).unwrap_err();
+    assert!(e.message.contains("pools[0].size must be a size"), "{e}");
+    assert!(e.message.contains("\"16 KiB\", or -1 for no limit"), "{e}");
+    assert!(e.message.contains("found a boolean"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

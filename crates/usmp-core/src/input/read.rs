@@ -167,7 +167,14 @@ impl Reader<'_> {
             Value::String(text) => super::parse_size(text)
                 .map(Some)
                 .map_err(|e| self.err(j.pos, format!("{what}: {e}"))),
-            _ => self.integer(j, what, true),
+            Value::Number(_) => self.integer(j, what, true),
+            other => Err(self.err(
+                j.pos,
+                format!(
+                    "{what} must be a size: a number of bytes such as 4096, a string with a unit such as \"16 KiB\", or -1 for no limit; found {}",
+                    other.describe()
+                ),
+            )),
         }
     }
 
