@@ -211,15 +211,9 @@ impl Config {
         };
         let (spec, reading) = manifest::parse(&text, &base).map_err(|d| invalid(vec![d]))?;
         // cortex-m-rt's memory.x beside usmp.toml, if any: its regions are the ones to use.
-        let mut bad = crate::memory::check_beside(&spec.pools, &base, read);
-        // Reported with whatever validation and planning find, all at once.
-        match plan(&spec, reading, read) {
-            Ok(planned) if bad.is_empty() => Ok((planned, self.summary.unwrap_or(spec.summary))),
-            Ok(_) => Err(invalid(bad)),
-            Err(more) => {
-                bad.extend(more);
-                Err(invalid(bad))
-            }
+        match plan(&spec, reading, Some(&base), read) {
+            Ok(planned) => Ok((planned, self.summary.unwrap_or(spec.summary))),
+            Err(all) => Err(invalid(all)),
         }
     }
 
@@ -269,11 +263,7 @@ pub(crate) fn unplaced_warnings(target_os: &str, unplaced: &[(String, String)]) 
     }
     unplaced
         .iter()
-        .map(|(name, section)| {
-            format!(
-                "usmp: pool `{name}` has no `region`, so usmp.x does not place its section `{section}` on this bare-metal target: the linker will put it as an orphan section wherever the last memory region ends (often FLASH, where a workspace cannot be written); add `region = \"RAM\"` (a region of memory.x's MEMORY) to the pool in usmp.toml"
-            )
-        })
+        .map(|(name, section)| linker::unplaced_warning(name, section, &Embed::OutDir))
         .collect()
 }
 
@@ -360,18 +350,31 @@ pub fn build() {
 /// planning; the caller renders the diagnostics at its own spans. `earlier` holds what
 /// reading the front end's text found (the spec then has defaults in place of the bad
 /// values): it is returned together with every validation problem, and nothing is
-/// planned.
+/// planned. Each pool's `region` is checked against the `memory.x` in `memory_x_dir`, if
+/// there is one there; those errors come with whatever else is found, planning included.
 pub fn plan<S: Clone>(
     spec: &Spec<S>,
     earlier: Vec<Diagnostic<S>>,
+    memory_x_dir: Option<&Path>,
     read: &mut Vec<PathBuf>,
 ) -> Result<Planned, Vec<Diagnostic<S>>> {
-    let mut problems = earlier;
-    problems.extend(valid::validate(spec));
-    if !problems.is_empty() {
-        return Err(problems);
+    let mut problems = memory_x_dir
+        .map(|dir| crate::memory::check_beside(&spec.pools, dir, read))
+        .unwrap_or_default();
+    let mut early = earlier;
+    early.extend(valid::validate(spec));
+    if !early.is_empty() {
+        early.extend(problems);
+        return Err(early);
     }
-    planning::plan_spec(spec, read)
+    match planning::plan_spec(spec, read) {
+        Ok(planned) if problems.is_empty() => Ok(planned),
+        Ok(_) => Err(problems),
+        Err(more) => {
+            problems.extend(more);
+            Err(problems)
+        }
+    }
 }
 
 #[cfg(test)]

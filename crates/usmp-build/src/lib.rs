@@ -171,8 +171,7 @@ pub fn linker_fragment(planned: &Planned, embed: &Embed) -> String {
     linker::fragment(planned, embed)
 }
 
-pub use linker::file_name as linker_file;
-pub use memory::check_beside as check_regions;
+pub use linker::{file_name as linker_file, unplaced_warning};
 
 /// The text report for `planned` (what `usmp-report.txt` holds).
 pub fn report_text(planned: &Planned) -> String {

@@ -50,6 +50,21 @@ pub(crate) fn start_symbol(pool: &str) -> String {
     format!("__susmp_{}", pool.to_ascii_lowercase())
 }
 
+/// What a firmware build is told about a pool without a region (usmp-build as a cargo
+/// warning, `usmp_pools!` as a warning at the pool's name): nothing places its section, so
+/// the linker puts it after the runtime's sections as an orphan, in whatever memory
+/// follows (with cortex-m-rt, usually FLASH).
+pub fn unplaced_warning(pool: &str, section: &str, embed: &Embed) -> String {
+    let (front, whereto) = match embed {
+        Embed::OutDir => ("usmp", " in usmp.toml"),
+        Embed::Inline => ("usmp_pools!", ""),
+    };
+    format!(
+        "{front}: pool `{pool}` has no `region`, so {file} does not place its section `{section}` on this bare-metal target: the linker will put it as an orphan section wherever the last memory region ends (often FLASH, where a workspace cannot be written); add `region = \"RAM\"` (a region of memory.x's MEMORY) to the pool{whereto}",
+        file = file_name(embed),
+    )
+}
+
 /// Whether the generated code needs the fragment: some pool names a region.
 pub(crate) fn needs_fragment(planned: &Planned) -> bool {
     planned.pools.iter().any(|p| p.region.is_some())

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use toml::Spanned;
 use usmp_core::PoolKind;
+use usmp_core::input::SIZE_FORMS;
 use usmp_core::liveness::Options;
 
-use crate::raw::{self, Raw};
+use crate::raw::{self, Entries, Raw};
 use crate::spec::{
     At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec, PoolSpec, ScratchSpec,
     Spec, parse_size,
@@ -38,11 +39,6 @@ const MODEL_KEYS: &[&str] = &[
 ];
 const SCRATCH_KEYS: &[&str] = &["op", "call", "name", "size", "alignment"];
 const REPORT_KEYS: &[&str] = &["summary"];
-
-const SIZE_FORMS: &str =
-    "a number of bytes such as 4096, or a string with a unit such as \"16 KiB\"";
-
-use crate::raw::Entries;
 
 /// A spec read as far as it goes, and what was wrong in it.
 type Read = (Spec<Span>, Vec<Diagnostic<Span>>);
@@ -249,24 +245,32 @@ pub fn parse(text: &str, base: &Path) -> Result<Read, Diagnostic<Span>> {
     Ok((spec, r.errors))
 }
 
-/// The required `name` of a table, or an error at the table. Tables that go on without
-/// one (pools, models) take a stand-in, so that validation sees no fewer of them.
-fn name(r: &mut Reader, t: &Table<'_>, what: &str, example: &str) -> Option<At<String, Span>> {
-    let name = r.string(t, "name", example);
-    if name.is_none() && Reader::get(t, "name").is_none() {
+/// An error at table `t` (a `what`) if it lacks the required `key`; `add` is what to
+/// write. (A key that is there but wrong was reported where it was read.)
+fn require(r: &mut Reader, t: &Table<'_>, key: &str, what: &str, add: &str) {
+    if Reader::get(t, key).is_none() {
         r.error(
             t.span.clone(),
-            format!("this {what} has no `name`"),
-            format!("add `name = {example}`"),
+            format!("this {what} has no `{key}`"),
+            format!("add {add}"),
         );
     }
-    name
+}
+
+/// The value written, or `default` shown at `span` (the entry it belongs to).
+fn or<T>(value: Option<At<T, Span>>, default: T, span: &Span) -> At<T, Span> {
+    value.unwrap_or_else(|| At::new(default, span.clone()))
 }
 
 fn pool(r: &mut Reader, t: &Table<'_>, k: usize) -> PoolSpec<Span> {
     r.known(t, POOL_KEYS);
-    let name = name(r, t, "[[pool]]", "\"sram\"")
-        .unwrap_or_else(|| At::new(format!("pool_{k}"), t.span.clone()));
+    require(r, t, "name", "[[pool]]", "`name = \"sram\"`");
+    // Without a name, a stand-in: validation then sees every pool (and no follow-on error).
+    let name = or(
+        r.string(t, "name", "\"sram\""),
+        format!("pool_{k}"),
+        &t.span,
+    );
     let kind = match r.string(t, "kind", "\"constant\"") {
         None => None,
         Some(k) => match k.value.as_str() {
@@ -288,11 +292,10 @@ fn pool(r: &mut Reader, t: &Table<'_>, k: usize) -> PoolSpec<Span> {
     let region = r.string(t, "region", "\"RAM\"");
     let targets = strings(r, t, "targets", "[\"cpu\"]");
     PoolSpec {
-        kind: kind.unwrap_or_else(|| At::new(PoolKind::Workspace, name.span.clone())),
+        kind: or(kind, PoolKind::Workspace, &name.span),
         size,
-        alignment: alignment.unwrap_or_else(|| At::new(DEFAULT_ALIGNMENT, name.span.clone())),
-        section: section
-            .unwrap_or_else(|| At::new(format!(".usmp.{}", name.value), name.span.clone())),
+        alignment: or(alignment, DEFAULT_ALIGNMENT, &name.span),
+        section: or(section, format!(".usmp.{}", name.value), &name.span),
         region,
         targets,
         name,
@@ -330,17 +333,24 @@ fn strings(r: &mut Reader, t: &Table<'_>, key: &str, example: &str) -> Vec<At<St
 
 fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
     r.known(t, MODEL_KEYS);
-    let name = name(r, t, "[[model]]", "\"kws\"")
-        .unwrap_or_else(|| At::new(format!("model_{k}"), t.span.clone()));
-    let path = r.string(t, "path", "\"models/kws.tflite\"");
-    if path.is_none() && Reader::get(t, "path").is_none() {
-        r.error(
-            t.span.clone(),
-            "this [[model]] has no `path`".into(),
-            "add `path = \"models/kws.tflite\"` (a .tflite or JSON model, relative to usmp.toml)"
-                .into(),
-        );
-    }
+    require(r, t, "name", "[[model]]", "`name = \"kws\"`");
+    require(
+        r,
+        t,
+        "path",
+        "[[model]]",
+        "`path = \"models/kws.tflite\"` (a .tflite or JSON model, relative to usmp.toml)",
+    );
+    let name = or(
+        r.string(t, "name", "\"kws\""),
+        format!("model_{k}"),
+        &t.span,
+    );
+    let path = or(
+        r.string(t, "path", "\"models/kws.tflite\""),
+        String::new(),
+        &t.span,
+    );
     let algorithm = r.string(t, "algorithm", "\"auto\"");
     let io_in_pools = r.boolean(t, "io_in_pools");
     let size_granularity = r.uint(t, "size_granularity", "16");
@@ -355,20 +365,16 @@ fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
             .collect(),
         None => Vec::new(),
     };
-    let path = path.unwrap_or_else(|| At::new(String::new(), t.span.clone()));
     let here = name.span.clone();
-    let or = |v: Option<At<_, Span>>, d| v.unwrap_or_else(|| At::new(d, here.clone()));
     ModelSpec {
         path,
-        algorithm: or(algorithm, "auto".to_string()),
-        io_in_pools: io_in_pools
-            .unwrap_or_else(|| At::new(Options::default().io_in_pools, here.clone())),
-        size_granularity: size_granularity
-            .unwrap_or_else(|| At::new(DEFAULT_SIZE_GRANULARITY, here.clone())),
-        alignment: alignment.unwrap_or_else(|| At::new(DEFAULT_ALIGNMENT, here.clone())),
+        algorithm: or(algorithm, "auto".to_string(), &here),
+        io_in_pools: or(io_in_pools, Options::default().io_in_pools, &here),
+        size_granularity: or(size_granularity, DEFAULT_SIZE_GRANULARITY, &here),
+        alignment: or(alignment, DEFAULT_ALIGNMENT, &here),
         scratch,
-        module: or(module, name.value.clone()),
-        kernels: kernels.unwrap_or_else(|| At::new(false, here.clone())),
+        module: or(module, name.value.clone(), &here),
+        kernels: or(kernels, false, &here),
         name,
     }
 }
@@ -377,15 +383,16 @@ fn scratch(r: &mut Reader, t: &Table<'_>) -> Option<ScratchSpec<Span>> {
     r.known(t, SCRATCH_KEYS);
     let op = r.string(t, "op", "\"CONV_2D\"");
     let call = r.uint(t, "call", "3");
-    let name = name(r, t, "scratch entry", "\"im2col\"");
+    require(r, t, "name", "scratch entry", "`name = \"im2col\"`");
+    require(
+        r,
+        t,
+        "size",
+        "scratch entry",
+        &format!("`size = ` {SIZE_FORMS}"),
+    );
+    let name = r.string(t, "name", "\"im2col\"");
     let size = r.size(t, "size", false);
-    if size.is_none() && Reader::get(t, "size").is_none() {
-        r.error(
-            t.span.clone(),
-            "this scratch entry has no `size`".into(),
-            format!("add `size = ` {SIZE_FORMS}"),
-        );
-    }
     let alignment = r.uint(t, "alignment", "16");
     Some(ScratchSpec {
         op,

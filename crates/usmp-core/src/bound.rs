@@ -33,17 +33,9 @@ const CLIQUE_STARTS: usize = 64;
 impl LowerBound {
     /// Computes the bound for `problem`.
     pub fn of(problem: &Problem) -> LowerBound {
-        let buffers = problem.buffers();
-        let total = partition_bound(problem, PoolKind::Workspace)
-            .saturating_add(partition_bound(problem, PoolKind::Constant));
-        let per_pool = (0..problem.pools().len())
-            .map(|p| {
-                let forced: Vec<usize> = (0..buffers.len())
-                    .filter(|&i| buffers[i].candidates == [p])
-                    .collect();
-                clique_bound(problem, &forced)
-            })
-            .collect();
+        let mut per_pool = vec![0; problem.pools().len()];
+        let total = kind_bound(problem, PoolKind::Workspace, &mut per_pool)
+            .saturating_add(kind_bound(problem, PoolKind::Constant, &mut per_pool));
         LowerBound { total, per_pool }
     }
 }
@@ -52,8 +44,9 @@ impl LowerBound {
 /// more, only the whole set and the singletons.
 const PARTITION_POOLS: usize = 6;
 
-/// The best bound over partitions of the pools of `kind` (see the module docs).
-fn partition_bound(problem: &Problem, kind: PoolKind) -> u64 {
+/// The best bound over partitions of the pools of `kind` (see the module docs); fills in
+/// `per_pool` for them on the way (the singletons: the buffers that can only go there).
+fn kind_bound(problem: &Problem, kind: PoolKind, per_pool: &mut [u64]) -> u64 {
     let pools: Vec<usize> = (0..problem.pools().len())
         .filter(|&p| problem.pools()[p].kind == kind)
         .collect();
@@ -61,10 +54,28 @@ fn partition_bound(problem: &Problem, kind: PoolKind) -> u64 {
     let members: Vec<usize> = (0..buffers.len())
         .filter(|&i| buffers[i].kind == kind)
         .collect();
-    if pools.len() <= 1 || members.is_empty() {
-        return clique_bound(problem, &members);
+    for &p in &pools {
+        let forced: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| buffers[i].candidates == [p])
+            .collect();
+        per_pool[p] = clique_bound(problem, &forced);
     }
-    // Each buffer's candidates as a set of positions in `pools`.
+    match pools.as_slice() {
+        // Every buffer of the kind is forced into the one pool.
+        [] => return 0,
+        [p] => return per_pool[*p],
+        _ => {}
+    }
+    let singletons = pools
+        .iter()
+        .fold(0u64, |t, &p| t.saturating_add(per_pool[p]));
+    let whole = clique_bound(problem, &members);
+    if pools.len() > PARTITION_POOLS {
+        return whole.max(singletons);
+    }
+    // Each buffer's candidates as a set of positions in `pools` (at most 6 bits).
     let index = |p: usize| pools.iter().position(|&q| q == p).unwrap_or(0);
     let masks: Vec<u64> = members
         .iter()
@@ -75,24 +86,27 @@ fn partition_bound(problem: &Problem, kind: PoolKind) -> u64 {
                 .fold(0u64, |m, &p| m | 1 << index(p))
         })
         .collect();
-    // The bound of the buffers whose candidates lie within `set`.
-    let within = |set: u64| -> u64 {
-        let inside: Vec<usize> = members
-            .iter()
-            .zip(&masks)
-            .filter(|&(_, &m)| m & !set == 0)
-            .map(|(&i, _)| i)
-            .collect();
-        clique_bound(problem, &inside)
-    };
-    let n = pools.len();
-    let whole = (1u64 << n.min(63)) - 1;
-    if n > PARTITION_POOLS {
-        let singletons = (0..n).fold(0u64, |t, k| t.saturating_add(within(1 << k)));
-        return within(whole).max(singletons);
-    }
-    let bounds: Vec<u64> = (0..=whole).map(within).collect();
-    best_partition(whole, &bounds)
+    let all = (1u64 << pools.len()) - 1;
+    // The bound of the buffers whose candidates lie within each set of pools; the
+    // singletons and the whole set are known already.
+    let bounds: Vec<u64> = (0..=all)
+        .map(|set| {
+            if set == all {
+                whole
+            } else if set.is_power_of_two() {
+                per_pool[pools[set.trailing_zeros() as usize]]
+            } else {
+                let inside: Vec<usize> = members
+                    .iter()
+                    .zip(&masks)
+                    .filter(|&(_, &m)| m & !set == 0)
+                    .map(|(&i, _)| i)
+                    .collect();
+                clique_bound(problem, &inside)
+            }
+        })
+        .collect();
+    best_partition(all, &bounds)
 }
 
 /// The largest sum of `bounds[set]` over partitions of `rest` into sets: the lowest

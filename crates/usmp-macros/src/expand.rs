@@ -25,18 +25,7 @@ pub fn expand(input: TokenStream, dirs: &Dirs<'_>) -> syn::Result<TokenStream> {
     let parsed: ast::Input = syn::parse2(input)?;
     let (spec, reading) = attr::spec(&parsed, dirs.base).map_err(combine)?;
     let mut read = Vec::new();
-    let mut bad = dirs
-        .crate_root
-        .map(|root| usmp_build::check_regions(&spec.pools, root, &mut read))
-        .unwrap_or_default();
-    let planned = match usmp_build::plan(&spec, reading, &mut read) {
-        Ok(planned) if bad.is_empty() => planned,
-        Ok(_) => return Err(combine(bad)),
-        Err(more) => {
-            bad.extend(more);
-            return Err(combine(bad));
-        }
-    };
+    let planned = usmp_build::plan(&spec, reading, dirs.crate_root, &mut read).map_err(combine)?;
     let link = link::fragment(&spec, &planned, dirs.out_dir)?;
     let code: TokenStream = usmp_build::generate(&planned, &Embed::Inline)
         .parse()

@@ -59,10 +59,8 @@ fn unplaced(spec: &Spec<Span>) -> TokenStream {
     let mut tokens = TokenStream::new();
     for pool in spec.pools.iter().filter(|p| p.region.is_none()) {
         let span = pool.name.span;
-        let note = format!(
-            "usmp_pools!: pool `{}` has no `region`, so nothing places its section `{}` on this bare-metal target: the linker will put it as an orphan section wherever the last memory region ends (often FLASH, where a workspace cannot be written); add `region = \"RAM\"` (a region of memory.x's MEMORY) to the pool",
-            pool.name.value, pool.section.value
-        );
+        let note =
+            usmp_build::unplaced_warning(&pool.name.value, &pool.section.value, &Embed::Inline);
         let item = format_ident!("pool_{}_has_no_region", pool.name.value, span = span);
         tokens.extend(quote_spanned! {span=>
             #[cfg(target_os = "none")]

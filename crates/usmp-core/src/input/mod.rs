@@ -18,7 +18,7 @@ pub use csv::parse_csv;
 pub use pools_json::PoolsFile;
 pub use problem_json::parse_problem_json;
 use problem_json::problem_from_json;
-pub use size::parse_size;
+pub use size::{SIZE_FORMS, parse_size};
 
 use crate::liveness::{self, Liveness};
 use crate::model::{Model, ModelError, ModelLocus};

@@ -171,7 +171,8 @@ impl Reader<'_> {
             other => Err(self.err(
                 j.pos,
                 format!(
-                    "{what} must be a size: a number of bytes such as 4096, a string with a unit such as \"16 KiB\", or -1 for no limit; found {}",
+                    "{what} must be a size: {}, or -1 for no limit; found {}",
+                    super::SIZE_FORMS,
                     other.describe()
                 ),
             )),

@@ -1,6 +1,10 @@
 //! Sizes as people write them, the same in every front end (usmp.toml, `usmp_pools!`, the
 //! command's pools and problem files, `--capacity`): bytes or a binary unit.
 
+/// What a size may be, for messages about a value that is not one.
+pub const SIZE_FORMS: &str =
+    "a number of bytes such as 4096, or a string with a unit such as \"16 KiB\"";
+
 /// Parses a size in bytes as users write it: `4096`, `"16 KiB"`, `"1 MiB"`, `"512 B"`.
 /// Returns a message saying what to write on failure.
 pub fn parse_size(text: &str) -> Result<u64, String> {
