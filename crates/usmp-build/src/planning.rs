@@ -261,6 +261,7 @@ fn core_pool<S>(p: &PoolSpec<S>) -> Pool {
 fn options<S>(m: &ModelSpec<S>) -> Options {
     Options {
         io_in_pools: m.io_in_pools.value,
+        state_in_pools: true,
         size_granularity: m.size_granularity.value,
         alignment: m.alignment.value,
         scratch: m

@@ -3,6 +3,7 @@
 //! Exit codes: 0 a plan was found; 1 no plan fits the pools; 2 malformed input or usage.
 
 mod bench;
+mod tflm;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -55,13 +56,26 @@ enum Command {
         /// Also write the memory map as SVG to this file.
         #[arg(long, value_name = "OUT")]
         svg: Option<PathBuf>,
+        /// For a `.tflite` model: plan it for TensorFlow Lite Micro's arena (its lifetime
+        /// rules, 16-byte alignment) and write a copy of the model to OUT holding the plan
+        /// as `OfflineMemoryAllocation` metadata, which TFLite Micro uses instead of
+        /// planning at run time. An offline plan already in the model is replaced, with a
+        /// warning. The input file is never modified.
+        #[arg(long, value_name = "OUT", conflicts_with_all = ["pools", "capacity"])]
+        write_tflm: Option<PathBuf>,
+        /// With --write-tflm: a scratch buffer TFLite Micro's kernels request, which it
+        /// places at run time around the planned tensors. `OP=SIZE` for every call of an
+        /// operator, `CALL=SIZE` for one call by its number (as the liveness table shows);
+        /// repeat for several buffers, e.g. `--scratch SignalRfft=1024 --scratch 1=256`.
+        #[arg(long, value_name = "CALL=SIZE", requires = "write_tflm", value_parser = tflm::scratch_rule)]
+        scratch: Vec<usmp_core::liveness::ScratchRule>,
     },
     /// Time algorithms over problem files and print a table of peaks and times.
     Bench(bench::Args),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum Format {
+pub(crate) enum Format {
     /// A readable per-pool summary, then every buffer.
     Table,
     /// One JSON object on one line.
@@ -125,7 +139,7 @@ fn configured(
 
 /// How a command failed, and so which exit code it ends with.
 #[derive(Debug)]
-enum Failure {
+pub(crate) enum Failure {
     /// Malformed input or unusable arguments: exit 2.
     Input(String),
     /// No plan fits the pools: exit 1.
@@ -143,8 +157,19 @@ fn main() -> ExitCode {
             pools,
             format,
             svg,
+            write_tflm,
+            scratch,
         } => {
-            if is_manifest(&file) {
+            if let Some(out) = write_tflm {
+                configured(&name, capacity, time_limit).and_then(|algorithm| {
+                    let to = tflm::Output {
+                        file: &out,
+                        format,
+                        svg: svg.as_deref(),
+                    };
+                    tflm::write(&file, algorithm.as_ref(), &scratch, to)
+                })
+            } else if is_manifest(&file) {
                 manifest_only(&file, &name, capacity, time_limit, pools.as_deref(), format)
                     .and_then(|()| manifest(&file, svg.as_deref()))
             } else {
@@ -177,7 +202,7 @@ fn main() -> ExitCode {
 
 /// Writes to standard output; a reader that went away (`usmp plan ... | head`) ends the
 /// command quietly instead of panicking as `print!` would.
-fn emit(text: &str) {
+pub(crate) fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     if out
@@ -285,7 +310,10 @@ fn run(
     usmp_core::plan(problem, algorithm).map_err(|e| Failure::NoPlan(e.to_string()))
 }
 
-fn write_svg(out: Option<&Path>, render: impl FnOnce() -> String) -> Result<(), Failure> {
+pub(crate) fn write_svg(
+    out: Option<&Path>,
+    render: impl FnOnce() -> String,
+) -> Result<(), Failure> {
     let Some(out) = out else {
         return Ok(());
     };

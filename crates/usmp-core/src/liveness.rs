@@ -39,6 +39,10 @@ pub struct Options {
     /// Plan the model's inputs and outputs inside workspace pools (RFC U4). When off,
     /// the caller owns them and they are left out of the plan.
     pub io_in_pools: bool,
+    /// Plan persistent state (variable tensors) inside workspace pools. When off, the
+    /// runtime keeps it in memory of its own (TensorFlow Lite Micro's persistent area)
+    /// and it is left out of the plan.
+    pub state_in_pools: bool,
     /// Round every size up to a multiple of this (TFLite Micro uses 16). 1 keeps sizes.
     pub size_granularity: u64,
     /// Alignment of buffers that do not state their own (TVM's default is 16).
@@ -51,6 +55,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             io_in_pools: true,
+            state_in_pools: true,
             size_granularity: DEFAULT_SIZE_GRANULARITY,
             alignment: DEFAULT_ALIGNMENT,
             scratch: Vec::new(),
@@ -102,16 +107,19 @@ pub enum Omission {
     Empty,
     /// No call reads or writes it.
     Unused,
+    /// Persistent state the runtime keeps outside the pools (state not in pools).
+    Persistent,
 }
 
 impl Omission {
-    /// Its name in reports: `dynamic`, `external`, `empty` or `unused`.
+    /// Its name in reports: `dynamic`, `external`, `empty`, `unused` or `persistent`.
     pub fn as_str(self) -> &'static str {
         match self {
             Omission::Dynamic => "dynamic",
             Omission::External => "external",
             Omission::Empty => "empty",
             Omission::Unused => "unused",
+            Omission::Persistent => "persistent",
         }
     }
 }
@@ -249,6 +257,10 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
                 continue;
             }
             Role::Constant(_) => (PoolKind::Constant, (0, horizon)),
+            Role::State if !options.state_in_pools => {
+                left_out.push(omit(Omission::Persistent));
+                continue;
+            }
             Role::State => (PoolKind::Workspace, (0, horizon)),
             Role::Activation if is_io && !options.io_in_pools => {
                 left_out.push(omit(Omission::External));

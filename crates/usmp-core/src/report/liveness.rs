@@ -16,6 +16,7 @@ fn why(reason: Omission) -> &'static str {
         Omission::External => "a model input or output the caller owns",
         Omission::Empty => "no bytes",
         Omission::Unused => "no call reads or writes it",
+        Omission::Persistent => "state the runtime keeps in its own persistent memory",
     }
 }
 

@@ -99,6 +99,24 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// How many field slots the table's vtable has room for; slots past it are absent.
+    pub(crate) fn slots(&self) -> usize {
+        (self.vtable_len - 4) / 2
+    }
+
+    /// Whether field `slot` is stored (not left to its default).
+    pub(crate) fn has(&self, slot: usize) -> Result<bool> {
+        Ok(self.field(slot)?.is_some())
+    }
+
+    /// Where the table, vector or string that offset field `slot` refers to starts.
+    pub(crate) fn target(&self, slot: usize) -> Result<Option<usize>> {
+        match self.field(slot)? {
+            Some(p) => follow(self.buf, p).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// A one-byte scalar (enum, bool, byte).
     pub(crate) fn u8(&self, slot: usize, default: u8) -> Result<u8> {
         match self.field(slot)? {
@@ -210,8 +228,12 @@ impl<'a> Vector<'a> {
 
     /// Item `k` of a vector of tables.
     pub(crate) fn table(&self, k: usize) -> Result<Table<'a>> {
-        let p = self.items + 4 * k;
-        Table::at(self.buf, follow(self.buf, p)?)
+        Table::at(self.buf, self.target(k)?)
+    }
+
+    /// Where the table that item `k` of a vector of tables refers to starts.
+    pub(crate) fn target(&self, k: usize) -> Result<usize> {
+        follow(self.buf, self.items + 4 * k)
     }
 }
 

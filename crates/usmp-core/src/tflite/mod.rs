@@ -15,7 +15,9 @@
 
 mod flatbuffer;
 mod graph;
+mod offline;
 mod ops;
+mod tflm;
 
 use std::fmt;
 
@@ -24,6 +26,10 @@ use flatbuffer::{Table, Vector};
 use crate::model::{Call, Model, Role, Size, Tensor};
 
 pub use graph::{Graph, Operator, Options, Quantization, TensorInfo, read_graph};
+pub use offline::{
+    OFFLINE_PLAN_METADATA, OfflinePlan, WithOfflinePlan, read_offline_plan, write_offline_plan,
+};
+pub use tflm::{TFLM_ALIGNMENT, TflmError, TflmPlan, plan_for_tflm, tflm_pools};
 
 /// Why a `.tflite` file could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]

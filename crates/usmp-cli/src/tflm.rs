@@ -1,0 +1,145 @@
+//! `usmp plan model.tflite --write-tflm planned.tflite`: a copy of the model carrying a
+//! verified offline plan that TensorFlow Lite Micro uses instead of planning at run time.
+
+use std::path::Path;
+
+use usmp_core::Algorithm;
+use usmp_core::liveness::{CallSelector, ScratchRule};
+use usmp_core::model::{Scratch, Size};
+use usmp_core::report;
+use usmp_core::tflite::{OFFLINE_PLAN_METADATA, TflmError, plan_for_tflm};
+
+use crate::{Failure, Format, emit, write_svg};
+
+/// Where and how the command reports.
+pub(crate) struct Output<'a> {
+    /// The planned copy of the model.
+    pub file: &'a Path,
+    pub format: Format,
+    pub svg: Option<&'a Path>,
+}
+
+/// Reads a `--scratch` value: `OP=SIZE` or `CALL=SIZE`.
+pub(crate) fn scratch_rule(text: &str) -> Result<ScratchRule, String> {
+    let Some((calls, size)) = text.split_once('=') else {
+        return Err("write OP=SIZE or CALL=SIZE, e.g. SVDF=512 or 3=\"1 KiB\"".into());
+    };
+    let calls = calls.trim();
+    if calls.is_empty() {
+        return Err("name an operator or a call number before '=', e.g. SVDF=512".into());
+    }
+    let bytes = usmp_core::input::parse_size(size.trim())?;
+    let calls = match calls.parse::<usize>() {
+        Ok(i) => CallSelector::Index(i),
+        Err(_) => CallSelector::Operator(calls.to_string()),
+    };
+    Ok(ScratchRule {
+        calls,
+        scratch: Scratch {
+            name: format!("scratch={}", text.trim()),
+            size: Size::Bytes(bytes),
+            alignment: None,
+        },
+    })
+}
+
+/// Plans `file` for TFLite Micro's arena and writes the planned copy.
+pub(crate) fn write(
+    file: &Path,
+    algorithm: &dyn Algorithm,
+    scratch: &[ScratchRule],
+    to: Output<'_>,
+) -> Result<(), Failure> {
+    let Output {
+        file: out,
+        format,
+        svg,
+    } = to;
+    let shown = file.display();
+    if same_file(file, out) {
+        return Err(Failure::Input(format!(
+            "--write-tflm {}: that is the input model; usmp never modifies its input, so \
+             name another file, e.g. --write-tflm planned.tflite",
+            out.display()
+        )));
+    }
+    let bytes = std::fs::read(file)
+        .map_err(|e| Failure::Input(format!("{shown}: cannot read the file: {e}")))?;
+    let name = file
+        .file_stem()
+        .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+    let scratch = unique_names(scratch);
+    let planned = plan_for_tflm(&bytes, &name, algorithm, &scratch).map_err(|e| match e {
+        TflmError::Plan(e) => Failure::NoPlan(format!("{shown}: {e}")),
+        TflmError::Tflite(usmp_core::tflite::TfliteError::NotTflite { .. }) => {
+            Failure::Input(format!("{shown}: --write-tflm needs a .tflite model: {e}"))
+        }
+        e => Failure::Input(format!("{shown}: {e}")),
+    })?;
+    if planned.written.replaced {
+        eprintln!(
+            "warning: {shown} already held an offline plan ({OFFLINE_PLAN_METADATA} \
+             metadata); the copy holds the new plan instead"
+        );
+    }
+    let cannot = |e: std::io::Error| {
+        Failure::Input(format!("{}: cannot write the model: {e}", out.display()))
+    };
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(cannot)?;
+    }
+    std::fs::write(out, &planned.written.bytes).map_err(cannot)?;
+
+    let scratch_note = if scratch.is_empty() {
+        "; kernel scratch TFLite Micro requests comes on top: give it with --scratch to plan \
+         room for it"
+    } else {
+        ", with the --scratch buffers where TFLite Micro will place them"
+    };
+    let summary = format!(
+        "wrote {}: a TensorFlow Lite Micro offline plan ({OFFLINE_PLAN_METADATA}) for {} of \
+         {} tensors, the rest planned at run time (constants, variables, unused)\n\
+         arena head: {} bytes{scratch_note}; TFLite Micro adds its persistent tail\n",
+        out.display(),
+        planned.planned(),
+        planned.offline.offsets.len(),
+        planned.head,
+    );
+    let (model, liveness, plan) = (&planned.model, &planned.liveness, &planned.plan);
+    match format {
+        Format::Table => emit(&format!(
+            "{}\n{}\n{summary}",
+            report::liveness(model, liveness, plan),
+            report::table(&liveness.problem, plan)
+        )),
+        Format::Json => {
+            emit(&(report::model_json(model, liveness, plan) + "\n"));
+            eprint!("{summary}");
+        }
+    }
+    write_svg(svg, || {
+        report::svg_steps(&liveness.problem, plan, &liveness.steps)
+    })
+}
+
+/// The rules with names unique within each call: the same rule given twice is two
+/// buffers, as two requests of one kernel are.
+fn unique_names(rules: &[ScratchRule]) -> Vec<ScratchRule> {
+    rules
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let mut r = r.clone();
+            r.scratch.name = format!("{} #{}", r.scratch.name, k + 1);
+            r
+        })
+        .collect()
+}
+
+/// Whether `a` and `b` name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
