@@ -293,7 +293,7 @@ struct Prefix {
 
 impl Prefix {
     fn align(&mut self, to: usize, then: usize) {
-        while (self.bytes.len() + then) % to != 0 {
+        while !(self.bytes.len() + then).is_multiple_of(to) {
             self.bytes.push(0);
         }
     }

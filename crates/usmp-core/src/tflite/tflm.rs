@@ -180,7 +180,7 @@ fn replay_head(l: &Liveness, plan: &Plan) -> u64 {
         }
     }
     online.reverse();
-    online.sort_by(|x, y| y.size.cmp(&x.size));
+    online.sort_by_key(|r| std::cmp::Reverse(r.size));
 
     // Placed buffers with their offsets, in offset order; a new entry goes after those at
     // its offset, as in TFLite Micro's list.
