@@ -402,3 +402,35 @@ fn a_pool_size_of_the_wrong_type_names_the_accepted_forms() {
     assert!(e.message.contains("found a boolean"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The offline plan written for TFLite Micro holds exactly the activations, at the lower
+/// bound (no scratch given), and the copy reads back as the same model.
+#[test]
+fn real_models_get_tflm_offline_plans_at_the_lower_bound() {
+    use usmp_core::tflite::{plan_for_tflm, read_offline_plan, read_tflite};
+    let Some(dir) = shared_models() else {
+        return;
+    };
+    for (name, oracle) in ORACLE {
+        let bytes = std::fs::read(dir.join(format!("{name}.tflite"))).unwrap();
+        let p = plan_for_tflm(&bytes, name, &Auto::default(), &[]).unwrap();
+        assert_eq!(p.head, oracle, "{name}: head");
+        assert_eq!(p.tensors_head(), oracle, "{name}: tensors");
+        let copy = &p.written.bytes;
+        assert!(copy.ends_with(&bytes), "{name}: the original is kept");
+        assert_eq!(
+            read_tflite(copy, name).unwrap(),
+            read_tflite(&bytes, name).unwrap()
+        );
+        let back = read_offline_plan(copy).unwrap().unwrap();
+        // An offset for each planned activation; constants, variables and tensors no
+        // call touches (LSTM intermediates) -1.
+        for (t, tensor) in p.model.tensors.iter().enumerate() {
+            let planned = back.offsets[t] >= 0;
+            let activation = tensor.role == Role::Activation;
+            let in_plan = p.liveness.tensor_buffers[t].is_some();
+            assert_eq!(planned, activation && in_plan, "{name}: tensor {t} {}", tensor.name);
+        }
+        assert!(back.offsets[p.model.tensors.len()..].iter().all(|&o| o == -1));
+    }
+}

@@ -117,6 +117,16 @@ fn op(code: u32, inputs: &[i32], outputs: &[i32]) -> Obj {
 
 /// x[1,8] int8 -> FULLY_CONNECTED(w, -1 bias) -> y[1,4] -> code-1 op -> z[1,4] int8
 fn model(tensors: &[T<'_>], op_code: u32, second: i32) -> Vec<u8> {
+    model_with_metadata(tensors, op_code, second, None)
+}
+
+/// [`model`] with a `metadata` vector (slot 6), whose buffer indices may use buffer 1.
+fn model_with_metadata(
+    tensors: &[T<'_>],
+    op_code: u32,
+    second: i32,
+    metadata: Option<Obj>,
+) -> Vec<u8> {
     let codes = Obj::Tables(vec![
         Obj::Table(vec![Some(Field::Byte(9)), None, None, Some(Field::Word(9))]),
         Obj::Table(vec![
@@ -147,6 +157,8 @@ fn model(tensors: &[T<'_>], op_code: u32, second: i32) -> Vec<u8> {
         Some(Field::Ref(Obj::Tables(vec![subgraph]))),
         None,
         Some(Field::Ref(buffers)),
+        None,
+        metadata.map(Field::Ref),
     ]))
 }
 
@@ -267,4 +279,116 @@ fn the_graph_keeps_left_out_inputs_and_reads_absent_options_as_defaults() {
         read_graph(b"nope nope"),
         Err(TfliteError::NotTflite { .. })
     ));
+}
+
+mod offline_plan {
+    use super::*;
+    use crate::algo::FirstFit;
+    use crate::liveness::{CallSelector, ScratchRule};
+    use crate::model::Scratch;
+
+    fn planned(bytes: &[u8], scratch: &[ScratchRule]) -> TflmPlan {
+        plan_for_tflm(bytes, "m", &FirstFit, scratch).unwrap()
+    }
+
+    #[test]
+    fn the_copy_holds_the_plan_and_the_original_byte_for_byte() {
+        let original = model(&good_tensors(), 14, 4);
+        let p = planned(&original, &[]);
+        let copy = &p.written.bytes;
+        assert!(!p.written.replaced);
+        assert!(copy.ends_with(&original), "the original follows the new prefix");
+        assert_eq!((copy.len() - original.len()) % 16, 0, "alignments kept");
+        assert_eq!(
+            read_tflite(copy, "m").unwrap(),
+            read_tflite(&original, "m").unwrap()
+        );
+        let back = read_offline_plan(copy).unwrap().unwrap();
+        assert_eq!(back, p.offline);
+        assert_eq!(back.subgraphs, 1);
+        // x, y, z are planned at multiples of 16; the constant w and the variable h are
+        // left to TFLite Micro (-1).
+        let o = &back.offsets;
+        assert_eq!(o.len(), 5);
+        assert_eq!((o[1], o[4]), (-1, -1));
+        assert!(o[0] >= 0 && o[2] >= 0 && o[3] >= 0, "{o:?}");
+        assert!(o.iter().all(|&x| x == -1 || x % 16 == 0), "{o:?}");
+        // x and y are live together (call 0), y and z too (call 1): disjoint places.
+        assert_ne!(o[0], o[2]);
+        assert_ne!(o[2], o[3]);
+        assert_eq!(p.head, 32, "x and y, then y and z: 16 bytes each");
+        assert_eq!(p.tensors_head(), 32);
+        assert_eq!(p.planned(), 3);
+        assert_eq!(read_offline_plan(&original).unwrap(), None);
+    }
+
+    #[test]
+    fn a_plan_already_there_is_replaced_and_other_metadata_kept() {
+        let other = Obj::Tables(vec![Obj::Table(vec![s("min_runtime_version"), Some(Field::Word(1))])]);
+        let original = model_with_metadata(&good_tensors(), 14, 4, Some(other));
+        let once = planned(&original, &[]).written;
+        let twice = planned(&once.bytes, &[]).written;
+        assert!(twice.replaced);
+        let root = Table::root(&twice.bytes).unwrap();
+        let names: Vec<String> = {
+            let list = root.vector(6).unwrap().unwrap();
+            (0..list.len())
+                .map(|k| list.table(k).unwrap().string(0).unwrap().unwrap())
+                .collect()
+        };
+        assert_eq!(names, ["min_runtime_version", OFFLINE_PLAN_METADATA]);
+        assert_eq!(
+            read_offline_plan(&twice.bytes).unwrap(),
+            read_offline_plan(&once.bytes).unwrap()
+        );
+    }
+
+    #[test]
+    fn scratch_gets_room_and_its_place_is_replayed() {
+        let original = model(&good_tensors(), 14, 4);
+        let rule = |call, bytes| ScratchRule {
+            calls: CallSelector::Index(call),
+            scratch: Scratch {
+                name: format!("s{call}"),
+                size: Size::Bytes(bytes),
+                alignment: None,
+            },
+        };
+        // 40 bytes of scratch during call 1, next to y and z: 16 + 16 + 48.
+        let p = planned(&original, &[rule(1, 40)]);
+        assert_eq!(p.head, 80);
+        assert_eq!(p.plan.pool_sizes[0], 80);
+        // Without the rule the tensors need 32 bytes, and TFLite Micro would add the
+        // scratch on top at run time.
+        assert_eq!(planned(&original, &[]).head, 32);
+    }
+
+    #[test]
+    fn broken_or_foreign_files_are_errors_never_panics() {
+        let good = planned(&model(&good_tensors(), 14, 4), &[]).written.bytes;
+        assert!(matches!(
+            plan_for_tflm(b"{\"tensors\": []}", "m", &FirstFit, &[]),
+            Err(TflmError::Tflite(TfliteError::NotTflite { .. }))
+        ));
+        for cut in 0..good.len() {
+            let _ = read_offline_plan(&good[..cut]);
+            assert!(plan_for_tflm(&good[..cut], "m", &FirstFit, &[]).is_err(), "cut {cut}");
+        }
+        // A plan whose header claims more offsets than the buffer holds.
+        let mut bad = good.clone();
+        let at = find(&bad, &[1, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0]);
+        bad[at + 8] = 6;
+        assert!(
+            read_offline_plan(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("the header says 6 offsets follow, the buffer holds 5"),
+            "{:?}",
+            read_offline_plan(&bad)
+        );
+    }
+
+    fn find(hay: &[u8], needle: &[u8]) -> usize {
+        hay.windows(needle.len()).position(|w| w == needle).unwrap()
+    }
 }
