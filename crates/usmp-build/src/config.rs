@@ -58,6 +58,13 @@ pub struct Output {
     pub summary: Vec<String>,
     /// The pools without a `region`, as `(name, section)`: `usmp.x` does not place them.
     pub unplaced: Vec<(String, String)>,
+    /// The `.tflite` copies holding TensorFlow Lite Micro's offline plan (`tflm = true`).
+    pub tflm: Vec<PathBuf>,
+}
+
+/// The file a model's TensorFlow Lite Micro copy is written to (`tflm = true`).
+pub fn tflm_file(module: &str) -> String {
+    format!("{module}.tflm.tflite")
 }
 
 /// Why generation failed.
@@ -277,7 +284,11 @@ pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Outp
         })?;
         Ok(path)
     };
+    let mut tflm = Vec::new();
     for m in &planned.models {
+        if let Some(t) = &m.tflm {
+            tflm.push(write(&tflm_file(&m.module), &t.written.bytes)?);
+        }
         let scales = codegen::scales_image(&m.tensors);
         if !scales.is_empty() {
             write(&codegen::scales_file(&m.module), &scales)?;
@@ -308,6 +319,7 @@ pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Outp
             .filter(|p| p.region.is_none())
             .map(|p| (p.name.clone(), p.section.clone()))
             .collect(),
+        tflm,
     })
 }
 

@@ -54,6 +54,9 @@
 //! size_granularity = 16       # default; sizes are rounded up to this
 //! alignment = 16              # default alignment of buffers
 //! module = "kws"              # default: the model's name
+//! kernels = false             # default; true emits KERNELS for usmp-kernels (.tflite)
+//! tflm = false                # default; true also writes OUT_DIR/<module>.tflm.tflite,
+//!                             # the model holding TensorFlow Lite Micro's offline plan
 //!
 //! # Scratch the kernels need beyond what the model says, by operator or by call.
 //! [[model.scratch]]
@@ -155,7 +158,7 @@ mod valid;
 
 pub use codegen::{Embed, generate};
 pub use config::{
-    Config, Error, LINKER_FILE, MODULE_FILE, Output, REPORT_FILE, SVG_FILE, build, plan,
+    Config, Error, LINKER_FILE, MODULE_FILE, Output, REPORT_FILE, SVG_FILE, build, plan, tflm_file,
 };
 pub use planning::{Planned, PlannedModel, PlannedPool};
 pub use spec::{

@@ -36,6 +36,7 @@ const MODEL_KEYS: &[&str] = &[
     "scratch",
     "module",
     "kernels",
+    "tflm",
 ];
 const SCRATCH_KEYS: &[&str] = &["op", "call", "name", "size", "alignment"];
 const REPORT_KEYS: &[&str] = &["summary"];
@@ -357,6 +358,7 @@ fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
     let alignment = r.uint(t, "alignment", "16");
     let module = r.string(t, "module", "\"kws\"");
     let kernels = r.boolean(t, "kernels");
+    let tflm = r.boolean(t, "tflm");
     let scratch = match Reader::get(t, "scratch") {
         Some(v) => r
             .tables(v, "scratch")
@@ -375,6 +377,7 @@ fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
         scratch,
         module: or(module, name.value.clone(), &here),
         kernels: or(kernels, false, &here),
+        tflm: or(tflm, false, &here),
         name,
     }
 }

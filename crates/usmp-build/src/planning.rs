@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use usmp_core::input::{InputError, read_model};
 use usmp_core::liveness::{self, CallSelector, Liveness, Options, ScratchRule};
 use usmp_core::model::{Model, ModelLocus, Scratch, Size};
-use usmp_core::tflite::TensorInfo;
+use usmp_core::tflite::{TensorInfo, TflmPlan, plan_for_tflm};
 use usmp_core::{Plan, PlanError, Pool, PoolKind, algo};
 
 use crate::spec::{Diagnostic, ModelSpec, PoolSpec, Spec};
@@ -59,6 +59,9 @@ pub struct PlannedModel {
     pub options: Vec<usmp::Options>,
     /// With `kernels = true`: each call's `::usmp_kernels::Kernel` as Rust source.
     pub kernels: Option<Vec<String>>,
+    /// With `tflm = true`: the model planned for TensorFlow Lite Micro's arena, its plan
+    /// written into a copy of the `.tflite` file.
+    pub tflm: Option<TflmPlan>,
 }
 
 /// Everything the generators need.
@@ -231,7 +234,25 @@ fn plan_model<S: Clone>(
     } else {
         None
     };
+    let tflm = if m.tflm.value {
+        let at = |message: String| {
+            Diagnostic::new(
+                m.tflm.span.clone(),
+                format!("model `{}`: {message}", m.name.value),
+            )
+        };
+        let bytes = file.tflite_bytes().ok_or_else(|| {
+            at("`tflm = true` writes a copy of a .tflite model, and this is a JSON model".into())
+                .help("leave out `tflm`, or name the model's .tflite file in `path`")
+        })?;
+        let planned = plan_for_tflm(bytes, &m.name.value, algorithm.as_ref(), &options.scratch)
+            .map_err(|e| at(format!("TensorFlow Lite Micro's plan: {e}")))?;
+        Some(planned)
+    } else {
+        None
+    };
     Ok(PlannedModel {
+        tflm,
         kernels,
         tensors: operands.tensors,
         reads: operands.reads,

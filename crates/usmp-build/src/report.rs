@@ -32,6 +32,18 @@ pub fn text(planned: &Planned) -> String {
         out.push_str(&report::table(&m.liveness.problem, &m.plan));
         out.push('\n');
         out.push_str(&report::liveness(&m.model, &m.liveness, &m.plan));
+        if let Some(t) = &m.tflm {
+            let _ = writeln!(
+                out,
+                "\nTensorFlow Lite Micro copy {}: offline plan for {} of {} tensors; arena \
+                 head {} bytes (tensors and the model's scratch rules, where TFLite Micro \
+                 places them), plus TFLite Micro's persistent tail",
+                crate::config::tflm_file(&m.module),
+                t.planned(),
+                t.offline.offsets.len(),
+                t.head
+            );
+        }
     }
     out
 }

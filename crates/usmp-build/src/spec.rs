@@ -86,6 +86,9 @@ pub struct ModelSpec<S> {
     pub module: At<String, S>,
     /// Emit `KERNELS`, each call's usmp-kernels parameters (`.tflite` models).
     pub kernels: At<bool, S>,
+    /// Also write a copy of the `.tflite` model holding TensorFlow Lite Micro's offline
+    /// plan (`<module>.tflm.tflite`), for firmware that runs TFLite Micro.
+    pub tflm: At<bool, S>,
 }
 
 /// Scratch that the kernels of some calls need, beyond what the model states.

@@ -559,6 +559,20 @@ fn kernels_on_a_model_they_cannot_run_fail_at_the_key_naming_the_call() {
 }
 
 #[test]
+fn a_tflm_copy_of_a_json_model_is_refused_at_the_key() {
+    one(
+        "tflm-json",
+        &format!("{POOLS}{MODEL}tflm = true\n"),
+        "11:8",
+        &[
+            "model `kws`",
+            "`tflm = true` writes a copy of a .tflite model",
+            "leave out `tflm`",
+        ],
+    );
+}
+
+#[test]
 fn a_missing_name_and_a_wrong_shape_are_both_reported() {
     let d = errors(
         "missing_name",

@@ -429,8 +429,17 @@ fn real_models_get_tflm_offline_plans_at_the_lower_bound() {
             let planned = back.offsets[t] >= 0;
             let activation = tensor.role == Role::Activation;
             let in_plan = p.liveness.tensor_buffers[t].is_some();
-            assert_eq!(planned, activation && in_plan, "{name}: tensor {t} {}", tensor.name);
+            assert_eq!(
+                planned,
+                activation && in_plan,
+                "{name}: tensor {t} {}",
+                tensor.name
+            );
         }
-        assert!(back.offsets[p.model.tensors.len()..].iter().all(|&o| o == -1));
+        assert!(
+            back.offsets[p.model.tensors.len()..]
+                .iter()
+                .all(|&o| o == -1)
+        );
     }
 }

@@ -262,6 +262,7 @@ fn model(
         scratch: Vec::new(),
         module: At::new(name.to_string(), span),
         kernels: At::new(false, span),
+        tflm: At::new(false, span),
     };
     for (key, value) in args {
         let s = value.span();

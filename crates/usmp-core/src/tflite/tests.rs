@@ -297,7 +297,10 @@ mod offline_plan {
         let p = planned(&original, &[]);
         let copy = &p.written.bytes;
         assert!(!p.written.replaced);
-        assert!(copy.ends_with(&original), "the original follows the new prefix");
+        assert!(
+            copy.ends_with(&original),
+            "the original follows the new prefix"
+        );
         assert_eq!((copy.len() - original.len()) % 16, 0, "alignments kept");
         assert_eq!(
             read_tflite(copy, "m").unwrap(),
@@ -324,7 +327,10 @@ mod offline_plan {
 
     #[test]
     fn a_plan_already_there_is_replaced_and_other_metadata_kept() {
-        let other = Obj::Tables(vec![Obj::Table(vec![s("min_runtime_version"), Some(Field::Word(1))])]);
+        let other = Obj::Tables(vec![Obj::Table(vec![
+            s("min_runtime_version"),
+            Some(Field::Word(1)),
+        ])]);
         let original = model_with_metadata(&good_tensors(), 14, 4, Some(other));
         let once = planned(&original, &[]).written;
         let twice = planned(&once.bytes, &[]).written;
@@ -372,7 +378,10 @@ mod offline_plan {
         ));
         for cut in 0..good.len() {
             let _ = read_offline_plan(&good[..cut]);
-            assert!(plan_for_tflm(&good[..cut], "m", &FirstFit, &[]).is_err(), "cut {cut}");
+            assert!(
+                plan_for_tflm(&good[..cut], "m", &FirstFit, &[]).is_err(),
+                "cut {cut}"
+            );
         }
         // A plan whose header claims more offsets than the buffer holds.
         let mut bad = good.clone();
