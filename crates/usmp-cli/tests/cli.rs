@@ -3,18 +3,10 @@
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn usmp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_usmp"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::{text, usmp};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -4,6 +4,7 @@
 use super::*;
 
 /// A FlatBuffers object to serialise.
+#[derive(Clone)]
 enum Obj {
     /// Fields by slot; `None` leaves a slot absent.
     Table(Vec<Option<Field>>),
@@ -12,6 +13,7 @@ enum Obj {
     Tables(Vec<Obj>),
 }
 
+#[derive(Clone)]
 enum Field {
     Byte(u8),
     Word(u32),
@@ -127,6 +129,17 @@ fn model_with_metadata(
     second: i32,
     metadata: Option<Obj>,
 ) -> Vec<u8> {
+    model_with_subgraphs(tensors, op_code, second, metadata, 1)
+}
+
+/// [`model_with_metadata`] with `subgraphs` copies of its subgraph.
+fn model_with_subgraphs(
+    tensors: &[T<'_>],
+    op_code: u32,
+    second: i32,
+    metadata: Option<Obj>,
+    subgraphs: usize,
+) -> Vec<u8> {
     let codes = Obj::Tables(vec![
         Obj::Table(vec![Some(Field::Byte(9)), None, None, Some(Field::Word(9))]),
         Obj::Table(vec![
@@ -154,7 +167,7 @@ fn model_with_metadata(
     file(&Obj::Table(vec![
         Some(Field::Word(3)),
         Some(Field::Ref(codes)),
-        Some(Field::Ref(Obj::Tables(vec![subgraph]))),
+        Some(Field::Ref(Obj::Tables(vec![subgraph; subgraphs]))),
         None,
         Some(Field::Ref(buffers)),
         None,
@@ -347,6 +360,22 @@ mod offline_plan {
             read_offline_plan(&twice.bytes).unwrap(),
             read_offline_plan(&once.bytes).unwrap()
         );
+    }
+
+    #[test]
+    fn other_subgraphs_are_left_to_tflite_micro() {
+        let original = model_with_subgraphs(&good_tensors(), 14, 4, None, 3);
+        let p = planned(&original, &[]);
+        let back = read_offline_plan(&p.written.bytes).unwrap().unwrap();
+        assert_eq!(back.subgraphs, 3);
+        assert_eq!(
+            back.offsets.len(),
+            15,
+            "five tensors in each of three subgraphs"
+        );
+        assert_eq!(&back.offsets[..5], &p.offline.offsets[..5]);
+        assert_eq!(back.offsets.iter().filter(|&&o| o >= 0).count(), 3);
+        assert!(back.offsets[5..].iter().all(|&o| o == -1));
     }
 
     #[test]
