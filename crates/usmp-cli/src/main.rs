@@ -314,14 +314,19 @@ pub(crate) fn write_svg(
     out: Option<&Path>,
     render: impl FnOnce() -> String,
 ) -> Result<(), Failure> {
-    let Some(out) = out else {
-        return Ok(());
-    };
+    match out {
+        Some(out) => write_file(out, "the SVG", render().as_bytes()),
+        None => Ok(()),
+    }
+}
+
+/// Writes an output file (`what` names it in the error), creating its folder:
+/// `--svg target/x.svg` works before anything has created `target/`.
+pub(crate) fn write_file(out: &Path, what: &str, bytes: &[u8]) -> Result<(), Failure> {
     let cannot =
-        |e: std::io::Error| Failure::Input(format!("{}: cannot write the SVG: {e}", out.display()));
-    // `--svg target/x.svg` works before anything has created `target/`.
+        |e: std::io::Error| Failure::Input(format!("{}: cannot write {what}: {e}", out.display()));
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(cannot)?;
     }
-    std::fs::write(out, render()).map_err(cannot)
+    std::fs::write(out, bytes).map_err(cannot)
 }

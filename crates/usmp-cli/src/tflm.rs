@@ -9,7 +9,7 @@ use usmp_core::model::{Scratch, Size};
 use usmp_core::report;
 use usmp_core::tflite::{OFFLINE_PLAN_METADATA, TflmError, plan_for_tflm};
 
-use crate::{Failure, Format, emit, write_svg};
+use crate::{Failure, Format, emit, write_file, write_svg};
 
 /// Where and how the command reports.
 pub(crate) struct Output<'a> {
@@ -82,13 +82,7 @@ pub(crate) fn write(
              metadata); the copy holds the new plan instead"
         );
     }
-    let cannot = |e: std::io::Error| {
-        Failure::Input(format!("{}: cannot write the model: {e}", out.display()))
-    };
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(cannot)?;
-    }
-    std::fs::write(out, &planned.written.bytes).map_err(cannot)?;
+    write_file(out, "the model", &planned.written.bytes)?;
 
     let scratch_note = if scratch.is_empty() {
         "; kernel scratch TFLite Micro requests comes on top: give it with --scratch to plan \

@@ -43,7 +43,7 @@ pub struct OfflinePlan {
 pub fn read_offline_plan(bytes: &[u8]) -> Result<Option<OfflinePlan>, TfliteError> {
     super::open(bytes)?;
     let root = Table::root(bytes).map_err(corrupt(|| "the model".into()))?;
-    let Some(index) = existing_plan_buffer(&root)? else {
+    let Some(index) = metadata(&root)?.iter().find_map(|m| m.plan_buffer) else {
         return Ok(None);
     };
     let ctx = || format!("the {OFFLINE_PLAN_METADATA} metadata (buffer {index})");
@@ -77,22 +77,39 @@ pub fn read_offline_plan(bytes: &[u8]) -> Result<Option<OfflinePlan>, TfliteErro
     }))
 }
 
-/// The buffer index of the file's `OfflineMemoryAllocation` metadata, if any.
-fn existing_plan_buffer(root: &Table<'_>) -> Result<Option<usize>, TfliteError> {
+/// One entry of the model's `metadata` vector.
+struct Metadata {
+    /// Where its table starts.
+    at: usize,
+    /// Its buffer index, when it is an `OfflineMemoryAllocation` entry.
+    plan_buffer: Option<usize>,
+}
+
+/// The entries of the model's `metadata` vector, in order.
+fn metadata(root: &Table<'_>) -> Result<Vec<Metadata>, TfliteError> {
     let Some(list) = root
         .vector(METADATA)
         .map_err(corrupt(|| "the metadata list".into()))?
     else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
-    for k in 0..list.len() {
-        let ctx = || format!("metadata entry {k}");
-        let entry = list.table(k).map_err(corrupt(ctx))?;
-        if entry.string(0).map_err(corrupt(ctx))?.as_deref() == Some(OFFLINE_PLAN_METADATA) {
-            return Ok(Some(entry.u32(1, 0).map_err(corrupt(ctx))? as usize));
-        }
-    }
-    Ok(None)
+    (0..list.len())
+        .map(|k| {
+            let ctx = || format!("metadata entry {k}");
+            let entry = list.table(k).map_err(corrupt(ctx))?;
+            let is_plan =
+                entry.string(0).map_err(corrupt(ctx))?.as_deref() == Some(OFFLINE_PLAN_METADATA);
+            let plan_buffer = if is_plan {
+                Some(entry.u32(1, 0).map_err(corrupt(ctx))? as usize)
+            } else {
+                None
+            };
+            Ok(Metadata {
+                at: list.target(k).map_err(corrupt(ctx))?,
+                plan_buffer,
+            })
+        })
+        .collect()
 }
 
 /// A copy of a model with an offline plan written in.
@@ -132,37 +149,36 @@ pub fn write_offline_plan(
         .collect::<Result<_, _>>()
         .map_err(corrupt(|| "the model".into()))?;
 
-    let old_buffers = table_targets(&root, BUFFERS, "the buffer list")?;
-    for (k, &at) in old_buffers.iter().enumerate() {
-        let ctx = || format!("buffer {k}");
-        let b = root
-            .vector(BUFFERS)
-            .and_then(|v| v.map(|v| v.table(k)).transpose())
-            .map_err(corrupt(ctx))?;
-        if let Some(b) = b
-            && b.u64(1, 0).map_err(corrupt(ctx))? > 1
-        {
-            return Err(unsupported(format!(
-                "buffer {k} (at byte {at}) is stored outside the flatbuffer, at an offset \
-                 from the start of the file (a model over 2 GB); usmp writes plans only into \
-                 models whose buffers are inside the flatbuffer"
-            )));
-        }
-    }
-    let existing = existing_plan_buffer(&root)?;
-    let mut kept_metadata = Vec::new();
+    let mut old_buffers = Vec::new();
     if let Some(list) = root
-        .vector(METADATA)
-        .map_err(corrupt(|| "the metadata list".into()))?
+        .vector(BUFFERS)
+        .map_err(corrupt(|| "the buffer list".into()))?
     {
         for k in 0..list.len() {
-            let ctx = || format!("metadata entry {k}");
-            let entry = list.table(k).map_err(corrupt(ctx))?;
-            if entry.string(0).map_err(corrupt(ctx))?.as_deref() != Some(OFFLINE_PLAN_METADATA) {
-                kept_metadata.push(list.target(k).map_err(corrupt(ctx))?);
+            let ctx = || format!("buffer {k}");
+            let at = list.target(k).map_err(corrupt(ctx))?;
+            if list
+                .table(k)
+                .and_then(|b| b.u64(1, 0))
+                .map_err(corrupt(ctx))?
+                > 1
+            {
+                return Err(unsupported(format!(
+                    "buffer {k} (at byte {at}) is stored outside the flatbuffer, at an offset \
+                     from the start of the file (a model over 2 GB); usmp writes plans only \
+                     into models whose buffers are inside the flatbuffer"
+                )));
             }
+            old_buffers.push(at);
         }
     }
+    let entries = metadata(&root)?;
+    let replaced = entries.iter().any(|m| m.plan_buffer.is_some());
+    let kept_metadata: Vec<usize> = entries
+        .iter()
+        .filter(|m| m.plan_buffer.is_none())
+        .map(|m| m.at)
+        .collect();
 
     let mut words = vec![VERSION, plan.subgraphs];
     words.push(i32::try_from(plan.offsets.len()).map_err(|_| {
@@ -219,21 +235,7 @@ pub fn write_offline_plan(
 
     let bytes = out.finish(bytes).map_err(unsupported)?;
     check_written(&before, &bytes, &words)?;
-    Ok(WithOfflinePlan {
-        bytes,
-        replaced: existing.is_some(),
-    })
-}
-
-/// Where the items of the vector of tables in `slot` start.
-fn table_targets(root: &Table<'_>, slot: usize, what: &str) -> Result<Vec<usize>, TfliteError> {
-    let ctx = || what.to_string();
-    let Some(list) = root.vector(slot).map_err(corrupt(ctx))? else {
-        return Ok(Vec::new());
-    };
-    (0..list.len())
-        .map(|k| list.target(k).map_err(corrupt(ctx)))
-        .collect()
+    Ok(WithOfflinePlan { bytes, replaced })
 }
 
 /// The written file reads back as the same model with exactly the plan's words.

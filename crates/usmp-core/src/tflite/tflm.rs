@@ -217,14 +217,17 @@ fn offsets(
     plan: &Plan,
 ) -> Result<OfflinePlan, TfliteError> {
     let counts = subgraph_tensor_counts(bytes)?;
-    let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c));
-    let mut offsets = vec![-1i32; total.unwrap_or(usize::MAX).min(bytes.len())];
-    if total != Some(offsets.len()) {
-        return Err(TfliteError::Corrupt {
+    // Each tensor takes at least a 4-byte offset in the file: a larger total is corrupt,
+    // and refusing it bounds the allocation below.
+    let total = counts
+        .iter()
+        .try_fold(0usize, |a, &c| a.checked_add(c))
+        .filter(|&t| t <= bytes.len())
+        .ok_or_else(|| TfliteError::Corrupt {
             context: "the subgraph list".into(),
             detail: "its tensor counts add up to more than the file can hold".into(),
-        });
-    }
+        })?;
+    let mut offsets = vec![-1i32; total];
     for (t, tensor) in model.tensors.iter().enumerate() {
         if !matches!(tensor.role, Role::Activation) {
             continue;
