@@ -308,10 +308,18 @@ fn options<S>(m: &ModelSpec<S>) -> Options {
 
 /// An error in or about the model file, shown at the path that names it.
 fn model_error<S: Clone>(m: &ModelSpec<S>, path: &Path, e: &InputError) -> Diagnostic<S> {
-    let d = Diagnostic::new(
-        m.path.span.clone(),
-        format!("model `{}`: {}", m.name.value, e),
-    );
+    let message = if e.more.is_empty() {
+        format!("model `{}`: {e}", m.name.value)
+    } else {
+        let lines: Vec<String> = e.each().map(|one| format!("  {one}")).collect();
+        format!(
+            "model `{}` has {} mistakes:\n{}",
+            m.name.value,
+            lines.len(),
+            lines.join("\n")
+        )
+    };
+    let d = Diagnostic::new(m.path.span.clone(), message);
     if path.exists() {
         d
     } else {

@@ -248,6 +248,28 @@ fn an_error_inside_the_model_file_names_its_line() {
     );
 }
 
+/// Every mistake inside a model file is listed under the one diagnostic at its path.
+#[test]
+fn every_mistake_inside_the_model_file_is_listed() {
+    let d = one_with(
+        "bad_model_twice",
+        &format!("{POOLS}\n[[model]]\nname = \"m\"\npath = \"m.json\"\n"),
+        &[(
+            "m.json",
+            "{\"tensors\": [{\"name\": \"x\", \"size_bytes\": -4}],\n \"calls\": [{\"op\": \"a\", \"reads\": [\"y\"]}]}",
+        )],
+        "10:8",
+        &[
+            "model `m` has 2 mistakes:",
+            "size_bytes is -4",
+            "no tensor is named \"y\"",
+        ],
+    );
+    let first = d.find("m.json:1:").unwrap();
+    let second = d.find("m.json:2:").unwrap();
+    assert!(first < second, "{d}");
+}
+
 #[test]
 fn alignment_must_be_a_power_of_two() {
     one(

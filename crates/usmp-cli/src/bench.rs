@@ -86,8 +86,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let mut rows = Vec::new();
     for path in files(&args.paths)? {
         let start = Instant::now();
-        let problem = usmp_core::input::read_problem(&path, None)
-            .map_err(|e| Failure::Input(e.to_string()))?;
+        let problem = usmp_core::input::read_problem(&path, None).map_err(Failure::from_input)?;
         let read = start.elapsed();
         let lower_bound = usmp_core::LowerBound::of(&problem).total;
         let best_known = best_known(&path);

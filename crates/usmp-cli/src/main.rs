@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use usmp_core::input::{Input, PoolsFile};
+use usmp_core::input::{Input, InputError, PoolsFile};
 use usmp_core::{Algorithm, report};
 
 /// Unified Static Memory Planning: give every buffer a pool and an offset at build time.
@@ -146,6 +146,13 @@ pub(crate) enum Failure {
     NoPlan(String),
 }
 
+impl Failure {
+    /// Every error the input held, one `error:` line each.
+    pub(crate) fn from_input(e: InputError) -> Failure {
+        Failure::Input(e.to_string().replace('\n', "\nerror: "))
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -266,8 +273,15 @@ fn plan(
     format: Format,
     svg: Option<&Path>,
 ) -> Result<(), Failure> {
-    let input = |e: usmp_core::input::InputError| Failure::Input(e.to_string());
-    let model = match usmp_core::input::read(file, capacity).map_err(input)? {
+    let input = Failure::from_input;
+    let read = usmp_core::input::read(file, capacity).map_err(|e| {
+        // A bad model and a bad pools file are reported together.
+        match pools.and_then(|p| usmp_core::input::read_pools(p).err()) {
+            Some(also) => input(e.and(also)),
+            None => input(e),
+        }
+    });
+    let model = match read? {
         Input::Problem(problem) => {
             if pools.is_some() {
                 return Err(Failure::Input(format!(

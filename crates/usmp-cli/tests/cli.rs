@@ -500,6 +500,43 @@ fn bad_models_exit_2_naming_the_place() {
     );
 }
 
+/// Every mistake of the model and of its pools file, one `error:` line each, in one run.
+#[test]
+fn a_model_and_its_pools_file_report_every_mistake_together() {
+    let model = write(
+        "two_mistakes.json",
+        "{\"tensors\": [{\"name\": \"x\", \"size_bytes\": 0}],\n \"calls\": [{\"op\": \"relu\", \"reads\": [\"y\"]}]}",
+    );
+    let pools = write(
+        "three_mistakes.json",
+        "{\"pools\": [{\"name\": \"a\", \"alignment\": 3}, {\"name\": \"a\"}],\n \"io_in_pools\": 1}",
+    );
+    let out = usmp(&[
+        "plan",
+        model.to_str().unwrap(),
+        "--pools",
+        pools.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let expected = [
+        "two_mistakes.json:1:42: tensors[0] (\"x\").size_bytes is 0",
+        "two_mistakes.json:2:37: calls[0] (relu).reads[0]: no tensor is named \"y\"",
+        "three_mistakes.json:1:39: pools[0].alignment is 3, which is not a power of two",
+        "three_mistakes.json:1:52: pools[1]: pool \"a\" is already declared as pools[0]",
+        "three_mistakes.json:2:17: io_in_pools must be true or false, found a number",
+    ];
+    assert_eq!(lines.len(), expected.len(), "{stderr}");
+    for (line, want) in lines.iter().zip(expected) {
+        let (prefix, rest) = line.split_once(": ").unwrap();
+        assert_eq!(prefix, "error", "{stderr}");
+        assert!(rest.contains(want), "{line} should contain {want}");
+    }
+    std::fs::remove_file(model).unwrap();
+    std::fs::remove_file(pools).unwrap();
+}
+
 #[test]
 fn capacity_decides_and_time_limit_is_checked() {
     // MiniMalloc's README example: the optimum is 12 bytes, and greedy orders miss it.

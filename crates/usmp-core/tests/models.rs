@@ -106,9 +106,12 @@ fn error_of(edit: impl Fn(String) -> String, pools: Option<&str>) -> String {
         let p = input::read_pools(&dir.join("pools.json"))?;
         input::lower(&m, &p).map(|_| ())
     });
-    let message = result.unwrap_err().to_string();
+    // Messages name the files by the paths given: drop the folder from every line.
+    let message = result.unwrap_err().to_string().replace(
+        &format!("{}{}", dir.display(), std::path::MAIN_SEPARATOR),
+        "",
+    );
     std::fs::remove_dir_all(&dir).unwrap();
-    // Messages name the file by the path given; compare from the file name on.
     let at = message
         .find("kws.json")
         .or(message.find("pools.json"))
@@ -440,6 +443,72 @@ fn real_models_get_tflm_offline_plans_at_the_lower_bound() {
             back.offsets[p.model.tensors.len()..]
                 .iter()
                 .all(|&o| o == -1)
+        );
+    }
+}
+
+/// One run names every mistake of a file: reading ones together (a bad value gets a
+/// stand-in and reading goes on), then, once the model reads cleanly, all of its checks.
+#[test]
+fn every_mistake_is_reported_together() {
+    let edits = [
+        replace(
+            "\"size_bytes\": 4000, \"alignment\": 16",
+            "\"size_bytes\": -4000, \"alignment\": 16",
+        ),
+        replace("\"data\": [1, 0, 255", "\"data\": [1, 0, 256"),
+        replace(
+            "{\"name\": \"pool\",   \"size_bytes\": 1000}",
+            "{\"name\": \"pool\", \"size\": 1000}",
+        ),
+        replace("\"reads\": [\"relu\"]", "\"reads\": [\"rleu\"]"),
+        replace("\"op\": \"softmax\"", "\"opp\": \"softmax\""),
+    ];
+    let message = error_of(|s| edits.iter().fold(s, |s, edit| edit(s)), None);
+    let lines: Vec<&str> = message.lines().collect();
+    let expected = [
+        "kws.json:6:59: tensors[2] (\"bias\").data[2] is 256; bytes are 0 to 255",
+        "kws.json:7:38: tensors[3] (\"conv\").size_bytes is -4000; write a number of 0 or more",
+        "kws.json:9:5: tensors[5] (\"pool\") has no \"size_bytes\"; add it",
+        "kws.json:9:22: tensors[5]: unknown key \"size\"; expected one of",
+        "kws.json:23:33: calls[2] (maxpool).reads[0]: no tensor is named \"rleu\"; known tensors:",
+        "kws.json:26:5: calls[4] has no \"op\"; add it",
+        "kws.json:26:6: calls[4]: unknown key \"opp\"; expected one of",
+    ];
+    assert_eq!(lines.len(), expected.len(), "{message}");
+    for (line, want) in lines.iter().zip(expected) {
+        assert!(
+            line.starts_with(want),
+            "{line}\nshould start with\n{want}\nin\n{message}"
+        );
+    }
+
+    // A model that reads cleanly: every check's finding at once.
+    let edits = [
+        replace(
+            "\"size_bytes\": 4000, \"alignment\": 16",
+            "\"size_bytes\": 4000, \"alignment\": 12",
+        ),
+        replace("\"writes\": [\"pool\"]", "\"writes\": [\"audio\"]"),
+        replace(
+            "\"writes\": [\"probs\", \"tokens\"]",
+            "\"writes\": [\"logits\", \"tokens\"]",
+        ),
+    ];
+    let message = error_of(|s| edits.iter().fold(s, |s, edit| edit(s)), None);
+    let found: Vec<&str> = message.lines().collect();
+    let expected = [
+        "kws.json:7:57: tensor \"conv\" has alignment 12",
+        "kws.json:17:15: model output \"probs\" is never written",
+        "kws.json:23:53: call 2 (maxpool) writes model input \"audio\"",
+        "kws.json:24:45: tensor \"pool\" is read by call 3 (fc) before any call writes it",
+        "kws.json:26:55: tensor \"logits\" is written by call 3 (fc) and again by call 4 (softmax)",
+    ];
+    assert_eq!(found.len(), expected.len(), "{message}");
+    for (line, want) in found.iter().zip(expected) {
+        assert!(
+            line.starts_with(want),
+            "{line}\nshould start with\n{want}\nin\n{message}"
         );
     }
 }

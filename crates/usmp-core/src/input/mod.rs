@@ -37,6 +37,10 @@ pub struct Pos {
 }
 
 /// Malformed input: where it is and what to write instead.
+///
+/// The JSON readers go on past a bad value (using a stand-in) so that one run names every
+/// mistake in the file: the first leads, the rest are in [`more`](Self::more). A JSON
+/// syntax error still ends the reading, as there is no telling what was meant after it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputError {
     /// The file, as the user named it.
@@ -45,6 +49,8 @@ pub struct InputError {
     pub pos: Option<Pos>,
     /// What is wrong, and what to write instead.
     pub message: String,
+    /// The other errors found in the same reading, in file order (each with no `more`).
+    pub more: Vec<InputError>,
 }
 
 impl InputError {
@@ -54,6 +60,7 @@ impl InputError {
             file: file.to_string(),
             pos: Some(pos),
             message: message.into(),
+            more: Vec::new(),
         }
     }
 
@@ -63,16 +70,78 @@ impl InputError {
             file: file.to_string(),
             pos: None,
             message: message.into(),
+            more: Vec::new(),
         }
+    }
+
+    /// One error holding every error of `errors` in order, the first leading; `None` when
+    /// there are none.
+    pub fn all(errors: impl IntoIterator<Item = InputError>) -> Option<InputError> {
+        let mut flat = errors.into_iter().flat_map(|mut e| {
+            let more = std::mem::take(&mut e.more);
+            std::iter::once(e).chain(more)
+        });
+        let mut first = flat.next()?;
+        first.more = flat.collect();
+        Some(first)
+    }
+
+    /// This error and then every error of `other`.
+    pub fn and(mut self, mut other: InputError) -> InputError {
+        let more = std::mem::take(&mut other.more);
+        self.more.push(other);
+        self.more.extend(more);
+        self
+    }
+
+    /// Every error this holds, each on its own (no `more`): itself, then
+    /// [`more`](Self::more).
+    pub fn each(&self) -> impl Iterator<Item = InputError> + '_ {
+        let first = InputError {
+            more: Vec::new(),
+            ..self.clone()
+        };
+        std::iter::once(first).chain(self.more.iter().cloned())
     }
 }
 
+/// How many errors one reading lists: a machine-made file that is wrong throughout gets a
+/// count of the rest, not a message per value (which could take more memory than the file).
+pub(crate) const MAX_LISTED: usize = 100;
+
+/// `errors` in file order as one error, at most [`MAX_LISTED`] of them and then a count of
+/// the others (`dropped` more were never kept); `None` when there are none.
+pub(crate) fn listed(
+    mut errors: Vec<InputError>,
+    dropped: usize,
+    file: &str,
+) -> Option<InputError> {
+    // Stable: errors at one place keep the order they were found in.
+    errors.sort_by_key(|e| e.pos);
+    let unlisted = dropped + errors.len().saturating_sub(MAX_LISTED);
+    errors.truncate(MAX_LISTED);
+    if unlisted > 0 {
+        errors.push(InputError::whole(
+            file,
+            format!("{unlisted} more errors are not listed; fix these first"),
+        ));
+    }
+    InputError::all(errors)
+}
+
+/// One line per error: `file:line:column: message`.
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.pos {
-            Some(p) => write!(f, "{}:{}:{}: {}", self.file, p.line, p.column, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
+        for (k, e) in std::iter::once(self).chain(&self.more).enumerate() {
+            if k > 0 {
+                writeln!(f)?;
+            }
+            match e.pos {
+                Some(p) => write!(f, "{}:{}:{}: {}", e.file, p.line, p.column, e.message)?,
+                None => write!(f, "{}: {}", e.file, e.message)?,
+            }
         }
+        Ok(())
     }
 }
 
@@ -346,8 +415,18 @@ pub fn read_pools(path: &Path) -> Result<PoolsFile, InputError> {
     parse_pools_json(&root, &file)
 }
 
-/// Lowers a model onto pools; an error points into whichever file it is about.
+/// Lowers a model onto pools; an error points into whichever file it is about. Every
+/// problem of the model itself is reported together.
 pub fn lower(model: &ModelFile, pools: &PoolsFile) -> Result<Liveness, InputError> {
+    let problems = model
+        .model
+        .problems()
+        .iter()
+        .map(|e| model.error(e))
+        .collect();
+    if let Some(all) = listed(problems, 0, &model.file) {
+        return Err(all);
+    }
     liveness::analyse(&model.model, &pools.pools, &pools.options).map_err(|e| {
         let in_pools = match e.locus {
             ModelLocus::ScratchRule(k) => pools.rules.get(k).copied(),

@@ -84,126 +84,136 @@ impl ModelSpans {
     }
 }
 
-/// Parses a model IR file. `base` is the folder constant `file`s are relative to; every
-/// file read is appended to `read` (for build scripts' `rerun-if-changed`).
+/// Parses a model IR file, reporting every mistake in it together. `base` is the folder
+/// constant `file`s are relative to; every file read is appended to `read` (for build
+/// scripts' `rerun-if-changed`).
 pub(crate) fn parse_model_json(
     root: &Json,
     file: &str,
     base: &Path,
     read: &mut Vec<PathBuf>,
 ) -> Result<(Model, ModelSpans), InputError> {
-    let r = Reader { file };
+    let r = Reader::new(file);
     let top = r.object(root, "the model", TOP_KEYS)?;
     let mut spans = ModelSpans {
         root: Some(root.pos),
         ..ModelSpans::default()
     };
+    let name = r.get(top, "name").map(|n| r.string(n, "the model's name"));
     let mut model = Model {
-        name: match r.get(top, "name") {
-            Some(n) => r.string(n, "the model's name")?,
-            None => String::from("model"),
-        },
+        name: name
+            .and_then(|n| r.keep(n))
+            .unwrap_or_else(|| String::from("model")),
         ..Model::default()
     };
-    let tensors = r.array(r.required(top, root, "tensors", "the model")?, "`tensors`")?;
+    let list = |key: &str| {
+        let j = r.required(top, root, key, "the model");
+        r.keep(j.and_then(|j| r.array(j, &format!("`{key}`"))))
+            .unwrap_or_default()
+    };
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    for (t, tj) in tensors.iter().enumerate() {
-        let (tensor, tspans) = tensor(&r, tj, t, base, read)?;
-        if index.insert(tensor.name.clone(), t).is_some() {
-            return Err(r.err(
+    for (t, tj) in list("tensors").iter().enumerate() {
+        let Some((tensor, tspans)) = r.keep(tensor(&r, tj, t, base, read)) else {
+            continue;
+        };
+        if index.contains_key(&tensor.name) {
+            r.note(r.err(
                 tspans.fields.get("name").copied().unwrap_or(tj.pos),
                 format!(
                     "tensor \"{}\" is declared twice; give each tensor its own name",
                     tensor.name
                 ),
             ));
+        } else {
+            index.insert(tensor.name.clone(), model.tensors.len());
         }
         model.tensors.push(tensor);
         spans.tensors.push(tspans);
     }
-    let lookup = |item: &Json, what: &str| -> Result<usize, InputError> {
-        let name = r.string(item, what)?;
-        index.get(&name).copied().ok_or_else(|| {
-            r.err(
-                item.pos,
+    // The tensor a name names; a name that is not a tensor's is noted.
+    let lookup = |name: &str, pos: Pos, what: &str| {
+        let found = index.get(name).copied();
+        if found.is_none() {
+            r.note(r.err(
+                pos,
                 format!(
                     "{what}: no tensor is named \"{name}\"; {}",
                     known("tensors", &index)
                 ),
-            )
-        })
+            ));
+        }
+        found
     };
-    let names = |j: Option<&Json>, what: &str| -> Result<Vec<(usize, Pos)>, InputError> {
-        let Some(j) = j else {
-            return Ok(Vec::new());
-        };
-        let items = r.array(j, what)?.iter().enumerate();
-        items
-            .map(|(k, item)| Ok((lookup(item, &format!("{what}[{k}]"))?, item.pos)))
+    let names = |e: Entries<'_>, key: &str, label: &str| -> Vec<(usize, Pos)> {
+        let found = r.strings(e, key, label).into_iter();
+        found
+            .filter_map(|(n, name, pos)| Some((lookup(&name, pos, &format!("{label}[{n}]"))?, pos)))
             .collect()
     };
-    for (t, pos) in names(r.get(top, "inputs"), "inputs")? {
+    for (t, pos) in names(top, "inputs", "inputs") {
         model.inputs.push(t);
         spans.inputs.push(pos);
     }
-    for (t, pos) in names(r.get(top, "outputs"), "outputs")? {
+    for (t, pos) in names(top, "outputs", "outputs") {
         model.outputs.push(t);
         spans.outputs.push(pos);
     }
-    let calls = r.array(r.required(top, root, "calls", "the model")?, "`calls`")?;
-    for (i, cj) in calls.iter().enumerate() {
+    for (i, cj) in list("calls").iter().enumerate() {
         let what = format!("calls[{i}]");
-        let e = r.object(cj, &what, CALL_KEYS)?;
-        let op = r.string(r.required(e, cj, "op", &what)?, &format!("{what}.op"))?;
-        let what = format!("calls[{i}] ({op})");
-        let mut call = Call::new(op, "cpu");
+        let Some(e) = r.keep(r.object(cj, &what, CALL_KEYS)) else {
+            continue;
+        };
+        let op = r.required(e, cj, "op", &what);
+        let op = r.keep(op.and_then(|op| r.string(op, &format!("{what}.op"))));
+        let what = format!("calls[{i}] ({})", op.as_deref().unwrap_or("?"));
+        let mut call = Call::new(op.unwrap_or_default(), "cpu");
         let mut cs = CallSpans {
             whole: Some(cj.pos),
             ..CallSpans::default()
         };
         if let Some(t) = r.get(e, "target") {
-            call.target = r.string(t, &format!("{what}.target"))?;
+            if let Some(target) = r.keep(r.string(t, &format!("{what}.target"))) {
+                call.target = target;
+            }
             cs.target = Some(t.pos);
         }
-        for (t, pos) in names(r.get(e, "reads"), &format!("{what}.reads"))? {
-            call.reads.push(t);
-            cs.reads.push(pos);
-        }
-        for (t, pos) in names(r.get(e, "writes"), &format!("{what}.writes"))? {
-            call.writes.push(t);
-            cs.writes.push(pos);
-        }
+        (call.reads, cs.reads) = names(e, "reads", &format!("{what}.reads"))
+            .into_iter()
+            .unzip();
+        (call.writes, cs.writes) = names(e, "writes", &format!("{what}.writes"))
+            .into_iter()
+            .unzip();
         if let Some(list) = r.get(e, "scratch") {
-            for (k, sj) in r
-                .array(list, &format!("{what}.scratch"))?
-                .iter()
-                .enumerate()
-            {
-                call.scratch
-                    .push(scratch(&r, sj, &format!("{what}.scratch[{k}]"))?);
-                cs.scratch.push(sj.pos);
+            let items = r.keep(r.array(list, &format!("{what}.scratch")));
+            for (k, sj) in items.unwrap_or_default().iter().enumerate() {
+                if let Some(s) = r.keep(scratch(&r, sj, &format!("{what}.scratch[{k}]"))) {
+                    call.scratch.push(s);
+                    cs.scratch.push(sj.pos);
+                }
             }
         }
         if let Some(list) = r.get(e, "in_place") {
-            for (k, ij) in r
-                .array(list, &format!("{what}.in_place"))?
-                .iter()
-                .enumerate()
-            {
+            let items = r.keep(r.array(list, &format!("{what}.in_place")));
+            for (k, ij) in items.unwrap_or_default().iter().enumerate() {
                 let w = format!("{what}.in_place[{k}]");
-                let ie = r.object(ij, &w, IN_PLACE_KEYS)?;
-                let one = |key: &str| -> Result<usize, InputError> {
-                    lookup(r.required(ie, ij, key, &w)?, &format!("{w}.{key}"))
+                let Some(ie) = r.keep(r.object(ij, &w, IN_PLACE_KEYS)) else {
+                    continue;
                 };
-                let output = one("output")?;
-                let input = one("input")?;
-                call.in_place.push(InPlace { output, input });
-                cs.in_place.push(ij.pos);
+                let one = |key: &str| {
+                    let j = r.keep(r.required(ie, ij, key, &w))?;
+                    let what = format!("{w}.{key}");
+                    lookup(&r.keep(r.string(j, &what))?, j.pos, &what)
+                };
+                if let (Some(output), Some(input)) = (one("output"), one("input")) {
+                    call.in_place.push(InPlace { output, input });
+                    cs.in_place.push(ij.pos);
+                }
             }
         }
         model.calls.push(call);
         spans.calls.push(cs);
     }
+    r.finish()?;
     Ok((model, spans))
 }
 
@@ -230,28 +240,26 @@ fn size(r: &Reader<'_>, j: &Json, what: &str) -> Result<Size, InputError> {
     }
 }
 
-fn alignment(r: &Reader<'_>, e: Entries<'_>, what: &str) -> Result<Option<u64>, InputError> {
-    match r.get(e, "alignment") {
-        Some(a) => r.integer(a, &format!("{what}.alignment"), false),
-        None => Ok(None),
-    }
+/// The optional `alignment`; a bad one is noted.
+fn alignment(r: &Reader<'_>, e: Entries<'_>, what: &str) -> Option<u64> {
+    let a = r.get(e, "alignment")?;
+    r.keep(r.integer(a, &format!("{what}.alignment"), false))?
 }
 
 fn scratch(r: &Reader<'_>, j: &Json, what: &str) -> Result<Scratch, InputError> {
     let e = r.object(j, what, SCRATCH_KEYS)?;
-    let name = r.string(r.required(e, j, "name", what)?, &format!("{what}.name"))?;
-    let size = size(
-        r,
-        r.required(e, j, "size_bytes", what)?,
-        &format!("{what}.size_bytes"),
-    )?;
+    let name = r.name(e, j, what);
+    let size = r.required(e, j, "size_bytes", what);
+    let size = size.and_then(|s| self::size(r, s, &format!("{what}.size_bytes")));
     Ok(Scratch {
         name,
-        size,
-        alignment: alignment(r, e, what)?,
+        size: r.keep(size).unwrap_or(Size::Bytes(1)),
+        alignment: alignment(r, e, what),
     })
 }
 
+/// Tensor `t`: an error when it is not an object; its other mistakes are noted and
+/// replaced by stand-ins.
 fn tensor(
     r: &Reader<'_>,
     j: &Json,
@@ -262,21 +270,24 @@ fn tensor(
     let what = format!("tensors[{t}]");
     let e = r.object(j, &what, TENSOR_KEYS)?;
     let spans = r.spans(j, e);
-    let name = r.string(r.required(e, j, "name", &what)?, &format!("{what}.name"))?;
+    let name = r.name(e, j, &what);
     let what = format!("tensors[{t}] (\"{name}\")");
     let kind = match r.get(e, "kind") {
-        None => "activation".to_string(),
-        Some(k) => r.string(k, &format!("{what}.kind"))?,
+        None => Some("activation".to_string()),
+        Some(k) => r.keep(r.string(k, &format!("{what}.kind"))),
     };
     let size_json = r.get(e, "size_bytes");
-    let declared = match size_json {
-        Some(s) => Some(size(r, s, &format!("{what}.size_bytes"))?),
-        None => None,
-    };
-    let role = match kind.as_str() {
-        "activation" | "state" => {
+    // None: not given; Some(None): given but wrong (noted).
+    let declared = size_json.map(|s| r.keep(size(r, s, &format!("{what}.size_bytes"))));
+    let role = match kind.as_deref() {
+        Some("constant") => {
+            // Empty bytes stand in for data that could not be read (noted).
+            let data = constant_data(r, j, e, &what, base, read);
+            Role::Constant(r.keep(data).unwrap_or_default())
+        }
+        kind => {
             if let Some((key, _, v)) = e.iter().find(|(k, _, _)| DATA_KEYS.contains(&k.as_str())) {
-                return Err(r.err(
+                r.note(r.err(
                     v.pos,
                     format!(
                         "{what}.{key}: only constants carry data; write \"kind\": \"constant\" \
@@ -284,28 +295,31 @@ fn tensor(
                     ),
                 ));
             }
-            if kind == "state" {
-                Role::State
-            } else {
-                Role::Activation
+            match kind {
+                Some("state") => Role::State,
+                Some("activation") | None => Role::Activation,
+                Some(other) => {
+                    let pos = r.get(e, "kind").map_or(j.pos, |k| k.pos);
+                    r.note(r.err(
+                        pos,
+                        format!(
+                            "{what}.kind is \"{other}\"; write \"activation\", \"constant\" \
+                             or \"state\""
+                        ),
+                    ));
+                    Role::Activation
+                }
             }
-        }
-        "constant" => Role::Constant(constant_data(r, j, e, &what, base, read)?),
-        other => {
-            let pos = r.get(e, "kind").map_or(j.pos, |k| k.pos);
-            return Err(r.err(
-                pos,
-                format!(
-                    "{what}.kind is \"{other}\"; write \"activation\", \"constant\" or \"state\""
-                ),
-            ));
         }
     };
     let size = match (&role, declared) {
+        (_, Some(None)) => Size::Bytes(1),
         (Role::Constant(data), None) => Size::Bytes(data.len() as u64),
-        (Role::Constant(data), Some(s)) if s != Size::Bytes(data.len() as u64) => {
+        (Role::Constant(data), Some(Some(s)))
+            if !data.is_empty() && s != Size::Bytes(data.len() as u64) =>
+        {
             let pos = size_json.map_or(j.pos, |s| s.pos);
-            return Err(r.err(
+            r.note(r.err(
                 pos,
                 format!(
                     "{what}.size_bytes does not match its data ({} bytes); remove \
@@ -313,17 +327,19 @@ fn tensor(
                     data.len()
                 ),
             ));
+            s
         }
-        (_, Some(s)) => s,
+        (_, Some(Some(s))) => s,
         (_, None) => {
-            return Err(r.err(j.pos, format!("{what} has no \"size_bytes\"; add it")));
+            r.note(r.err(j.pos, format!("{what} has no \"size_bytes\"; add it")));
+            Size::Bytes(1)
         }
     };
     Ok((
         Tensor {
             name,
             size,
-            alignment: alignment(r, e, &what)?,
+            alignment: alignment(r, e, &what),
             role,
         },
         spans,

@@ -1,7 +1,7 @@
 //! The pools file reader; the format is documented on [`PoolsFile`].
 
 use super::json::Json;
-use super::read::Reader;
+use super::read::{Entries, Reader};
 use super::{InputError, Pos};
 use crate::liveness::{CallSelector, DEFAULT_ALIGNMENT, Options, ScratchRule};
 use crate::model::{Scratch, Size};
@@ -71,9 +71,9 @@ impl Default for PoolsFile {
     }
 }
 
-/// Parses a pools file.
+/// Parses a pools file, reporting every mistake in it together.
 pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, InputError> {
-    let r = Reader { file };
+    let r = Reader::new(file);
     let top = r.object(root, "the pools file", TOP_KEYS)?;
     let mut out = PoolsFile {
         pools: Vec::new(),
@@ -81,15 +81,19 @@ pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, Inp
         root: Some(root.pos),
         ..PoolsFile::default()
     };
-    let pools = r.array(r.required(top, root, "pools", "the pools file")?, "`pools`")?;
-    if pools.is_empty() {
-        return Err(r.err(root.pos, "`pools` is empty; list at least one pool".into()));
+    let pools = r.required(top, root, "pools", "the pools file");
+    let pools = r.keep(pools.and_then(|p| r.array(p, "`pools`")));
+    if pools.is_some_and(<[Json]>::is_empty) {
+        r.note(r.err(root.pos, "`pools` is empty; list at least one pool".into()));
     }
-    for (k, pj) in pools.iter().enumerate() {
-        let (pool, spans) = r.pool(pj, k, DEFAULT_ALIGNMENT)?;
+    for (k, pj) in pools.unwrap_or_default().iter().enumerate() {
+        let Some((pool, spans)) = r.keep(r.pool(pj, k, DEFAULT_ALIGNMENT)) else {
+            continue;
+        };
+        let at = |key: &str| spans.fields.get(key).copied().unwrap_or(pj.pos);
         if let Some(first) = out.pools.iter().position(|p| p.name == pool.name) {
-            return Err(r.err(
-                spans.fields.get("name").copied().unwrap_or(pj.pos),
+            r.note(r.err(
+                at("name"),
                 format!(
                     "pools[{k}]: pool \"{}\" is already declared as pools[{first}]; give each \
                      pool its own name",
@@ -98,8 +102,8 @@ pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, Inp
             ));
         }
         if !pool.alignment.is_power_of_two() {
-            return Err(r.err(
-                spans.fields.get("alignment").copied().unwrap_or(pj.pos),
+            r.note(r.err(
+                at("alignment"),
                 format!(
                     "pools[{k}].alignment is {}, which is not a power of two; write 1, 2, 4, \
                      8, 16, ...",
@@ -109,38 +113,46 @@ pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, Inp
         }
         out.pools.push(pool);
     }
-    if let Some(v) = r.get(top, "io_in_pools") {
-        out.options.io_in_pools = r.boolean(v, "io_in_pools")?;
+    if let Some(v) = r.get(top, "io_in_pools")
+        && let Some(b) = r.keep(r.boolean(v, "io_in_pools"))
+    {
+        out.options.io_in_pools = b;
     }
-    if let Some(v) = r.get(top, "size_granularity") {
-        let g = positive(&r, v, "size_granularity")?;
-        if !g.is_power_of_two() {
-            return Err(r.err(
-                v.pos,
-                format!(
-                    "size_granularity is {g}, which is not a power of two; write 1, 2, 4, 8, 16, ..."
-                ),
-            ));
-        }
+    if let Some(g) = power_of_two(&r, top, "size_granularity") {
         out.options.size_granularity = g;
     }
-    if let Some(v) = r.get(top, "alignment") {
-        let a = positive(&r, v, "alignment")?;
-        if !a.is_power_of_two() {
-            return Err(r.err(
-                v.pos,
-                format!("alignment is {a}, which is not a power of two; write 1, 2, 4, 8, 16, ..."),
-            ));
-        }
+    if let Some(a) = power_of_two(&r, top, "alignment") {
         out.options.alignment = a;
     }
     if let Some(list) = r.get(top, "scratch") {
-        for (k, rj) in r.array(list, "`scratch`")?.iter().enumerate() {
-            out.options.scratch.push(rule(&r, rj, k)?);
-            out.rules.push(rj.pos);
+        for (k, rj) in r
+            .keep(r.array(list, "`scratch`"))
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            if let Some(Some(rule)) = r.keep(rule(&r, rj, k)) {
+                out.options.scratch.push(rule);
+                out.rules.push(rj.pos);
+            }
         }
     }
+    r.finish()?;
     Ok(out)
+}
+
+/// The option `key` when it is given and is a power of two; otherwise notes why not.
+fn power_of_two(r: &Reader<'_>, top: Entries<'_>, key: &str) -> Option<u64> {
+    let v = r.get(top, key)?;
+    let n = r.keep(positive(r, v, key))?;
+    if !n.is_power_of_two() {
+        r.note(r.err(
+            v.pos,
+            format!("{key} is {n}, which is not a power of two; write 1, 2, 4, 8, 16, ..."),
+        ));
+        return None;
+    }
+    Some(n)
 }
 
 fn positive(r: &Reader<'_>, j: &Json, what: &str) -> Result<u64, InputError> {
@@ -150,57 +162,68 @@ fn positive(r: &Reader<'_>, j: &Json, what: &str) -> Result<u64, InputError> {
     }
 }
 
-fn rule(r: &Reader<'_>, j: &Json, k: usize) -> Result<ScratchRule, InputError> {
+/// Scratch rule `k`: an error when it is not an object, `None` when a mistake in it was
+/// noted.
+fn rule(r: &Reader<'_>, j: &Json, k: usize) -> Result<Option<ScratchRule>, InputError> {
     let what = format!("scratch[{k}]");
     let e = r.object(j, &what, RULE_KEYS)?;
     let calls = match (r.get(e, "op"), r.get(e, "call")) {
-        (Some(op), None) => CallSelector::Operator(r.string(op, &format!("{what}.op"))?),
-        (None, Some(c)) => {
-            CallSelector::Index(r.integer(c, &format!("{what}.call"), false)?.unwrap_or(0) as usize)
-        }
+        (Some(op), None) => r
+            .keep(r.string(op, &format!("{what}.op")))
+            .map(CallSelector::Operator),
+        (None, Some(c)) => r
+            .keep(r.integer(c, &format!("{what}.call"), false))
+            .flatten()
+            .map(|c| CallSelector::Index(usize::try_from(c).unwrap_or(usize::MAX))),
         (Some(_), Some(c)) => {
-            return Err(r.err(
+            r.note(r.err(
                 c.pos,
                 format!("{what} has both \"op\" and \"call\"; keep one"),
             ));
+            None
         }
         (None, None) => {
-            return Err(r.err(
+            r.note(r.err(
                 j.pos,
                 format!(
                     "{what} selects no call; add \"op\": \"CONV_2D\" (every call of an \
                      operator) or \"call\": 3 (one call)"
                 ),
             ));
+            None
         }
     };
-    let name = r.string(r.required(e, j, "name", &what)?, &format!("{what}.name"))?;
+    let name = r.name(e, j, &what);
     // `size` as in usmp.toml (bytes or "4 KiB"), or the older `size_bytes`.
-    let (size_json, key) = match r.either(e, &what, "size", "size_bytes")? {
-        Some(found) => found,
-        None => (r.required(e, j, "size", &what)?, "size"),
-    };
-    let bytes = match r.bytes(size_json, &format!("{what}.{key}"))? {
-        Some(0) | None => {
-            return Err(r.err(
-                size_json.pos,
-                format!("{what}.{key} must be 1 byte or more"),
-            ));
-        }
-        Some(v) => v,
-    };
-    let alignment = match r.get(e, "alignment") {
-        Some(a) => Some(positive(r, a, &format!("{what}.alignment"))?),
+    let size = match r.keep(r.either(e, &what, "size", "size_bytes")) {
+        Some(Some(found)) => Some(found),
+        Some(None) => r.keep(r.required(e, j, "size", &what)).map(|s| (s, "size")),
         None => None,
     };
-    Ok(ScratchRule {
+    let bytes =
+        size.and_then(
+            |(size_json, key)| match r.bytes(size_json, &format!("{what}.{key}")) {
+                Ok(Some(0) | None) => {
+                    r.note(r.err(
+                        size_json.pos,
+                        format!("{what}.{key} must be 1 byte or more"),
+                    ));
+                    None
+                }
+                other => r.keep(other).flatten(),
+            },
+        );
+    let alignment = r
+        .get(e, "alignment")
+        .and_then(|a| r.keep(positive(r, a, &format!("{what}.alignment"))));
+    Ok(calls.zip(bytes).map(|(calls, bytes)| ScratchRule {
         calls,
         scratch: Scratch {
             name,
             size: Size::Bytes(bytes),
             alignment,
         },
-    })
+    }))
 }
 
 #[cfg(test)]

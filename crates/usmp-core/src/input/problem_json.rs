@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use super::json::{self, Json};
 use super::read::{Reader, Spans, known};
 use super::{InputError, Pos};
-use crate::problem::{Buffer, Locus, Problem};
+use crate::problem::{Buffer, Locus, Problem, ProblemError};
 
 const TOP_KEYS: &[&str] = &["pools", "buffers"];
 const BUFFER_KEYS: &[&str] = &[
@@ -34,60 +34,99 @@ pub fn parse_problem_json(text: &str, file: &str) -> Result<Problem, InputError>
     problem_from_json(&json::parse(text, file)?, file)
 }
 
-/// Reads a problem from already parsed JSON.
+/// Reads a problem from already parsed JSON. Every mistake is reported: reading ones
+/// together, then (when reading found none) every one the problem's checks find.
 pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, InputError> {
-    let r = Reader { file };
+    let r = Reader::new(file);
     let top = r.object(root, "the problem", TOP_KEYS)?;
-    let pools_json = r.array(r.required(top, root, "pools", "the problem")?, "`pools`")?;
-    let buffers_json = r.array(
-        r.required(top, root, "buffers", "the problem")?,
-        "`buffers`",
-    )?;
+    let list = |key: &str| {
+        let j = r.required(top, root, key, "the problem");
+        r.keep(j.and_then(|j| r.array(j, &format!("`{key}`"))))
+            .unwrap_or_default()
+    };
+    let (pools_json, buffers_json) = (list("pools"), list("buffers"));
 
+    // Indices are the builder's: an element that is not an object is left out.
     let mut builder = Problem::builder();
     let mut pool_spans = Vec::new();
     let mut pool_index: BTreeMap<String, usize> = BTreeMap::new();
     for (k, pj) in pools_json.iter().enumerate() {
         // A problem's numbers are exact: no alignment unless stated (the RFC's default).
-        let (pool, spans) = r.pool(pj, k, 1)?;
-        pool_index.entry(pool.name.clone()).or_insert(k);
+        let Some((pool, spans)) = r.keep(r.pool(pj, k, 1)) else {
+            continue;
+        };
+        pool_index
+            .entry(pool.name.clone())
+            .or_insert(pool_spans.len());
         pool_spans.push(spans);
         builder.pool(pool);
     }
     let mut buffer_spans = Vec::new();
     let mut pending_conflicts = Vec::new();
     let mut buffer_index: BTreeMap<String, usize> = BTreeMap::new();
+    // Whether each buffer was read without a mistake: the builder's checks of a buffer
+    // read with stand-ins would only repeat what was noted.
+    let mut clean = Vec::new();
     for (k, bj) in buffers_json.iter().enumerate() {
-        let (buffer, spans, conflicts) = buffer(&r, bj, k, &pool_index)?;
-        buffer_index.entry(buffer.name.clone()).or_insert(k);
+        let before = r.noted();
+        let Some((buffer, spans, conflicts)) = r.keep(buffer(&r, bj, k, &pool_index)) else {
+            continue;
+        };
+        buffer_index
+            .entry(buffer.name.clone())
+            .or_insert(buffer_spans.len());
         buffer_spans.push(spans);
-        pending_conflicts.push(conflicts);
+        pending_conflicts.push((k, conflicts));
+        clean.push(r.noted() == before);
         builder.buffer(buffer);
     }
-    for (a, conflicts) in pending_conflicts.into_iter().enumerate() {
+    for (a, (k, conflicts)) in pending_conflicts.into_iter().enumerate() {
         for (name, pos) in conflicts {
-            let Some(&b) = buffer_index.get(&name) else {
-                return Err(InputError::at(
-                    file,
-                    pos,
-                    format!(
-                        "buffers[{a}].conflicts: no buffer is named \"{name}\"; {}",
-                        known("buffers", &buffer_index)
-                    ),
-                ));
-            };
-            builder.conflict(a, b);
+            match buffer_index.get(&name) {
+                Some(&b) => builder.conflict(a, b),
+                None => {
+                    clean[a] = false;
+                    r.note(InputError::at(
+                        file,
+                        pos,
+                        format!(
+                            "buffers[{k}].conflicts: no buffer is named \"{name}\"; {}",
+                            known("buffers", &buffer_index)
+                        ),
+                    ));
+                }
+            }
         }
     }
-    builder.build().map_err(|e| {
+    let at = |e: &ProblemError| {
         let pos = match e.locus {
             Locus::Pool(i, field) => pool_spans[i].of(field),
             Locus::Buffer(i, field) => buffer_spans[i].of(field),
         };
         InputError::at(file, pos, e.to_string())
+    };
+    let built = builder.build_all_errors();
+    if let Err(errors) = &built {
+        for e in errors {
+            if let Locus::Buffer(i, _) = e.locus
+                && !clean[i]
+            {
+                continue;
+            }
+            r.note(at(e));
+        }
+    }
+    r.finish()?;
+    // Every builder error was noted, so only a problem gets here.
+    built.map_err(|errors| {
+        errors
+            .first()
+            .map_or_else(|| InputError::whole(file, "the problem is invalid"), at)
     })
 }
 
+/// Buffer `k`, its spans and the conflicts it names. Bad fields are noted and left at
+/// stand-ins; only a buffer that is not an object is an error.
 #[allow(clippy::type_complexity)]
 fn buffer(
     r: &Reader<'_>,
@@ -97,64 +136,60 @@ fn buffer(
 ) -> Result<(Buffer, Spans, Vec<(String, Pos)>), InputError> {
     let what = format!("buffers[{k}]");
     let e = r.object(j, &what, BUFFER_KEYS)?;
-    let name = r.string(r.required(e, j, "name", &what)?, &format!("{what}.name"))?;
+    let name = r.name(e, j, &what);
     let what = format!("buffers[{k}] (\"{name}\")");
-    let size_json = r.required(e, j, "size_bytes", &what)?;
-    let size = r
-        .integer(size_json, &format!("{what}.size_bytes"), false)?
-        .unwrap_or(0);
-    let mut buffer = Buffer::new(name, size);
-    if let Some(a) = r.get(e, "alignment") {
-        buffer.alignment = r
-            .integer(a, &format!("{what}.alignment"), false)?
-            .unwrap_or(1);
+    let whole = |key: &str, minus_one: bool| {
+        let j = r.get(e, key)?;
+        r.keep(r.integer(j, &format!("{what}.{key}"), minus_one))?
+    };
+    let size = r.keep(r.required(e, j, "size_bytes", &what)).map(|s| {
+        let size = r.integer(s, &format!("{what}.size_bytes"), false);
+        // 1 stands in for a bad size so that the size check adds no second error.
+        r.keep(size).flatten().unwrap_or(1)
+    });
+    let mut buffer = Buffer::new(name, size.unwrap_or(1));
+    buffer.alignment = whole("alignment", false).unwrap_or(1);
+    if let Some(kind) = r.keep(r.kind(r.get(e, "kind"), &format!("{what}.kind"))) {
+        buffer.kind = kind;
     }
-    buffer.kind = r.kind(r.get(e, "kind"), &format!("{what}.kind"))?;
     let mut spans = r.spans(j, e);
-    let candidates = r.required(e, j, "pool_candidates", &what)?;
-    for (n, c) in r
-        .array(candidates, &format!("{what}.pool_candidates"))?
-        .iter()
-        .enumerate()
-    {
-        let pool_name = r.string(c, &format!("{what}.pool_candidates[{n}]"))?;
-        let Some(&p) = pools.get(&pool_name) else {
-            return Err(r.err(
-                c.pos,
-                format!(
-                    "{what}.pool_candidates: no pool is named \"{pool_name}\"; {}",
-                    known("pools", pools)
-                ),
-            ));
-        };
-        buffer.candidates.push(p);
-        spans.candidates.push(c.pos);
-    }
-    let mut conflicts = Vec::new();
-    if let Some(list) = r.get(e, "conflicts") {
-        for (n, c) in r
-            .array(list, &format!("{what}.conflicts"))?
-            .iter()
-            .enumerate()
-        {
-            conflicts.push((r.string(c, &format!("{what}.conflicts[{n}]"))?, c.pos));
+    if r.keep(r.required(e, j, "pool_candidates", &what)).is_some() {
+        let label = format!("{what}.pool_candidates");
+        for (_, pool_name, pos) in r.strings(e, "pool_candidates", &label) {
+            match pools.get(&pool_name) {
+                Some(&p) => {
+                    buffer.candidates.push(p);
+                    spans.candidates.push(pos);
+                }
+                None => r.note(r.err(
+                    pos,
+                    format!(
+                        "{what}.pool_candidates: no pool is named \"{pool_name}\"; {}",
+                        known("pools", pools)
+                    ),
+                )),
+            }
         }
     }
+    let conflicts = r.strings(e, "conflicts", &format!("{what}.conflicts"));
+    let conflicts = conflicts.into_iter().map(|(_, c, pos)| (c, pos)).collect();
     if let Some(live) = r.get(e, "live") {
-        let range = r.array(live, &format!("{what}.live"))?;
-        let [start, end] = range else {
-            return Err(r.err(
+        match r.keep(r.array(live, &format!("{what}.live"))) {
+            Some([start, end]) => {
+                let bound = |j: &Json, n: usize| {
+                    let v = r.integer(j, &format!("{what}.live[{n}]"), false);
+                    r.keep(v).flatten()
+                };
+                if let (Some(start), Some(end)) = (bound(start, 0), bound(end, 1)) {
+                    buffer = buffer.with_live(start, end);
+                }
+            }
+            Some(_) => r.note(r.err(
                 live.pos,
                 format!("{what}.live must be [start, end], two whole numbers"),
-            ));
-        };
-        let start = r
-            .integer(start, &format!("{what}.live[0]"), false)?
-            .unwrap_or(0);
-        let end = r
-            .integer(end, &format!("{what}.live[1]"), false)?
-            .unwrap_or(0);
-        buffer = buffer.with_live(start, end);
+            )),
+            None => {}
+        }
     }
     Ok((buffer, spans, conflicts))
 }
@@ -275,6 +310,66 @@ mod tests {
         assert!(
             e.contains("size_bytes is 1.5, which is not a whole number"),
             "{e}"
+        );
+    }
+
+    /// Reading mistakes and the problem's own checks, all in one run, in file order; a
+    /// buffer read with a stand-in is not checked again (no follow-on errors).
+    #[test]
+    fn every_mistake_is_reported_together() {
+        let text = r#"{"pools": [{"name": "p", "size": 10, "alignment": 3}, {"name": "p"}],
+ "buffers": [{"name": "a", "size_bytes": 0, "pool_candidates": ["p"]},
+             {"name": "b", "size_bytes": 4, "pool_candidates": ["q"], "conflicts": ["zz"], "live": [1]},
+             7]}"#;
+        let e = parse_problem_json(text, "p.json").unwrap_err();
+        let places: Vec<String> = e
+            .each()
+            .map(|e| {
+                e.pos
+                    .map_or(String::new(), |p| format!("{}:{}", p.line, p.column))
+            })
+            .collect();
+        assert_eq!(
+            places,
+            ["1:51", "1:64", "2:42", "3:65", "3:85", "3:100", "4:14"],
+            "{e}"
+        );
+        let text = e.to_string();
+        for needle in [
+            "pool \"p\" has alignment 3",
+            "pool \"p\" is declared twice",
+            "buffer \"a\" has size 0",
+            "no pool is named \"q\"",
+            "no buffer is named \"zz\"",
+            "live must be [start, end]",
+            "buffers[2] must be an object, found a number",
+        ] {
+            assert!(text.contains(needle), "{needle} in {text}");
+        }
+        assert!(!text.contains("no candidate pools"), "{text}");
+    }
+
+    /// A file wrong throughout lists 100 errors and counts the rest.
+    #[test]
+    fn a_file_wrong_throughout_lists_a_hundred_and_counts_the_rest() {
+        let buffers: Vec<String> = (0..250)
+            .map(|i| format!(r#"{{"name": "b{i}", "size_bytes": -1, "pool_candidates": ["p"]}}"#))
+            .collect();
+        let text = format!(
+            r#"{{"pools": [{{"name": "p"}}], "buffers": [{}]}}"#,
+            buffers.join(",")
+        );
+        let e = parse_problem_json(&text, "p.json").unwrap_err();
+        let all: Vec<InputError> = e.each().collect();
+        assert_eq!(all.len(), 101);
+        assert!(
+            all[99]
+                .message
+                .contains("buffers[99] (\"b99\").size_bytes is -1")
+        );
+        assert_eq!(
+            all[100].message,
+            "150 more errors are not listed; fix these first"
         );
     }
 }

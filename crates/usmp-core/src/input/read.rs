@@ -1,10 +1,15 @@
 //! Helpers shared by the JSON readers: typed access to objects, arrays, strings and whole
 //! numbers, each error naming the file, the position and the field in the user's words.
+//!
+//! The readers do not stop at the first bad value: [`Reader::keep`] notes the error and the
+//! reader goes on with a stand-in, so that [`Reader::finish`] reports every mistake at once.
+//! Stand-ins are never planned: a reading that noted an error ends in that error.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use super::json::{Json, Value};
-use super::{InputError, Pos};
+use super::{InputError, MAX_LISTED, Pos, listed};
 use crate::problem::{Field, Pool, PoolKind};
 
 /// Every key a pool object may have, in the RFC's spelling.
@@ -59,13 +64,52 @@ pub(crate) type Entries<'j> = &'j [(String, Pos, Json)];
 
 pub(crate) struct Reader<'f> {
     pub(crate) file: &'f str,
+    noted: RefCell<Vec<InputError>>,
+    /// Errors found past [`MAX_LISTED`].
+    dropped: std::cell::Cell<usize>,
 }
 
-impl Reader<'_> {
+impl<'f> Reader<'f> {
+    pub(crate) fn new(file: &'f str) -> Self {
+        Reader {
+            file,
+            noted: RefCell::new(Vec::new()),
+            dropped: std::cell::Cell::new(0),
+        }
+    }
+
     pub(crate) fn err(&self, pos: Pos, message: String) -> InputError {
         InputError::at(self.file, pos, message)
     }
 
+    /// Notes an error and goes on.
+    pub(crate) fn note(&self, e: InputError) {
+        let mut noted = self.noted.borrow_mut();
+        if noted.len() < MAX_LISTED {
+            noted.push(e);
+        } else {
+            self.dropped.set(self.dropped.get() + 1);
+        }
+    }
+
+    /// How many errors have been noted so far.
+    pub(crate) fn noted(&self) -> usize {
+        self.noted.borrow().len() + self.dropped.get()
+    }
+
+    /// The value, or `None` after noting the error: the caller goes on with a stand-in.
+    pub(crate) fn keep<T>(&self, result: Result<T, InputError>) -> Option<T> {
+        result.map_err(|e| self.note(e)).ok()
+    }
+
+    /// Every error noted so far, in file order, as one error.
+    pub(crate) fn finish(&self) -> Result<(), InputError> {
+        let noted = std::mem::take(&mut *self.noted.borrow_mut());
+        listed(noted, self.dropped.replace(0), self.file).map_or(Ok(()), Err)
+    }
+
+    /// The entries of an object. Unknown keys are noted (and read no further); only a
+    /// value that is not an object at all is an error here.
     pub(crate) fn object<'j>(
         &self,
         j: &'j Json,
@@ -85,7 +129,7 @@ impl Reader<'_> {
                     .map(|k| format!("\"{k}\""))
                     .collect::<Vec<_>>()
                     .join(", ");
-                return Err(self.err(
+                self.note(self.err(
                     *pos,
                     format!("{what}: unknown key \"{key}\"; expected one of {list}"),
                 ));
@@ -243,7 +287,39 @@ impl Reader<'_> {
         spans
     }
 
-    /// Pool `k`; `alignment` when it states none.
+    /// A required name, or a stand-in (`what` itself) after noting why there is none, so
+    /// that one missing name does not stop the rest of the element being checked.
+    pub(crate) fn name(&self, e: Entries<'_>, whole: &Json, what: &str) -> String {
+        let name = self
+            .required(e, whole, "name", what)
+            .and_then(|n| self.string(n, &format!("{what}.name")));
+        self.keep(name).unwrap_or_else(|| what.to_string())
+    }
+
+    /// The strings of the optional array under `key` (called `label` in messages), each
+    /// with its index and where it was written; bad items are noted and left out.
+    pub(crate) fn strings(
+        &self,
+        e: Entries<'_>,
+        key: &str,
+        label: &str,
+    ) -> Vec<(usize, String, Pos)> {
+        let Some(list) = self.get(e, key) else {
+            return Vec::new();
+        };
+        let items = self.keep(self.array(list, label)).unwrap_or_default();
+        items
+            .iter()
+            .enumerate()
+            .filter_map(|(n, item)| {
+                let s = self.keep(self.string(item, &format!("{label}[{n}]")))?;
+                Some((n, s, item.pos))
+            })
+            .collect()
+    }
+
+    /// Pool `k`; `alignment` when it states none. Bad fields are noted and left at their
+    /// defaults.
     pub(crate) fn pool(
         &self,
         j: &Json,
@@ -252,28 +328,25 @@ impl Reader<'_> {
     ) -> Result<(Pool, Spans), InputError> {
         let what = format!("pools[{k}]");
         let e = self.object(j, &what, POOL_KEYS)?;
-        let name = self.string(self.required(e, j, "name", &what)?, &format!("{what}.name"))?;
-        let mut pool = Pool::workspace(name).with_alignment(alignment);
-        pool.kind = self.kind(self.get(e, "kind"), &format!("{what}.kind"))?;
+        let mut pool = Pool::workspace(self.name(e, j, &what)).with_alignment(alignment);
+        if let Some(kind) = self.keep(self.kind(self.get(e, "kind"), &format!("{what}.kind"))) {
+            pool.kind = kind;
+        }
         // `size` as in usmp.toml (a number, "64 KiB", or -1 for none), or the RFC's name.
-        if let Some((size, key)) = self.either(e, &what, "size", "size_hint_bytes")? {
-            pool.size_limit = self.bytes(size, &format!("{what}.{key}"))?;
+        if let Some((size, key)) = self
+            .keep(self.either(e, &what, "size", "size_hint_bytes"))
+            .flatten()
+        {
+            pool.size_limit = self
+                .keep(self.bytes(size, &format!("{what}.{key}")))
+                .flatten();
         }
         if let Some(a) = self.get(e, "alignment") {
-            pool.alignment = self
-                .integer(a, &format!("{what}.alignment"), false)?
-                .unwrap_or(1);
+            let a = self.integer(a, &format!("{what}.alignment"), false);
+            pool.alignment = self.keep(a).flatten().unwrap_or(1);
         }
-        if let Some(t) = self.get(e, "targets") {
-            for (n, target) in self
-                .array(t, &format!("{what}.targets"))?
-                .iter()
-                .enumerate()
-            {
-                pool.targets
-                    .push(self.string(target, &format!("{what}.targets[{n}]"))?);
-            }
-        }
+        let targets = self.strings(e, "targets", &format!("{what}.targets"));
+        pool.targets = targets.into_iter().map(|(_, t, _)| t).collect();
         Ok((pool, self.spans(j, e)))
     }
 }

@@ -181,15 +181,26 @@ impl Model {
     /// Checks that the model is a program that can run: every index names a tensor,
     /// activations are written once and before they are read, constants and inputs are
     /// never written, alignments are powers of two, and in-place outputs reuse an input
-    /// that dies at that call. Returns the first problem found.
+    /// that dies at that call. Returns the first problem found; [`problems`](Self::problems)
+    /// lists them all.
     pub fn check(&self) -> Result<(), ModelError> {
+        match self.problems().into_iter().next() {
+            Some(first) => Err(first),
+            None => Ok(()),
+        }
+    }
+
+    /// Every problem [`check`](Self::check) looks for, in model order: tensors, the
+    /// input and output lists, then call by call, then the outputs and in-place uses.
+    pub fn problems(&self) -> Vec<ModelError> {
         let n = self.tensors.len();
-        let err = |locus, kind| Err(ModelError { locus, kind });
+        let mut found = Vec::new();
+        let mut err = |locus, kind| found.push(ModelError { locus, kind });
         for (t, tensor) in self.tensors.iter().enumerate() {
             if let Some(a) = tensor.alignment
                 && !a.is_power_of_two()
             {
-                return err(
+                err(
                     ModelLocus::Tensor(t, TensorField::Alignment),
                     ModelErrorKind::BadAlignment {
                         what: format!("tensor \"{}\"", tensor.name),
@@ -207,7 +218,7 @@ impl Model {
                     } else {
                         ModelLocus::Output(k)
                     };
-                    return err(locus, ModelErrorKind::NoSuchTensor { index: t });
+                    err(locus, ModelErrorKind::NoSuchTensor { index: t });
                 }
             }
         }
@@ -217,13 +228,14 @@ impl Model {
             let here = |field| ModelLocus::Call(i, field);
             for (k, &t) in call.reads.iter().enumerate() {
                 let Some(tensor) = self.tensors.get(t) else {
-                    return err(
+                    err(
                         here(CallField::Read(k)),
                         ModelErrorKind::NoSuchTensor { index: t },
                     );
+                    continue;
                 };
                 if tensor.role == Role::Activation && written[t].is_none() && !is_input(t) {
-                    return err(
+                    err(
                         here(CallField::Read(k)),
                         ModelErrorKind::ReadBeforeWritten {
                             tensor: tensor.name.clone(),
@@ -234,10 +246,11 @@ impl Model {
             }
             for (k, &t) in call.writes.iter().enumerate() {
                 let Some(tensor) = self.tensors.get(t) else {
-                    return err(
+                    err(
                         here(CallField::Write(k)),
                         ModelErrorKind::NoSuchTensor { index: t },
                     );
+                    continue;
                 };
                 let problem = match (&tensor.role, written[t]) {
                     (Role::Constant(_), _) => Some(ModelErrorKind::WritesConstant {
@@ -262,7 +275,7 @@ impl Model {
                     _ => None,
                 };
                 if let Some(kind) = problem {
-                    return err(here(CallField::Write(k)), kind);
+                    err(here(CallField::Write(k)), kind);
                 }
                 written[t].get_or_insert(i);
             }
@@ -270,7 +283,7 @@ impl Model {
                 if let Some(a) = s.alignment
                     && !a.is_power_of_two()
                 {
-                    return err(
+                    err(
                         here(CallField::Scratch(k)),
                         ModelErrorKind::BadAlignment {
                             what: format!("scratch \"{}\" of {}", s.name, self.describe_call(i)),
@@ -279,7 +292,7 @@ impl Model {
                     );
                 }
                 if call.scratch[..k].iter().any(|o| o.name == s.name) {
-                    return err(
+                    err(
                         here(CallField::Scratch(k)),
                         ModelErrorKind::DuplicateScratch {
                             name: s.name.clone(),
@@ -290,9 +303,11 @@ impl Model {
             }
         }
         for (k, &t) in self.outputs.iter().enumerate() {
-            let tensor = &self.tensors[t];
+            let Some(tensor) = self.tensors.get(t) else {
+                continue;
+            };
             if tensor.role == Role::Activation && written[t].is_none() && !is_input(t) {
-                return err(
+                err(
                     ModelLocus::Output(k),
                     ModelErrorKind::OutputNeverWritten {
                         tensor: tensor.name.clone(),
@@ -300,10 +315,12 @@ impl Model {
                 );
             }
         }
-        self.check_in_place()
+        found.extend(self.in_place_problems());
+        found
     }
 
-    fn check_in_place(&self) -> Result<(), ModelError> {
+    fn in_place_problems(&self) -> Vec<ModelError> {
+        let mut found = Vec::new();
         let last = self.last_readers();
         let mut reused = vec![false; self.tensors.len()];
         let mut taken = vec![false; self.tensors.len()];
@@ -314,10 +331,11 @@ impl Model {
                     (self.tensors.get(ip.output), self.tensors.get(ip.input))
                 else {
                     let index = ip.output.max(ip.input);
-                    return Err(ModelError {
+                    found.push(ModelError {
                         locus,
                         kind: ModelErrorKind::NoSuchTensor { index },
                     });
+                    continue;
                 };
                 let why = if !call.writes.contains(&ip.output) {
                     Some(format!("this call does not write \"{}\"", out.name))
@@ -345,7 +363,7 @@ impl Model {
                     None
                 };
                 if let Some(reason) = why {
-                    return Err(ModelError {
+                    found.push(ModelError {
                         locus,
                         kind: ModelErrorKind::BadInPlace {
                             output: out.name.clone(),
@@ -356,7 +374,7 @@ impl Model {
                 }
             }
         }
-        Ok(())
+        found
     }
 
     /// `call 3 (CONV_2D)`: how messages and reports name a call.

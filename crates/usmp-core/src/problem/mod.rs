@@ -291,34 +291,49 @@ impl ProblemBuilder {
 
     /// Checks everything and returns the problem, or the first problem found.
     pub fn build(self) -> Result<Problem, ProblemError> {
+        self.build_all_errors()
+            .map_err(|mut all| all.swap_remove(0))
+    }
+
+    /// As [`build`](Self::build), but names every problem found: each pool's and each
+    /// buffer's first, then the conflicts' (never an empty list).
+    pub fn build_all_errors(self) -> Result<Problem, Vec<ProblemError>> {
         let ProblemBuilder {
             pools,
             buffers,
             edges,
         } = self;
+        let mut errors = Vec::new();
         let mut pool_names = BTreeMap::new();
         for (p, pool) in pools.iter().enumerate() {
             let at = |field| Locus::Pool(p, field);
             if pool_names.insert(pool.name.as_str(), ()).is_some() {
-                return Err(fail(
+                errors.push(fail(
                     at(Field::Name),
                     Kind::DuplicatePool(pool.name.clone()),
                 ));
+            } else if let Err(k) =
+                check_alignment(format!("pool \"{}\"", pool.name), pool.alignment)
+            {
+                errors.push(fail(at(Field::Alignment), k));
             }
-            check_alignment(format!("pool \"{}\"", pool.name), pool.alignment)
-                .map_err(|k| fail(at(Field::Alignment), k))?;
         }
         let mut buffer_names = BTreeMap::new();
         for (i, buffer) in buffers.iter().enumerate() {
             if buffer_names.insert(buffer.name.as_str(), ()).is_some() {
-                return Err(fail(
+                errors.push(fail(
                     Locus::Buffer(i, Field::Name),
                     Kind::DuplicateBuffer(buffer.name.clone()),
                 ));
+            } else if let Err((field, k)) = check_buffer(buffer, &pools) {
+                errors.push(fail(Locus::Buffer(i, field), k));
             }
-            check_buffer(buffer, &pools).map_err(|(field, k)| fail(Locus::Buffer(i, field), k))?;
         }
-        let conflicts = conflicts_of(&buffers, edges)?;
+        if !errors.is_empty() {
+            // The conflicts are checked against well-formed buffers only.
+            return Err(errors);
+        }
+        let conflicts = conflicts_of(&buffers, edges).map_err(|e| vec![e])?;
         Ok(Problem {
             pools,
             buffers,
