@@ -6,6 +6,10 @@ use std::cell::Cell;
 
 use super::{InputError, Pos};
 
+/// From this many keys on, an object's keys are checked for repeats with a set, so that a
+/// hostile object of many keys is read in linear time.
+const DUPLICATES_BY_SET: usize = 16;
+
 /// Deeper nesting than this is rejected rather than risking the stack on hostile input.
 const MAX_DEPTH: usize = 64;
 
@@ -18,7 +22,7 @@ pub struct Json {
     pub pos: Pos,
 }
 
-/// A JSON value. Numbers keep their text so that integers of any size stay exact.
+/// A JSON value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     /// `null`
@@ -26,13 +30,40 @@ pub enum Value {
     /// `true` or `false`
     Bool(bool),
     /// A number, as written.
-    Number(String),
+    Number(Number),
     /// A string, unescaped.
     String(String),
     /// An array.
     Array(Vec<Json>),
+    /// An array under a key named `data` whose items are all whole numbers from 0 to 255
+    /// (a constant's inline bytes), kept as bytes: a model with megabytes of inline data
+    /// is read at the size of its data rather than of a value per byte.
+    Bytes(Vec<u8>),
     /// An object: keys with their positions, in file order.
     Object(Vec<(String, Pos, Json)>),
+}
+
+/// A number. A plain whole number (digits only, no leading zero, within 64 bits: sizes,
+/// indices, the bytes of inline data) is kept as its value, which gives back its text
+/// exactly; any other is kept as written, so that integers of any size stay exact and
+/// messages quote what was written. Keeping no text for the common case is what lets a
+/// model with megabytes of inline data be read in little more memory than its values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Number {
+    /// A plain whole number.
+    Whole(u64),
+    /// Any other number, as written (`-1`, `1.5`, `2e3`, `007`, or above `u64::MAX`).
+    Text(Box<str>),
+}
+
+impl Number {
+    /// The number as written.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Number::Whole(v) => v.to_string().into(),
+            Number::Text(t) => std::borrow::Cow::Borrowed(t),
+        }
+    }
 }
 
 impl Value {
@@ -43,11 +74,15 @@ impl Value {
             Value::Bool(_) => "a boolean",
             Value::Number(_) => "a number",
             Value::String(_) => "a string",
-            Value::Array(_) => "an array",
+            Value::Array(_) | Value::Bytes(_) => "an array",
             Value::Object(_) => "an object",
         }
     }
 }
+
+/// The parser's results: the error is boxed so that every value moves through the
+/// recursion at its own size, not at the size of an error.
+type Parsed<T> = Result<T, Box<InputError>>;
 
 /// Parses `text`; errors name `file` and the position.
 pub fn parse(text: &str, file: &str) -> Result<Json, InputError> {
@@ -60,10 +95,10 @@ pub fn parse(text: &str, file: &str) -> Result<Json, InputError> {
         file,
     };
     p.skip_space();
-    let value = p.value(0)?;
+    let value = p.value(0).map_err(|e| *e)?;
     p.skip_space();
     if p.at < p.bytes.len() {
-        return Err(p.error("unexpected text after the end of the JSON value"));
+        return Err(*p.error("unexpected text after the end of the JSON value"));
     }
     Ok(value)
 }
@@ -99,8 +134,8 @@ impl Parser<'_> {
         }
     }
 
-    fn error(&self, message: impl Into<String>) -> InputError {
-        InputError::at(self.file, self.pos(), message)
+    fn error(&self, message: impl Into<String>) -> Box<InputError> {
+        Box::new(InputError::at(self.file, self.pos(), message))
     }
 
     fn peek(&self) -> Option<u8> {
@@ -121,7 +156,7 @@ impl Parser<'_> {
         }
     }
 
-    fn expect(&mut self, byte: u8, what: &str) -> Result<(), InputError> {
+    fn expect(&mut self, byte: u8, what: &str) -> Parsed<()> {
         if self.peek() == Some(byte) {
             self.bump();
             Ok(())
@@ -130,7 +165,7 @@ impl Parser<'_> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Json, InputError> {
+    fn value(&mut self, depth: usize) -> Parsed<Json> {
         if depth > MAX_DEPTH {
             return Err(self.error(format!("nesting deeper than {MAX_DEPTH} levels")));
         }
@@ -152,7 +187,7 @@ impl Parser<'_> {
         Ok(Json { value, pos })
     }
 
-    fn word(&mut self, word: &str, value: Value) -> Result<Value, InputError> {
+    fn word(&mut self, word: &str, value: Value) -> Parsed<Value> {
         if self.bytes[self.at..].starts_with(word.as_bytes()) {
             for _ in 0..word.len() {
                 self.bump();
@@ -163,9 +198,10 @@ impl Parser<'_> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value, InputError> {
+    fn object(&mut self, depth: usize) -> Parsed<Value> {
         self.bump();
         let mut entries: Vec<(String, Pos, Json)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         self.skip_space();
         if self.peek() == Some(b'}') {
             self.bump();
@@ -178,17 +214,30 @@ impl Parser<'_> {
                 return Err(self.error("expected a key in double quotes"));
             }
             let key = self.string()?;
-            if entries.iter().any(|(k, _, _)| *k == key) {
-                return Err(InputError::at(
+            // A set only for big objects: most have a handful of keys.
+            if entries.len() == DUPLICATES_BY_SET {
+                seen.extend(entries.iter().map(|(k, _, _)| k.clone()));
+            }
+            let twice = if entries.len() < DUPLICATES_BY_SET {
+                entries.iter().any(|(k, _, _)| *k == key)
+            } else {
+                !seen.insert(key.clone())
+            };
+            if twice {
+                return Err(Box::new(InputError::at(
                     self.file,
                     key_pos,
                     format!("key \"{key}\" appears twice in this object"),
-                ));
+                )));
             }
             self.skip_space();
             self.expect(b':', "':' after the key")?;
             self.skip_space();
-            let value = self.value(depth + 1)?;
+            let value = if key == "data" && self.peek() == Some(b'[') {
+                self.bytes_or_value(depth + 1)?
+            } else {
+                self.value(depth + 1)?
+            };
             entries.push((key, key_pos, value));
             self.skip_space();
             match self.peek() {
@@ -202,7 +251,57 @@ impl Parser<'_> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value, InputError> {
+    /// At `[`: the array as [`Value::Bytes`] when every item is a plain whole number up to
+    /// 255, otherwise read again from its start as any value (at most twice the work).
+    fn bytes_or_value(&mut self, depth: usize) -> Parsed<Json> {
+        let start = (self.at, self.line, self.line_start, self.column.get());
+        let pos = self.pos();
+        self.bump();
+        let mut bytes = Vec::new();
+        self.skip_space();
+        if self.peek() == Some(b']') {
+            self.bump();
+            return Ok(Json {
+                value: Value::Bytes(bytes),
+                pos,
+            });
+        }
+        loop {
+            self.skip_space();
+            let from = self.at;
+            let mut v: u32 = 0;
+            while let Some(d @ b'0'..=b'9') = self.peek() {
+                v = v * 10 + u32::from(d - b'0');
+                self.at += 1;
+                if v > 255 {
+                    break;
+                }
+            }
+            let digits = self.at - from;
+            let plain = digits > 0 && (digits == 1 || self.bytes[from] != b'0');
+            if !plain || v > 255 || matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+                break;
+            }
+            bytes.push(v as u8);
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => self.bump(),
+                Some(b']') => {
+                    self.bump();
+                    return Ok(Json {
+                        value: Value::Bytes(bytes),
+                        pos,
+                    });
+                }
+                _ => break,
+            }
+        }
+        (self.at, self.line, self.line_start) = (start.0, start.1, start.2);
+        self.column.set(start.3);
+        self.value(depth)
+    }
+
+    fn array(&mut self, depth: usize) -> Parsed<Value> {
         self.bump();
         let mut items = Vec::new();
         self.skip_space();
@@ -225,7 +324,7 @@ impl Parser<'_> {
         }
     }
 
-    fn string(&mut self) -> Result<String, InputError> {
+    fn string(&mut self) -> Parsed<String> {
         self.bump();
         let mut out = Vec::new();
         loop {
@@ -276,7 +375,7 @@ impl Parser<'_> {
     }
 
     /// Reads `uXXXX` (and a following low surrogate when needed) and moves past it.
-    fn unicode_escape(&mut self) -> Result<char, InputError> {
+    fn unicode_escape(&mut self) -> Parsed<char> {
         let first = self.hex4()?;
         let code = if (0xd800..0xdc00).contains(&first) {
             if !self.bytes[self.at..].starts_with(b"\\u") {
@@ -295,7 +394,7 @@ impl Parser<'_> {
     }
 
     /// At `u`: consumes `uXXXX` and returns the value.
-    fn hex4(&mut self) -> Result<u32, InputError> {
+    fn hex4(&mut self) -> Parsed<u32> {
         self.bump();
         let digits = self
             .bytes
@@ -311,37 +410,54 @@ impl Parser<'_> {
         Ok(value)
     }
 
-    fn number(&mut self) -> Result<String, InputError> {
+    fn number(&mut self) -> Parsed<Number> {
         let start = self.at;
-        if self.peek() == Some(b'-') {
-            self.bump();
-        }
+        // No newline inside a number: `at` moves without `bump`'s line bookkeeping.
         let digits = |p: &mut Self| {
             let from = p.at;
             while matches!(p.peek(), Some(b'0'..=b'9')) {
-                p.bump();
+                p.at += 1;
             }
             p.at > from
         };
+        let minus = self.peek() == Some(b'-');
+        if minus {
+            self.at += 1;
+        }
         if !digits(self) {
             return Err(self.error("expected digits in the number"));
         }
+        let whole_end = self.at;
         if self.peek() == Some(b'.') {
-            self.bump();
+            self.at += 1;
             if !digits(self) {
                 return Err(self.error("expected digits after the decimal point"));
             }
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
-            self.bump();
+            self.at += 1;
             if matches!(self.peek(), Some(b'+' | b'-')) {
-                self.bump();
+                self.at += 1;
             }
             if !digits(self) {
                 return Err(self.error("expected digits in the exponent"));
             }
         }
-        Ok(String::from_utf8_lossy(&self.bytes[start..self.at]).into_owned())
+        let text = &self.bytes[start..self.at];
+        // Digits only, no leading zero: the value gives back exactly this text.
+        let plain =
+            !minus && whole_end == self.at && (text.first() != Some(&b'0') || text.len() == 1);
+        let value = plain
+            .then(|| {
+                text.iter().try_fold(0u64, |v, &d| {
+                    v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+                })
+            })
+            .flatten();
+        Ok(match value {
+            Some(v) => Number::Whole(v),
+            None => Number::Text(String::from_utf8_lossy(text).into()),
+        })
     }
 }
 
@@ -360,7 +476,8 @@ mod tests {
         let Value::Array(items) = &entries[0].2.value else {
             panic!()
         };
-        assert_eq!(items[1].value, Value::Number("-2.5e3".into()));
+        assert_eq!(items[1].value, Value::Number(Number::Text("-2.5e3".into())));
+        assert_eq!(items[0].value, Value::Number(Number::Whole(1)));
         assert_eq!(items[2].value, Value::String("x\né😀".into()));
         assert_eq!(
             items[2].pos,

@@ -1,10 +1,9 @@
 //! The model IR reader; the format is documented on [`parse_model`](super::parse_model).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::json::{Json, Value};
-use super::read::{Entries, Reader, Spans, known};
+use super::json::{Json, Number, Value};
+use super::read::{Entries, Names, Reader, Spans, known};
 use super::{InputError, Pos};
 use crate::model::{
     Call, CallField, InPlace, Model, ModelLocus, Role, Scratch, Size, Tensor, TensorField,
@@ -57,12 +56,7 @@ impl ModelSpans {
                     TensorField::Size => "size_bytes",
                     TensorField::Alignment => "alignment",
                 };
-                spans
-                    .fields
-                    .get(key)
-                    .copied()
-                    .or(spans.whole)
-                    .unwrap_or(root)
+                spans.field(key).or(spans.whole).unwrap_or(root)
             }
             ModelLocus::Call(i, field) => {
                 let c = self.calls.get(i)?;
@@ -108,17 +102,17 @@ pub(crate) fn parse_model_json(
     };
     let list = |key: &str| {
         let j = r.required(top, root, key, "the model");
-        r.keep(j.and_then(|j| r.array(j, &format!("`{key}`"))))
+        r.keep(j.and_then(|j| r.array(j, format_args!("`{key}`"))))
             .unwrap_or_default()
     };
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut index: Names = Names::new();
     for (t, tj) in list("tensors").iter().enumerate() {
         let Some((tensor, tspans)) = r.keep(tensor(&r, tj, t, base, read)) else {
             continue;
         };
         if index.contains_key(&tensor.name) {
             r.note(r.err(
-                tspans.fields.get("name").copied().unwrap_or(tj.pos),
+                tspans.field("name").unwrap_or(tj.pos),
                 format!(
                     "tensor \"{}\" is declared twice; give each tensor its own name",
                     tensor.name
@@ -164,7 +158,7 @@ pub(crate) fn parse_model_json(
             continue;
         };
         let op = r.required(e, cj, "op", &what);
-        let op = r.keep(op.and_then(|op| r.string(op, &format!("{what}.op"))));
+        let op = r.keep(op.and_then(|op| r.string(op, format_args!("{what}.op"))));
         let what = format!("calls[{i}] ({})", op.as_deref().unwrap_or("?"));
         let mut call = Call::new(op.unwrap_or_default(), "cpu");
         let mut cs = CallSpans {
@@ -172,7 +166,7 @@ pub(crate) fn parse_model_json(
             ..CallSpans::default()
         };
         if let Some(t) = r.get(e, "target") {
-            if let Some(target) = r.keep(r.string(t, &format!("{what}.target"))) {
+            if let Some(target) = r.keep(r.string(t, format_args!("{what}.target"))) {
                 call.target = target;
             }
             cs.target = Some(t.pos);
@@ -184,7 +178,7 @@ pub(crate) fn parse_model_json(
             .into_iter()
             .unzip();
         if let Some(list) = r.get(e, "scratch") {
-            let items = r.keep(r.array(list, &format!("{what}.scratch")));
+            let items = r.keep(r.array(list, format_args!("{what}.scratch")));
             for (k, sj) in items.unwrap_or_default().iter().enumerate() {
                 if let Some(s) = r.keep(scratch(&r, sj, &format!("{what}.scratch[{k}]"))) {
                     call.scratch.push(s);
@@ -193,7 +187,7 @@ pub(crate) fn parse_model_json(
             }
         }
         if let Some(list) = r.get(e, "in_place") {
-            let items = r.keep(r.array(list, &format!("{what}.in_place")));
+            let items = r.keep(r.array(list, format_args!("{what}.in_place")));
             for (k, ij) in items.unwrap_or_default().iter().enumerate() {
                 let w = format!("{what}.in_place[{k}]");
                 let Some(ie) = r.keep(r.object(ij, &w, IN_PLACE_KEYS)) else {
@@ -243,7 +237,7 @@ fn size(r: &Reader<'_>, j: &Json, what: &str) -> Result<Size, InputError> {
 /// The optional `alignment`; a bad one is noted.
 fn alignment(r: &Reader<'_>, e: Entries<'_>, what: &str) -> Option<u64> {
     let a = r.get(e, "alignment")?;
-    r.keep(r.integer(a, &format!("{what}.alignment"), false))?
+    r.keep(r.integer(a, format_args!("{what}.alignment"), false))?
 }
 
 fn scratch(r: &Reader<'_>, j: &Json, what: &str) -> Result<Scratch, InputError> {
@@ -269,12 +263,12 @@ fn tensor(
 ) -> Result<(Tensor, Spans), InputError> {
     let what = format!("tensors[{t}]");
     let e = r.object(j, &what, TENSOR_KEYS)?;
-    let spans = r.spans(j, e);
+    let spans = r.spans(j, e, TENSOR_KEYS);
     let name = r.name(e, j, &what);
     let what = format!("tensors[{t}] (\"{name}\")");
     let kind = match r.get(e, "kind") {
         None => Some("activation".to_string()),
-        Some(k) => r.keep(r.string(k, &format!("{what}.kind"))),
+        Some(k) => r.keep(r.string(k, format_args!("{what}.kind"))),
     };
     let size_json = r.get(e, "size_bytes");
     // None: not given; Some(None): given but wrong (noted).
@@ -358,11 +352,23 @@ fn constant_data(
 ) -> Result<Vec<u8>, InputError> {
     match (r.get(e, "data"), r.get(e, "file")) {
         (Some(d), None) => {
-            let items = r.array(d, &format!("{what}.data"))?;
+            if let Value::Bytes(bytes) = &d.value {
+                if bytes.is_empty() {
+                    return Err(r.err(d.pos, format!("{what}.data is empty; a constant has bytes")));
+                }
+                return Ok(bytes.clone());
+            }
+            let items = r.array(d, format_args!("{what}.data"))?;
             let mut bytes = Vec::with_capacity(items.len());
             for (k, b) in items.iter().enumerate() {
+                // The common case without building a label: megabytes of data are read
+                // at the speed of the parser.
+                if let Value::Number(Number::Whole(v @ 0..=255)) = b.value {
+                    bytes.push(v as u8);
+                    continue;
+                }
                 let v = r
-                    .integer(b, &format!("{what}.data[{k}]"), false)?
+                    .integer(b, format_args!("{what}.data[{k}]"), false)?
                     .unwrap_or(0);
                 let byte = u8::try_from(v).map_err(|_| {
                     r.err(
@@ -378,7 +384,7 @@ fn constant_data(
             Ok(bytes)
         }
         (None, Some(f)) => {
-            let rel = r.string(f, &format!("{what}.file"))?;
+            let rel = r.string(f, format_args!("{what}.file"))?;
             let path = base.join(&rel);
             let all = std::fs::read(&path).map_err(|e| {
                 r.err(
@@ -389,12 +395,12 @@ fn constant_data(
             read.push(path);
             let offset = match r.get(e, "file_offset") {
                 Some(o) => r
-                    .integer(o, &format!("{what}.file_offset"), false)?
+                    .integer(o, format_args!("{what}.file_offset"), false)?
                     .unwrap_or(0),
                 None => 0,
             };
             let len = match r.get(e, "size_bytes") {
-                Some(s) => r.integer(s, &format!("{what}.size_bytes"), false)?,
+                Some(s) => r.integer(s, format_args!("{what}.size_bytes"), false)?,
                 None => None,
             };
             let start = usize::try_from(offset).unwrap_or(usize::MAX);

@@ -83,14 +83,14 @@ pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, Inp
     };
     let pools = r.required(top, root, "pools", "the pools file");
     let pools = r.keep(pools.and_then(|p| r.array(p, "`pools`")));
-    if pools.is_some_and(<[Json]>::is_empty) {
+    if pools.as_ref().is_some_and(|p| p.is_empty()) {
         r.note(r.err(root.pos, "`pools` is empty; list at least one pool".into()));
     }
     for (k, pj) in pools.unwrap_or_default().iter().enumerate() {
         let Some((pool, spans)) = r.keep(r.pool(pj, k, DEFAULT_ALIGNMENT)) else {
             continue;
         };
-        let at = |key: &str| spans.fields.get(key).copied().unwrap_or(pj.pos);
+        let at = |key: &str| spans.field(key).unwrap_or(pj.pos);
         if let Some(first) = out.pools.iter().position(|p| p.name == pool.name) {
             r.note(r.err(
                 at("name"),
@@ -169,10 +169,10 @@ fn rule(r: &Reader<'_>, j: &Json, k: usize) -> Result<Option<ScratchRule>, Input
     let e = r.object(j, &what, RULE_KEYS)?;
     let calls = match (r.get(e, "op"), r.get(e, "call")) {
         (Some(op), None) => r
-            .keep(r.string(op, &format!("{what}.op")))
+            .keep(r.string(op, format_args!("{what}.op")))
             .map(CallSelector::Operator),
         (None, Some(c)) => r
-            .keep(r.integer(c, &format!("{what}.call"), false))
+            .keep(r.integer(c, format_args!("{what}.call"), false))
             .flatten()
             .map(|c| CallSelector::Index(usize::try_from(c).unwrap_or(usize::MAX))),
         (Some(_), Some(c)) => {
@@ -202,7 +202,7 @@ fn rule(r: &Reader<'_>, j: &Json, k: usize) -> Result<Option<ScratchRule>, Input
     };
     let bytes =
         size.and_then(
-            |(size_json, key)| match r.bytes(size_json, &format!("{what}.{key}")) {
+            |(size_json, key)| match r.bytes(size_json, format_args!("{what}.{key}")) {
                 Ok(Some(0) | None) => {
                     r.note(r.err(
                         size_json.pos,

@@ -11,10 +11,8 @@
 //! `alignment` defaults to 1, `kind` to `workspace`; either every buffer has
 //! `"live": [start, end]` (half-open) or conflicts are listed by name.
 
-use std::collections::BTreeMap;
-
 use super::json::{self, Json};
-use super::read::{Reader, Spans, known};
+use super::read::{Element, Names, Reader, Spans, known};
 use super::{InputError, Pos};
 use crate::problem::{Buffer, Locus, Problem, ProblemError};
 
@@ -41,7 +39,7 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
     let top = r.object(root, "the problem", TOP_KEYS)?;
     let list = |key: &str| {
         let j = r.required(top, root, key, "the problem");
-        r.keep(j.and_then(|j| r.array(j, &format!("`{key}`"))))
+        r.keep(j.and_then(|j| r.array(j, format_args!("`{key}`"))))
             .unwrap_or_default()
     };
     let (pools_json, buffers_json) = (list("pools"), list("buffers"));
@@ -49,7 +47,7 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
     // Indices are the builder's: an element that is not an object is left out.
     let mut builder = Problem::builder();
     let mut pool_spans = Vec::new();
-    let mut pool_index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut pool_index: Names = Names::new();
     for (k, pj) in pools_json.iter().enumerate() {
         // A problem's numbers are exact: no alignment unless stated (the RFC's default).
         let Some((pool, spans)) = r.keep(r.pool(pj, k, 1)) else {
@@ -63,7 +61,7 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
     }
     let mut buffer_spans = Vec::new();
     let mut pending_conflicts = Vec::new();
-    let mut buffer_index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut buffer_index: Names = Names::new();
     // Whether each buffer was read without a mistake: the builder's checks of a buffer
     // read with stand-ins would only repeat what was noted.
     let mut clean = Vec::new();
@@ -132,33 +130,38 @@ fn buffer(
     r: &Reader<'_>,
     j: &Json,
     k: usize,
-    pools: &BTreeMap<String, usize>,
+    pools: &Names,
 ) -> Result<(Buffer, Spans, Vec<(String, Pos)>), InputError> {
-    let what = format!("buffers[{k}]");
-    let e = r.object(j, &what, BUFFER_KEYS)?;
-    let name = r.name(e, j, &what);
-    let what = format!("buffers[{k}] (\"{name}\")");
+    let what = Element {
+        list: "buffers",
+        index: k,
+        name: None,
+    };
+    let e = r.object(j, what, BUFFER_KEYS)?;
+    let name = r.name(e, j, what);
+    let what = Element {
+        name: Some(&name),
+        ..what
+    };
     let whole = |key: &str, minus_one: bool| {
         let j = r.get(e, key)?;
-        r.keep(r.integer(j, &format!("{what}.{key}"), minus_one))?
+        r.keep(r.integer(j, format_args!("{what}.{key}"), minus_one))?
     };
-    let size = r.keep(r.required(e, j, "size_bytes", &what)).map(|s| {
-        let size = r.integer(s, &format!("{what}.size_bytes"), false);
+    let size = r.keep(r.required(e, j, "size_bytes", what)).map(|s| {
+        let size = r.integer(s, format_args!("{what}.size_bytes"), false);
         // 1 stands in for a bad size so that the size check adds no second error.
         r.keep(size).flatten().unwrap_or(1)
     });
-    let mut buffer = Buffer::new(name, size.unwrap_or(1));
-    buffer.alignment = whole("alignment", false).unwrap_or(1);
-    if let Some(kind) = r.keep(r.kind(r.get(e, "kind"), &format!("{what}.kind"))) {
-        buffer.kind = kind;
-    }
-    let mut spans = r.spans(j, e);
-    if r.keep(r.required(e, j, "pool_candidates", &what)).is_some() {
-        let label = format!("{what}.pool_candidates");
-        for (_, pool_name, pos) in r.strings(e, "pool_candidates", &label) {
+    let alignment = whole("alignment", false).unwrap_or(1);
+    let kind = r.keep(r.kind(r.get(e, "kind"), format_args!("{what}.kind")));
+    let mut spans = r.spans(j, e, BUFFER_KEYS);
+    let mut candidates = Vec::new();
+    if r.keep(r.required(e, j, "pool_candidates", what)).is_some() {
+        let label = format_args!("{what}.pool_candidates");
+        for (_, pool_name, pos) in r.strings(e, "pool_candidates", label) {
             match pools.get(&pool_name) {
                 Some(&p) => {
-                    buffer.candidates.push(p);
+                    candidates.push(p);
                     spans.candidates.push(pos);
                 }
                 None => r.note(r.err(
@@ -171,17 +174,21 @@ fn buffer(
             }
         }
     }
-    let conflicts = r.strings(e, "conflicts", &format!("{what}.conflicts"));
+    let conflicts = r.strings(e, "conflicts", format_args!("{what}.conflicts"));
     let conflicts = conflicts.into_iter().map(|(_, c, pos)| (c, pos)).collect();
+    let mut live_range = None;
     if let Some(live) = r.get(e, "live") {
-        match r.keep(r.array(live, &format!("{what}.live"))) {
+        match r
+            .keep(r.array(live, format_args!("{what}.live")))
+            .as_deref()
+        {
             Some([start, end]) => {
                 let bound = |j: &Json, n: usize| {
-                    let v = r.integer(j, &format!("{what}.live[{n}]"), false);
+                    let v = r.integer(j, format_args!("{what}.live[{n}]"), false);
                     r.keep(v).flatten()
                 };
                 if let (Some(start), Some(end)) = (bound(start, 0), bound(end, 1)) {
-                    buffer = buffer.with_live(start, end);
+                    live_range = Some((start, end));
                 }
             }
             Some(_) => r.note(r.err(
@@ -190,6 +197,15 @@ fn buffer(
             )),
             None => {}
         }
+    }
+    let mut buffer = Buffer::new(name, size.unwrap_or(1));
+    buffer.alignment = alignment;
+    buffer.candidates = candidates;
+    if let Some(kind) = kind {
+        buffer.kind = kind;
+    }
+    if let Some((start, end)) = live_range {
+        buffer = buffer.with_live(start, end);
     }
     Ok((buffer, spans, conflicts))
 }

@@ -5,10 +5,12 @@
 //! reader goes on with a stand-in, so that [`Reader::finish`] reports every mistake at once.
 //! Stand-ins are never planned: a reading that noted an error ends in that error.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::fmt::Display;
 
-use super::json::{Json, Value};
+use super::json::{Json, Number, Value};
 use super::{InputError, MAX_LISTED, Pos, listed};
 use crate::problem::{Field, Pool, PoolKind};
 
@@ -22,23 +24,72 @@ pub(crate) const POOL_KEYS: &[&str] = &[
     "targets",
 ];
 
-pub(crate) fn known(what: &str, names: &BTreeMap<String, usize>) -> String {
+/// Names to indices. Only looked up, never walked in its own order, so a hash map keeps
+/// reading deterministic; [`known`] sorts the names it lists.
+pub(crate) type Names = HashMap<String, usize>;
+
+/// How many names [`known`] lists.
+const KNOWN_LISTED: usize = 20;
+
+/// `known pools: "a", "b"`: the names one could have meant, sorted, the first
+/// [`KNOWN_LISTED`] of them.
+pub(crate) fn known(what: impl Display, names: &Names) -> String {
     if names.is_empty() {
         return format!("there are no {what}");
     }
-    let list: Vec<String> = names.keys().map(|n| format!("\"{n}\"")).collect();
-    format!("known {what}: {}", list.join(", "))
+    let mut sorted: Vec<&String> = names.keys().collect();
+    sorted.sort_unstable();
+    let list: Vec<String> = sorted
+        .iter()
+        .take(KNOWN_LISTED)
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    let more = sorted.len().saturating_sub(KNOWN_LISTED);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!("known {what}: {}{tail}", list.join(", "))
+}
+
+/// How messages name an element of a list, `buffers[3]` or `buffers[3] ("conv")`: written
+/// out only when a message is, so that reading a million elements formats no labels.
+#[derive(Clone, Copy)]
+pub(crate) struct Element<'a> {
+    pub(crate) list: &'static str,
+    pub(crate) index: usize,
+    pub(crate) name: Option<&'a str>,
+}
+
+impl Display for Element<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.list, self.index)?;
+        match self.name {
+            Some(name) => write!(f, " (\"{name}\")"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Where each field of one pool or buffer was written.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Spans {
     pub(crate) whole: Option<Pos>,
-    pub(crate) fields: BTreeMap<String, Pos>,
+    /// Known keys only (unknown ones are errors anyway): no copy of a key per element.
+    fields: Vec<(&'static str, Pos)>,
     pub(crate) candidates: Vec<Pos>,
 }
 
 impl Spans {
+    /// Where the value of `key` was written.
+    pub(crate) fn field(&self, key: &str) -> Option<Pos> {
+        self.fields
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|&(_, pos)| pos)
+    }
+
     pub(crate) fn of(&self, field: Field) -> Pos {
         let key = match field {
             Field::Name => "name",
@@ -56,7 +107,7 @@ impl Spans {
             Field::Live => "live",
         };
         let whole = self.whole.unwrap_or(Pos { line: 1, column: 1 });
-        self.fields.get(key).copied().unwrap_or(whole)
+        self.field(key).unwrap_or(whole)
     }
 }
 
@@ -113,7 +164,7 @@ impl<'f> Reader<'f> {
     pub(crate) fn object<'j>(
         &self,
         j: &'j Json,
-        what: &str,
+        what: impl Display,
         allowed: &[&str],
     ) -> Result<Entries<'j>, InputError> {
         let Value::Object(entries) = &j.value else {
@@ -147,7 +198,7 @@ impl<'f> Reader<'f> {
     pub(crate) fn either<'j>(
         &self,
         entries: Entries<'j>,
-        what: &str,
+        what: impl Display,
         key: &'static str,
         old: &'static str,
     ) -> Result<Option<(&'j Json, &'static str)>, InputError> {
@@ -167,15 +218,28 @@ impl<'f> Reader<'f> {
         entries: Entries<'j>,
         whole: &Json,
         key: &str,
-        what: &str,
+        what: impl Display,
     ) -> Result<&'j Json, InputError> {
         self.get(entries, key)
             .ok_or_else(|| self.err(whole.pos, format!("{what} has no \"{key}\"; add it")))
     }
 
-    pub(crate) fn array<'j>(&self, j: &'j Json, what: &str) -> Result<&'j [Json], InputError> {
+    /// The items of an array. A [`Value::Bytes`] array is given back as numbers, each at
+    /// the array's position (no item of one can be at fault as a number).
+    pub(crate) fn array<'j>(
+        &self,
+        j: &'j Json,
+        what: impl Display,
+    ) -> Result<Cow<'j, [Json]>, InputError> {
         match &j.value {
-            Value::Array(items) => Ok(items),
+            Value::Array(items) => Ok(Cow::Borrowed(items)),
+            Value::Bytes(bytes) => Ok(bytes
+                .iter()
+                .map(|&b| Json {
+                    value: Value::Number(Number::Whole(u64::from(b))),
+                    pos: j.pos,
+                })
+                .collect()),
             other => Err(self.err(
                 j.pos,
                 format!("{what} must be an array, found {}", other.describe()),
@@ -183,7 +247,7 @@ impl<'f> Reader<'f> {
         }
     }
 
-    pub(crate) fn string(&self, j: &Json, what: &str) -> Result<String, InputError> {
+    pub(crate) fn string(&self, j: &Json, what: impl Display) -> Result<String, InputError> {
         match &j.value {
             Value::String(s) if !s.is_empty() => Ok(s.clone()),
             Value::String(_) => Err(self.err(j.pos, format!("{what} is empty; write a name"))),
@@ -194,7 +258,7 @@ impl<'f> Reader<'f> {
         }
     }
 
-    pub(crate) fn boolean(&self, j: &Json, what: &str) -> Result<bool, InputError> {
+    pub(crate) fn boolean(&self, j: &Json, what: impl Display) -> Result<bool, InputError> {
         match &j.value {
             Value::Bool(b) => Ok(*b),
             other => Err(self.err(
@@ -206,7 +270,7 @@ impl<'f> Reader<'f> {
 
     /// A whole number; `-1` is returned as `None` when `minus_one_is_none`.
     /// A size: a whole number of bytes, a string with a unit (`"64 KiB"`), or -1 for none.
-    pub(crate) fn bytes(&self, j: &Json, what: &str) -> Result<Option<u64>, InputError> {
+    pub(crate) fn bytes(&self, j: &Json, what: impl Display) -> Result<Option<u64>, InputError> {
         match &j.value {
             Value::String(text) => super::parse_size(text)
                 .map(Some)
@@ -226,10 +290,10 @@ impl<'f> Reader<'f> {
     pub(crate) fn integer(
         &self,
         j: &Json,
-        what: &str,
+        what: impl Display,
         minus_one_is_none: bool,
     ) -> Result<Option<u64>, InputError> {
-        let Value::Number(text) = &j.value else {
+        let Value::Number(number) = &j.value else {
             return Err(self.err(
                 j.pos,
                 format!(
@@ -237,6 +301,10 @@ impl<'f> Reader<'f> {
                     j.value.describe()
                 ),
             ));
+        };
+        let text = match number {
+            Number::Whole(v) => return Ok(Some(*v)),
+            Number::Text(text) => &**text,
         };
         if minus_one_is_none && text == "-1" {
             return Ok(None);
@@ -262,11 +330,15 @@ impl<'f> Reader<'f> {
         })
     }
 
-    pub(crate) fn kind(&self, j: Option<&Json>, what: &str) -> Result<PoolKind, InputError> {
+    pub(crate) fn kind(
+        &self,
+        j: Option<&Json>,
+        what: impl Display,
+    ) -> Result<PoolKind, InputError> {
         let Some(j) = j else {
             return Ok(PoolKind::Workspace);
         };
-        match self.string(j, what)?.as_str() {
+        match self.string(j, &what)?.as_str() {
             "workspace" => Ok(PoolKind::Workspace),
             "constant" => Ok(PoolKind::Constant),
             other => Err(self.err(
@@ -276,23 +348,28 @@ impl<'f> Reader<'f> {
         }
     }
 
-    pub(crate) fn spans(&self, j: &Json, entries: Entries<'_>) -> Spans {
-        let mut spans = Spans {
+    /// Where `j` and the values of its `known` keys were written.
+    pub(crate) fn spans(&self, j: &Json, entries: Entries<'_>, known: &[&'static str]) -> Spans {
+        let fields = entries
+            .iter()
+            .filter_map(|(key, _, value)| {
+                let k = known.iter().find(|k| **k == key.as_str())?;
+                Some((*k, value.pos))
+            })
+            .collect();
+        Spans {
             whole: Some(j.pos),
-            ..Spans::default()
-        };
-        for (key, _, value) in entries {
-            spans.fields.insert(key.clone(), value.pos);
+            fields,
+            candidates: Vec::new(),
         }
-        spans
     }
 
     /// A required name, or a stand-in (`what` itself) after noting why there is none, so
     /// that one missing name does not stop the rest of the element being checked.
-    pub(crate) fn name(&self, e: Entries<'_>, whole: &Json, what: &str) -> String {
+    pub(crate) fn name(&self, e: Entries<'_>, whole: &Json, what: impl Display) -> String {
         let name = self
-            .required(e, whole, "name", what)
-            .and_then(|n| self.string(n, &format!("{what}.name")));
+            .required(e, whole, "name", &what)
+            .and_then(|n| self.string(n, format_args!("{what}.name")));
         self.keep(name).unwrap_or_else(|| what.to_string())
     }
 
@@ -302,17 +379,17 @@ impl<'f> Reader<'f> {
         &self,
         e: Entries<'_>,
         key: &str,
-        label: &str,
+        label: impl Display,
     ) -> Vec<(usize, String, Pos)> {
         let Some(list) = self.get(e, key) else {
             return Vec::new();
         };
-        let items = self.keep(self.array(list, label)).unwrap_or_default();
+        let items = self.keep(self.array(list, &label)).unwrap_or_default();
         items
             .iter()
             .enumerate()
             .filter_map(|(n, item)| {
-                let s = self.keep(self.string(item, &format!("{label}[{n}]")))?;
+                let s = self.keep(self.string(item, format_args!("{label}[{n}]")))?;
                 Some((n, s, item.pos))
             })
             .collect()
@@ -326,27 +403,29 @@ impl<'f> Reader<'f> {
         k: usize,
         alignment: u64,
     ) -> Result<(Pool, Spans), InputError> {
-        let what = format!("pools[{k}]");
-        let e = self.object(j, &what, POOL_KEYS)?;
-        let mut pool = Pool::workspace(self.name(e, j, &what)).with_alignment(alignment);
-        if let Some(kind) = self.keep(self.kind(self.get(e, "kind"), &format!("{what}.kind"))) {
+        let what = Element {
+            list: "pools",
+            index: k,
+            name: None,
+        };
+        let e = self.object(j, what, POOL_KEYS)?;
+        let mut pool = Pool::workspace(self.name(e, j, what)).with_alignment(alignment);
+        if let Some(kind) = self.keep(self.kind(self.get(e, "kind"), format_args!("{what}.kind"))) {
             pool.kind = kind;
         }
         // `size` as in usmp.toml (a number, "64 KiB", or -1 for none), or the RFC's name.
-        if let Some((size, key)) = self
-            .keep(self.either(e, &what, "size", "size_hint_bytes"))
-            .flatten()
-        {
+        let size = self.either(e, what, "size", "size_hint_bytes");
+        if let Some((size, key)) = self.keep(size).flatten() {
             pool.size_limit = self
-                .keep(self.bytes(size, &format!("{what}.{key}")))
+                .keep(self.bytes(size, format_args!("{what}.{key}")))
                 .flatten();
         }
         if let Some(a) = self.get(e, "alignment") {
-            let a = self.integer(a, &format!("{what}.alignment"), false);
+            let a = self.integer(a, format_args!("{what}.alignment"), false);
             pool.alignment = self.keep(a).flatten().unwrap_or(1);
         }
-        let targets = self.strings(e, "targets", &format!("{what}.targets"));
+        let targets = self.strings(e, "targets", format_args!("{what}.targets"));
         pool.targets = targets.into_iter().map(|(_, t, _)| t).collect();
-        Ok((pool, self.spans(j, e)))
+        Ok((pool, self.spans(j, e, POOL_KEYS)))
     }
 }

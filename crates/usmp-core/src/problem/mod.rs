@@ -8,7 +8,7 @@
 
 mod error;
 
-use std::collections::BTreeMap;
+use std::collections::HashSet;
 use std::fmt;
 
 pub use error::{Field, Locus, ProblemError, ProblemErrorKind};
@@ -304,10 +304,10 @@ impl ProblemBuilder {
             edges,
         } = self;
         let mut errors = Vec::new();
-        let mut pool_names = BTreeMap::new();
+        let mut pool_names = HashSet::new();
         for (p, pool) in pools.iter().enumerate() {
             let at = |field| Locus::Pool(p, field);
-            if pool_names.insert(pool.name.as_str(), ()).is_some() {
+            if !pool_names.insert(pool.name.as_str()) {
                 errors.push(fail(
                     at(Field::Name),
                     Kind::DuplicatePool(pool.name.clone()),
@@ -318,9 +318,9 @@ impl ProblemBuilder {
                 errors.push(fail(at(Field::Alignment), k));
             }
         }
-        let mut buffer_names = BTreeMap::new();
+        let mut buffer_names = HashSet::new();
         for (i, buffer) in buffers.iter().enumerate() {
-            if buffer_names.insert(buffer.name.as_str(), ()).is_some() {
+            if !buffer_names.insert(buffer.name.as_str()) {
                 errors.push(fail(
                     Locus::Buffer(i, Field::Name),
                     Kind::DuplicateBuffer(buffer.name.clone()),
