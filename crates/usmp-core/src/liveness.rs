@@ -17,7 +17,7 @@
 //! buffer with the input it overwrites. A buffer's candidate pools are the configured pools
 //! of its kind, in order, that every target touching it can access.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
     CallField, Model, ModelError, ModelErrorKind, ModelLocus, Role, Scratch, Size, TensorField,
@@ -507,6 +507,8 @@ fn build_problem(
         builder.pool(pool.clone());
     }
     let mut taken = BTreeSet::new();
+    // The next suffix to try per name: 30,000 tensors of one name take linear time.
+    let mut next_suffix: BTreeMap<String, usize> = BTreeMap::new();
     for p in pending {
         let err = |kind| ModelError {
             locus: p.locus,
@@ -550,10 +552,15 @@ fn build_problem(
         }
         // Names must be unique in a problem; `.tflite` tensor names need not be.
         let mut name = p.name.clone();
-        let mut n = 2;
-        while !taken.insert(name.clone()) {
-            name = format!("{}#{n}", p.name);
-            n += 1;
+        if !taken.insert(name.clone()) {
+            let n = next_suffix.entry(p.name.clone()).or_insert(2);
+            loop {
+                name = format!("{}#{n}", p.name);
+                *n += 1;
+                if taken.insert(name.clone()) {
+                    break;
+                }
+            }
         }
         let mut buffer = Buffer::new(name, p.size)
             .with_alignment(p.alignment)

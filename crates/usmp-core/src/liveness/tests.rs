@@ -250,3 +250,37 @@ fn duplicate_tensor_names_get_distinct_buffer_names() {
         .collect();
     assert!(names.contains(&"a") && names.contains(&"a#2"), "{names:?}");
 }
+
+/// 30,000 tensors of one name (a `.tflite` may have them) get `#2`, `#3`, ... in one pass
+/// each, skipping a suffix another tensor already has as its own name.
+#[test]
+fn many_tensors_of_one_name_are_numbered_in_order() {
+    let n = 30_000;
+    let mut tensors: Vec<Tensor> = (0..n).map(|_| Tensor::activation("t", 16)).collect();
+    tensors[1].name = "t#3".into();
+    let mut call = Call::new("CONCAT", "cpu");
+    call.reads = (0..n).collect();
+    let mut out = Call::new("SUM", "cpu");
+    out.reads = (0..n).collect();
+    out.writes = vec![n];
+    tensors.push(Tensor::activation("out", 16));
+    let m = Model {
+        name: "many".into(),
+        tensors,
+        calls: vec![call, out],
+        inputs: (0..n).collect(),
+        outputs: vec![n],
+    };
+    let l = analyse(&m, &pools(), &Options::default()).unwrap();
+    let names: Vec<&str> = l
+        .problem
+        .buffers()
+        .iter()
+        .map(|b| b.name.as_str())
+        .collect();
+    assert_eq!(names.len(), n + 1);
+    assert_eq!(&names[..4], ["t", "t#3", "t#2", "t#4"]);
+    assert_eq!(names[n - 1], format!("t#{n}"));
+    let distinct: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+    assert_eq!(distinct.len(), names.len());
+}

@@ -112,31 +112,31 @@ impl Options<'_> {
 /// Reads the tensors and operators of a `.tflite` file, for kernel parameters.
 pub fn read_graph(bytes: &[u8]) -> Result<Graph<'_>, TfliteError> {
     let file = open(bytes)?;
-    let mut tensors = Vec::with_capacity(file.count.min(1 << 16));
+    let mut tensors = file.records::<TensorInfo>(file.count, "tensor")?;
     if let Some(list) = file.tensors {
         for t in 0..file.count {
-            let ctx = || format!("tensor {t}");
-            let table = list.table(t).map_err(corrupt(ctx))?;
+            let (table, name, shape) = super::tensor_table(&file, &list, t)?;
+            let ctx = || format!("tensor {t} \"{name}\"");
             let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
             let constant = !super::buffer_data(bytes, file.buffers.as_ref(), buffer)
                 .map_err(corrupt(ctx))?
                 .is_empty();
             let element_code = table.u8(1, 0).map_err(corrupt(ctx))?;
+            let element = type_name(element_code);
+            file.charge(element.len(), ctx)?;
+            let q = table.table(4).map_err(corrupt(ctx))?;
+            let quantization = quantization(q, ctx, |bytes| file.charge(bytes, ctx))?;
             tensors.push(TensorInfo {
-                name: table
-                    .string(3)
-                    .map_err(corrupt(ctx))?
-                    .unwrap_or_else(|| format!("tensor{t}")),
-                shape: table.ints(0).map_err(corrupt(ctx))?,
-                element: type_name(element_code),
+                name,
+                shape,
+                element,
                 element_code,
                 constant,
-                quantization: quantization(table.table(4).map_err(corrupt(ctx))?)
-                    .map_err(corrupt(ctx))?,
+                quantization,
             });
         }
     }
-    let mut operators = Vec::with_capacity(file.operator_count().min(1 << 16));
+    let mut operators = file.records::<Operator<'_>>(file.operator_count(), "operator")?;
     for i in 0..file.operator_count() {
         let op = file.operator(i)?;
         let ctx = || format!("operator {i} ({})", op.name);
@@ -160,23 +160,35 @@ pub fn read_graph(bytes: &[u8]) -> Result<Graph<'_>, TfliteError> {
 }
 
 /// `QuantizationParameters`: scale (slot 2), zero_point (3), quantized_dimension (6).
-fn quantization(table: Option<Table<'_>>) -> super::flatbuffer::Result<Quantization> {
+/// `charge` takes the bytes of the two lists from the read budget before they are copied.
+fn quantization(
+    table: Option<Table<'_>>,
+    context: impl Fn() -> String + Copy,
+    charge: impl Fn(usize) -> Result<(), TfliteError>,
+) -> Result<Quantization, TfliteError> {
     let Some(q) = table else {
         return Ok(Quantization::default());
     };
-    let scales = match q.vector(2)? {
-        Some(v) => v
-            .words(4)?
-            .into_iter()
-            .map(|w| f32::from_bits(w as u32))
-            .collect(),
-        None => Vec::new(),
+    let read = || -> super::flatbuffer::Result<_> { Ok((q.vector(2)?, q.vector(3)?)) };
+    let (scales, zero_points) = read().map_err(corrupt(context))?;
+    let len = |v: Option<super::flatbuffer::Vector<'_>>| v.map_or(0, |v| v.len());
+    charge((len(scales) + len(zero_points)).saturating_mul(8))?;
+    let lists = || -> super::flatbuffer::Result<_> {
+        let scales = match scales {
+            Some(v) => v
+                .words(4)?
+                .into_iter()
+                .map(|w| f32::from_bits(w as u32))
+                .collect(),
+            None => Vec::new(),
+        };
+        let zero_points = match zero_points {
+            Some(v) => v.words(8)?.into_iter().map(|w| w as i64).collect(),
+            None => Vec::new(),
+        };
+        Ok((scales, zero_points, q.u32(6, 0)? as usize))
     };
-    let zero_points = match q.vector(3)? {
-        Some(v) => v.words(8)?.into_iter().map(|w| w as i64).collect(),
-        None => Vec::new(),
-    };
-    let dimension = q.u32(6, 0)? as usize;
+    let (scales, zero_points, dimension) = lists().map_err(corrupt(context))?;
     Ok(Quantization {
         scales,
         zero_points,

@@ -12,6 +12,13 @@
 //! What cannot be planned statically is an error that names the operator or tensor:
 //! control flow (`IF`, `WHILE`, `CALL_ONCE`), dynamic shapes, element types without a
 //! fixed size, and corrupt or truncated files.
+//!
+//! Memory is bounded by the file: FlatBuffers lets many tensors share one name, shape or
+//! buffer, and many operators one input list, so a small file could describe gigabytes.
+//! What the readers copy out of a file (the tensor and operator records, names, shapes,
+//! index lists, constant bytes, quantization) may total at most
+//! [`READ_BUDGET_FACTOR`] times the file's size plus [`READ_BUDGET_SLACK`]; past that the
+//! file is refused as corrupt before anything bigger is allocated.
 
 mod flatbuffer;
 mod graph;
@@ -19,6 +26,7 @@ mod offline;
 mod ops;
 mod tflm;
 
+use std::cell::Cell;
 use std::fmt;
 
 use flatbuffer::{Table, Vector};
@@ -113,6 +121,14 @@ fn type_name(code: u8) -> String {
     }
 }
 
+/// How many times its own size a `.tflite` file may take in memory once read (see the
+/// module docs); real models take less than twice.
+pub const READ_BUDGET_FACTOR: usize = 8;
+
+/// Bytes a `.tflite` file may take in memory once read, beyond
+/// [`READ_BUDGET_FACTOR`] times its size.
+pub const READ_BUDGET_SLACK: usize = 16 << 20;
+
 /// What both readers take from a `.tflite` file: subgraph 0's tensor and operator lists,
 /// its inputs and outputs, the buffers and the operator code names.
 struct File<'a> {
@@ -124,6 +140,8 @@ struct File<'a> {
     outputs: Vec<usize>,
     operators: Option<Vector<'a>>,
     op_names: Vec<(i32, String)>,
+    /// Bytes the readers may still copy out of the file.
+    budget: Cell<usize>,
 }
 
 /// One operator as the file has it.
@@ -151,7 +169,13 @@ fn open(bytes: &[u8]) -> Result<File<'_>, TfliteError> {
         }
     }
     let root = Table::root(bytes).map_err(corrupt(|| "the model".into()))?;
-    let op_names = operator_names(&root)?;
+    let budget = Cell::new(
+        bytes
+            .len()
+            .saturating_mul(READ_BUDGET_FACTOR)
+            .saturating_add(READ_BUDGET_SLACK),
+    );
+    let op_names = operator_names(&root, &budget)?;
     let subgraph = match root
         .vector(2)
         .map_err(corrupt(|| "the subgraph list".into()))?
@@ -191,12 +215,45 @@ fn open(bytes: &[u8]) -> Result<File<'_>, TfliteError> {
         outputs,
         operators,
         op_names,
+        budget,
     })
+}
+
+/// Takes `bytes` from what may still be copied out of the file, or refuses the file.
+fn charge(budget: &Cell<usize>, bytes: usize, ctx: impl Fn() -> String) -> Result<(), TfliteError> {
+    match budget.get().checked_sub(bytes) {
+        Some(left) => {
+            budget.set(left);
+            Ok(())
+        }
+        None => Err(TfliteError::Corrupt {
+            context: ctx(),
+            detail: format!(
+                "reading the file would take more than {READ_BUDGET_FACTOR} times its size in \
+                 memory: its tables share names, shapes, lists or buffers far more than a \
+                 converted model does; the file is corrupt or made to exhaust memory"
+            ),
+        }),
+    }
 }
 
 impl<'a> File<'a> {
     fn operator_count(&self) -> usize {
         self.operators.map_or(0, |v| v.len())
+    }
+
+    /// Room for `n` records of type `R`, taken from the read budget first: a list's
+    /// length is only a number in the file.
+    fn records<R>(&self, n: usize, what: &str) -> Result<Vec<R>, TfliteError> {
+        self.charge(n.saturating_mul(size_of::<R>()), || {
+            format!("the {what} list")
+        })?;
+        Ok(Vec::with_capacity(n))
+    }
+
+    /// Takes `bytes` from the read budget (see the module docs).
+    fn charge(&self, bytes: usize, ctx: impl Fn() -> String) -> Result<(), TfliteError> {
+        charge(&self.budget, bytes, ctx)
     }
 
     /// Operator `i`: its code and name, and its tensors checked against the tensor list.
@@ -218,6 +275,14 @@ impl<'a> File<'a> {
         };
         let ctx = || format!("operator {i} ({name})");
         let count = self.count;
+        // The lists' lengths are known before they are copied out.
+        let listed = |slot| table.vector(slot).map(|v| v.map_or(0, |v| v.len()));
+        let items = listed(1).map_err(corrupt(ctx))? + listed(2).map_err(corrupt(ctx))?;
+        // Read as `Option<usize>` and `usize`, then copied into the caller's record.
+        self.charge(
+            name.len() + items.saturating_mul(3 * size_of::<usize>()),
+            ctx,
+        )?;
         let inputs = table
             .ints(1)
             .map_err(corrupt(ctx))?
@@ -247,15 +312,16 @@ impl<'a> File<'a> {
 pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
     let file = open(bytes)?;
     let count = file.count;
-    let mut tensors = Vec::with_capacity(count.min(1 << 16));
+    let mut tensors = file.records::<Tensor>(count, "tensor")?;
     if let Some(list) = file.tensors {
         for t in 0..count {
-            tensors.push(tensor(bytes, &list, t, file.buffers.as_ref())?);
+            tensors.push(tensor(&file, bytes, &list, t)?);
         }
     }
-    let calls = (0..file.operator_count())
-        .map(|i| call(file.operator(i)?, i))
-        .collect::<Result<_, _>>()?;
+    let mut calls = file.records::<Call>(file.operator_count(), "operator")?;
+    for i in 0..file.operator_count() {
+        calls.push(call(file.operator(i)?, i)?);
+    }
     Ok(Model {
         name: name.to_string(),
         tensors,
@@ -273,7 +339,10 @@ fn tensor_index(raw: i32, count: usize) -> Result<usize, String> {
 }
 
 /// Each operator code's name, with its builtin code.
-fn operator_names(root: &Table<'_>) -> Result<Vec<(i32, String)>, TfliteError> {
+fn operator_names(
+    root: &Table<'_>,
+    budget: &Cell<usize>,
+) -> Result<Vec<(i32, String)>, TfliteError> {
     let Some(codes) = root
         .vector(1)
         .map_err(corrupt(|| "the operator codes".into()))?
@@ -295,31 +364,46 @@ fn operator_names(root: &Table<'_>) -> Result<Vec<(i32, String)>, TfliteError> {
             } else {
                 ops::name(code)
             };
+            charge(budget, size_of::<(i32, String)>() + name.len(), ctx)?;
             Ok((code, name))
         })
         .collect()
 }
 
-fn tensor(
-    file: &[u8],
-    list: &Vector<'_>,
+/// Tensor `t`'s table, name and shape, charged to the read budget before they are copied.
+fn tensor_table<'a>(
+    file: &File<'a>,
+    list: &Vector<'a>,
     t: usize,
-    buffers: Option<&Vector<'_>>,
-) -> Result<Tensor, TfliteError> {
+) -> Result<(Table<'a>, String, Vec<i32>), TfliteError> {
     let ctx = || format!("tensor {t}");
     let table = list.table(t).map_err(corrupt(ctx))?;
+    let len = |slot| table.vector(slot).map(|v| v.map_or(0, |v| v.len()));
+    let (name_len, rank) = (len(3).map_err(corrupt(ctx))?, len(0).map_err(corrupt(ctx))?);
+    file.charge(name_len + rank.saturating_mul(4), ctx)?;
     let name = table
         .string(3)
         .map_err(corrupt(ctx))?
         .unwrap_or_else(|| format!("tensor{t}"));
-    let ctx = || format!("tensor {t} \"{name}\"");
     let shape = table.ints(0).map_err(corrupt(ctx))?;
+    Ok((table, name, shape))
+}
+
+fn tensor(
+    file: &File<'_>,
+    bytes: &[u8],
+    list: &Vector<'_>,
+    t: usize,
+) -> Result<Tensor, TfliteError> {
+    let (table, name, shape) = tensor_table(file, list, t)?;
+    let ctx = || format!("tensor {t} \"{name}\"");
     let type_code = table.u8(1, 0).map_err(corrupt(ctx))?;
     let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
     let is_variable = table.u8(5, 0).map_err(corrupt(ctx))? != 0;
 
-    let data = buffer_data(file, buffers, buffer).map_err(corrupt(ctx))?;
+    let data = buffer_data(bytes, file.buffers.as_ref(), buffer).map_err(corrupt(ctx))?;
     if !is_variable && !data.is_empty() {
+        file.charge(data.len(), ctx)?;
         return Ok(Tensor::constant(name, data.to_vec()));
     }
     if let Some(&d) = shape.iter().find(|&&d| d < 0) {
