@@ -15,15 +15,15 @@ pub struct Args {
     /// Algorithms to run (repeat the flag); default: all built in.
     #[arg(long, short, value_parser = algorithm_name)]
     algorithm: Vec<String>,
-    /// Runs per measurement; the fastest is reported.
-    #[arg(long, default_value_t = 3)]
+    /// Runs per measurement (1 to 1000); the fastest is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     repeat: u32,
     /// Also write the table as Markdown to this file.
     #[arg(long, value_name = "OUT")]
     markdown: Option<PathBuf>,
     /// For `exact` and `auto`: search for this many seconds instead of the deterministic
     /// work budget (the other algorithms ignore it).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = crate::seconds)]
     time_limit: Option<f64>,
 }
 
@@ -95,7 +95,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             let searches = matches!(name.as_str(), "exact" | "auto");
             let algo = configured(name, None, args.time_limit.filter(|_| searches))?;
             let mut best: Option<Result<(u64, Duration), String>> = None;
-            for _ in 0..args.repeat.max(1) {
+            for _ in 0..args.repeat {
                 let start = Instant::now();
                 let outcome = usmp_core::plan(&problem, algo.as_ref());
                 let took = start.elapsed();

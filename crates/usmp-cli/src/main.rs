@@ -41,11 +41,11 @@ enum Command {
         /// Decision mode: stop at the first plan of at most this many bytes in total. For a
         /// CSV problem it is also the size limit of its pool. Bytes, or a unit as in
         /// usmp.toml: `--capacity "64 KiB"`.
-        #[arg(long, value_parser = usmp_core::input::parse_size)]
+        #[arg(long, allow_negative_numbers = true, value_parser = usmp_core::input::parse_size)]
         capacity: Option<u64>,
         /// For `exact` and `auto`: search for at most this many seconds instead of the
         /// deterministic work budget that builds use (ends earlier once proven optimal).
-        #[arg(long, value_name = "SECONDS")]
+        #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = seconds)]
         time_limit: Option<f64>,
         /// For a model: the pools file (pools, I/O in pools, size rounding, scratch).
         #[arg(long, value_name = "POOLS")]
@@ -98,25 +98,27 @@ fn algorithm(name: &str) -> Result<Box<dyn Algorithm>, Failure> {
         .ok_or_else(|| Failure::Input(format!("unknown algorithm \"{name}\"")))
 }
 
+/// A year: past it the deadline could overflow the clock, and no one waits that long.
+const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// `--time-limit`'s value: a positive, finite number of seconds up to a year.
+pub(crate) fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => Ok(s),
+        _ => Err(format!(
+            "give a positive number of seconds up to {MAX_SECONDS} (a year), e.g. --time-limit 60"
+        )),
+    }
+}
+
 /// The algorithm `name` with the command's search options applied.
 fn configured(
     name: &str,
     capacity: Option<u64>,
     time_limit: Option<f64>,
 ) -> Result<Box<dyn Algorithm>, Failure> {
-    // A year: past it the deadline could overflow the clock, and no one waits that long.
-    const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
-    let time_limit = match time_limit {
-        None => None,
-        Some(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => {
-            Some(std::time::Duration::from_secs_f64(s))
-        }
-        Some(s) => {
-            return Err(Failure::Input(format!(
-                "--time-limit {s}: give a positive number of seconds up to {MAX_SECONDS} (a year), e.g. --time-limit 60"
-            )));
-        }
-    };
+    // `seconds` checked the range when the arguments were parsed.
+    let time_limit = time_limit.map(std::time::Duration::from_secs_f64);
     let exact = usmp_core::Exact {
         time_limit,
         capacity,

@@ -562,14 +562,37 @@ fn capacity_decides_and_time_limit_is_checked() {
         "{}",
         text(&out.stderr)
     );
-    for bad in ["0", "-1", "1e30", "inf", "NaN"] {
-        let out = usmp(&["plan", path, &format!("--time-limit={bad}")]);
-        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
-        assert!(
-            text(&out.stderr).contains("give a positive number of seconds up to 31536000"),
-            "{bad}: {}",
-            text(&out.stderr)
-        );
+    // Every numeric flag is range-checked before anything runs: exit 2 and the form.
+    let seconds = "give a positive number of seconds up to 31536000";
+    let size = "is not a size; write bytes (4096) or a unit";
+    let cases: &[(&[&str], &str)] = &[
+        (&["plan", path, "--time-limit=0"], seconds),
+        (&["plan", path, "--time-limit", "-1"], seconds),
+        (&["plan", path, "--time-limit", "1e30"], seconds),
+        (&["plan", path, "--time-limit", "inf"], seconds),
+        (&["plan", path, "--time-limit", "NaN"], seconds),
+        (
+            &["bench", path, "-a", "auto", "--time-limit", "-5"],
+            seconds,
+        ),
+        (&["bench", path, "--repeat", "0"], "0 is not in 1..=1000"),
+        (&["bench", path, "--repeat", "99999999999"], "1..=1000"),
+        (&["plan", path, "--capacity", "-5"], size),
+        (&["plan", path, "--capacity", "1e30"], size),
+        (
+            &["plan", path, "--capacity", "99999999999999999999999"],
+            "does not fit in 64 bits",
+        ),
+        (
+            &["plan", path, "--capacity", "17179869184 GiB"],
+            "does not fit in 64 bits",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = usmp(args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
     let out = usmp(&["plan", path, "-a", "first_fit", "--time-limit", "5"]);
     assert_eq!(out.status.code(), Some(2));
