@@ -195,6 +195,18 @@ fn bad_models_are_named_at_the_place() {
             "{from} -> {to}\n got: {message}\nwant: {expected}"
         );
     }
+    // A folder here; a device (`/dev/zero`) or a FIFO is refused the same way before it is
+    // read, as reading it would never end.
+    let message = error_of(
+        replace("\"file\": \"conv_w.bin\"}", "\"file\": \".\"}"),
+        None,
+    );
+    assert!(
+        message.starts_with("kws.json:5:52: tensors[1] (\"conv_w\").file: cannot read")
+            && message
+                .ends_with("it is not a regular file; name a file holding the constant's bytes"),
+        "{message}"
+    );
 }
 
 #[test]

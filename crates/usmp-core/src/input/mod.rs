@@ -411,8 +411,12 @@ pub fn read_model(path: &Path) -> Result<ModelFile, InputError> {
 /// Reads a pools file.
 pub fn read_pools(path: &Path) -> Result<PoolsFile, InputError> {
     let (file, bytes) = read_bytes(path)?;
-    let root = json::parse(&text(&file, bytes)?, &file)?;
-    parse_pools_json(&root, &file)
+    parse_pools(&text(&file, bytes)?, &file)
+}
+
+/// Parses a pools file's text; errors name `file`.
+pub fn parse_pools(text: &str, file: &str) -> Result<PoolsFile, InputError> {
+    parse_pools_json(&json::parse(text, file)?, file)
 }
 
 /// Lowers a model onto pools; an error points into whichever file it is about. Every

@@ -386,12 +386,18 @@ fn constant_data(
         (None, Some(f)) => {
             let rel = r.string(f, format_args!("{what}.file"))?;
             let path = base.join(&rel);
-            let all = std::fs::read(&path).map_err(|e| {
-                r.err(
-                    f.pos,
-                    format!("{what}.file: cannot read \"{}\": {e}", path.display()),
-                )
-            })?;
+            let cannot = |e: String| {
+                let shown = path.display();
+                r.err(f.pos, format!("{what}.file: cannot read \"{shown}\": {e}"))
+            };
+            // A device or a pipe (`/dev/zero`, a FIFO) would never end or never fit.
+            let meta = std::fs::metadata(&path).map_err(|e| cannot(e.to_string()))?;
+            if !meta.is_file() {
+                return Err(cannot(
+                    "it is not a regular file; name a file holding the constant's bytes".into(),
+                ));
+            }
+            let all = std::fs::read(&path).map_err(|e| cannot(e.to_string()))?;
             read.push(path);
             let offset = match r.get(e, "file_offset") {
                 Some(o) => r
