@@ -4,30 +4,16 @@
 //! whose pools are each at the bound of their buffers cannot place those buffers smaller.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::collections::BTreeMap;
+mod common;
 
+use common::brute::{Rng, best_total, smallest_pool};
 use usmp_core::algo::{BUILT_IN, by_name};
 use usmp_core::{Buffer, Conflicts, LowerBound, Pool, Problem, plan};
-
-/// A small deterministic generator (xorshift), so each failure names a reproducible seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// Up to three workspace pools, up to five buffers with random candidates, live ranges
 /// or a random conflict graph, sizes 1-6 and alignments 1 or 2.
 fn random_problem(seed: u64) -> Problem {
-    let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut r = Rng::seeded(seed);
     let mut b = Problem::builder();
     let pools = 2 + r.below(2) as usize;
     for p in 0..pools {
@@ -62,84 +48,6 @@ fn random_problem(seed: u64) -> Problem {
     b.build().unwrap()
 }
 
-fn conflict(problem: &Problem, i: usize, j: usize) -> bool {
-    let b = problem.buffers();
-    match (problem.conflicts(), b[i].live, b[j].live) {
-        (Conflicts::Graph(adj), _, _) => adj[i].contains(&j),
-        (Conflicts::Intervals, Some(x), Some(y)) => x.start < y.end && y.start < x.end,
-        (Conflicts::Intervals, _, _) => false,
-    }
-}
-
-/// The smallest pool holding `members` (every offset of every buffer tried).
-fn smallest_pool(problem: &Problem, members: &[usize]) -> u64 {
-    fn place(
-        problem: &Problem,
-        members: &[usize],
-        placed: &mut Vec<(usize, u64)>,
-        end: u64,
-        best: &mut u64,
-    ) {
-        let Some((&i, rest)) = members.split_first() else {
-            *best = (*best).min(end);
-            return;
-        };
-        let b = &problem.buffers()[i];
-        let mut offset = 0;
-        while offset + b.size < *best {
-            let clashes = placed.iter().any(|&(j, o)| {
-                let other = problem.buffers()[j].size;
-                conflict(problem, i, j) && offset < o + other && o < offset + b.size
-            });
-            if !clashes {
-                placed.push((i, offset));
-                place(problem, rest, placed, end.max(offset + b.size), best);
-                placed.pop();
-            }
-            offset += b.alignment;
-        }
-    }
-    let mut best = members
-        .iter()
-        .map(|&i| problem.buffers()[i].size + problem.buffers()[i].alignment)
-        .sum::<u64>()
-        + 1;
-    place(problem, members, &mut Vec::new(), 0, &mut best);
-    best
-}
-
-/// The best total over every assignment to candidate pools, each pool placed optimally.
-fn brute_force_total(problem: &Problem, memo: &mut BTreeMap<Vec<usize>, u64>) -> u64 {
-    let n = problem.buffers().len();
-    let mut choice = vec![0usize; n];
-    let mut best = u64::MAX;
-    loop {
-        let mut total = 0;
-        for p in 0..problem.pools().len() {
-            let members: Vec<usize> = (0..n)
-                .filter(|&i| problem.buffers()[i].candidates[choice[i]] == p)
-                .collect();
-            total += *memo
-                .entry(members.clone())
-                .or_insert_with(|| smallest_pool(problem, &members));
-        }
-        best = best.min(total);
-        // The next assignment, counting in mixed radix.
-        let mut k = 0;
-        while k < n {
-            choice[k] += 1;
-            if choice[k] < problem.buffers()[k].candidates.len() {
-                break;
-            }
-            choice[k] = 0;
-            k += 1;
-        }
-        if k == n {
-            return best;
-        }
-    }
-}
-
 /// The most bytes live at one step (live-range problems; 0 for conflict graphs).
 fn peak(problem: &Problem) -> u64 {
     (0..8)
@@ -160,8 +68,7 @@ fn the_bound_holds_and_optimal_claims_are_true_on_random_multi_pool_problems() {
     let (mut raised, mut tight, mut optimal_claims, mut placement_claims) = (0, 0, 0, 0);
     for seed in 0..400 {
         let problem = random_problem(seed);
-        let mut memo = BTreeMap::new();
-        let best = brute_force_total(&problem, &mut memo);
+        let best = best_total(&problem).unwrap();
         let lb = LowerBound::of(&problem);
         assert!(
             lb.total <= best,
@@ -186,7 +93,7 @@ fn the_bound_holds_and_optimal_claims_are_true_on_random_multi_pool_problems() {
                 let members: Vec<usize> = (0..problem.buffers().len())
                     .filter(|&i| p.allocations[i].pool == pool)
                     .collect();
-                let smallest = smallest_pool(&problem, &members);
+                let smallest = smallest_pool(&problem, pool, &members);
                 assert!(
                     bound <= smallest,
                     "seed {seed}: {name}: pool {pool}'s bound"

@@ -1,6 +1,10 @@
 //! What the integration tests share: where the repository is, and the skip rule for
 //! ../shared (present in CI, perhaps absent in a fresh clone).
 
+#![allow(dead_code)] // each test file uses a part
+
+pub mod brute;
+
 use std::path::{Path, PathBuf};
 
 /// The repository's root.
