@@ -22,6 +22,12 @@ pub struct Json {
     pub pos: Pos,
 }
 
+/// An object's key.
+pub type Key = std::rc::Rc<str>;
+
+/// How many distinct keys the parser shares; past them a key is its own copy.
+const SHARED_KEYS: usize = 64;
+
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -39,8 +45,9 @@ pub enum Value {
     /// (a constant's inline bytes), kept as bytes: a model with megabytes of inline data
     /// is read at the size of its data rather than of a value per byte.
     Bytes(Vec<u8>),
-    /// An object: keys with their positions, in file order.
-    Object(Vec<(String, Pos, Json)>),
+    /// An object: keys with their positions, in file order. Keys are shared: a file
+    /// of a million objects with the same five keys holds five key strings.
+    Object(Vec<(Key, Pos, Json)>),
 }
 
 /// A number. A plain whole number (digits only, no leading zero, within 64 bits: sizes,
@@ -93,6 +100,7 @@ pub fn parse(text: &str, file: &str) -> Result<Json, InputError> {
         line_start: 0,
         column: Cell::new((0, 0)),
         file,
+        keys: Vec::new(),
     };
     p.skip_space();
     let value = p.value(0).map_err(|e| *e)?;
@@ -113,9 +121,11 @@ struct Parser<'a> {
     /// parse linear even when the file is one long line.
     column: Cell<(usize, usize)>,
     file: &'a str,
+    /// The keys read so far, to share (see [`Value::Object`]).
+    keys: Vec<Key>,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn pos(&self) -> Pos {
         let (mut from, mut chars) = self.column.get();
         if from < self.line_start || from > self.at {
@@ -200,7 +210,7 @@ impl Parser<'_> {
 
     fn object(&mut self, depth: usize) -> Parsed<Value> {
         self.bump();
-        let mut entries: Vec<(String, Pos, Json)> = Vec::new();
+        let mut entries: Vec<(Key, Pos, Json)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         self.skip_space();
         if self.peek() == Some(b'}') {
@@ -213,15 +223,15 @@ impl Parser<'_> {
             if self.peek() != Some(b'"') {
                 return Err(self.error("expected a key in double quotes"));
             }
-            let key = self.string()?;
+            let key = self.key()?;
             // A set only for big objects: most have a handful of keys.
             if entries.len() == DUPLICATES_BY_SET {
-                seen.extend(entries.iter().map(|(k, _, _)| k.clone()));
+                seen.extend(entries.iter().map(|(k, _, _)| Key::clone(k)));
             }
             let twice = if entries.len() < DUPLICATES_BY_SET {
                 entries.iter().any(|(k, _, _)| *k == key)
             } else {
-                !seen.insert(key.clone())
+                !seen.insert(Key::clone(&key))
             };
             if twice {
                 return Err(Box::new(InputError::at(
@@ -233,7 +243,7 @@ impl Parser<'_> {
             self.skip_space();
             self.expect(b':', "':' after the key")?;
             self.skip_space();
-            let value = if key == "data" && self.peek() == Some(b'[') {
+            let value = if &*key == "data" && self.peek() == Some(b'[') {
                 self.bytes_or_value(depth + 1)?
             } else {
                 self.value(depth + 1)?
@@ -324,7 +334,43 @@ impl Parser<'_> {
         }
     }
 
+    /// At `"`: a key, shared with earlier keys of the same text.
+    fn key(&mut self) -> Parsed<Key> {
+        let text = match self.plain_string() {
+            Some(text) => text,
+            None => return Ok(Key::from(self.string()?)),
+        };
+        if let Some(k) = self.keys.iter().find(|k| ***k == *text) {
+            return Ok(Key::clone(k));
+        }
+        let key = Key::from(text);
+        if self.keys.len() < SHARED_KEYS {
+            self.keys.push(Key::clone(&key));
+        }
+        Ok(key)
+    }
+
+    /// At `"`: the string and past it when it has no escape and no control character
+    /// (almost every string); otherwise `None`, having moved nowhere.
+    fn plain_string(&mut self) -> Option<&'a str> {
+        let body = self.bytes.get(self.at + 1..)?;
+        let len = body
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        if body[len] != b'"' {
+            return None;
+        }
+        // Cut at ASCII quotes of valid UTF-8 text, so still valid; no newline inside, so
+        // the line stays.
+        let text = std::str::from_utf8(&body[..len]).ok()?;
+        self.at += len + 2;
+        Some(text)
+    }
+
     fn string(&mut self) -> Parsed<String> {
+        if let Some(text) = self.plain_string() {
+            return Ok(text.to_string());
+        }
         self.bump();
         let mut out = Vec::new();
         loop {
@@ -471,7 +517,7 @@ mod tests {
         let Value::Object(entries) = &j.value else {
             panic!()
         };
-        assert_eq!(entries[0].0, "a");
+        assert_eq!(&*entries[0].0, "a");
         assert_eq!(entries[0].1, Pos { line: 2, column: 3 });
         let Value::Array(items) = &entries[0].2.value else {
             panic!()
@@ -534,5 +580,37 @@ mod tests {
         assert_eq!(items[2].pos, Pos { line: 2, column: 7 });
         assert!(parse("1 2", "s.json").is_err());
         assert!(parse("", "s.json").is_err());
+    }
+
+    /// Keys are read once and shared; inline data comes back as bytes, and an array that
+    /// is not all bytes is read again as values, positions intact.
+    #[test]
+    fn keys_are_shared_and_data_is_kept_as_bytes() {
+        let j = parse(
+            r#"[{"name": "a", "data": [1, 2, 255]}, {"name": "b", "data": [1, 256]}]"#,
+            "t.json",
+        )
+        .unwrap();
+        let Value::Array(items) = &j.value else {
+            panic!()
+        };
+        let entries = |k: usize| match &items[k].value {
+            Value::Object(e) => e.clone(),
+            _ => panic!(),
+        };
+        let (first, second) = (entries(0), entries(1));
+        assert!(std::rc::Rc::ptr_eq(&first[0].0, &second[0].0));
+        assert_eq!(first[1].2.value, Value::Bytes(vec![1, 2, 255]));
+        let Value::Array(numbers) = &second[1].2.value else {
+            panic!("{:?}", second[1].2.value)
+        };
+        assert_eq!(numbers[1].value, Value::Number(Number::Whole(256)));
+        assert_eq!(
+            numbers[1].pos,
+            Pos {
+                line: 1,
+                column: 66
+            }
+        );
     }
 }

@@ -204,7 +204,7 @@ fn container(path: &Path, bytes: &[u8]) -> Container {
 /// A JSON document is a model when its top level has `"calls"`.
 fn is_model(root: &json::Json) -> bool {
     match &root.value {
-        json::Value::Object(entries) => entries.iter().any(|(k, _, _)| k == "calls"),
+        json::Value::Object(entries) => entries.iter().any(|(k, _, _)| &**k == "calls"),
         _ => false,
     }
 }

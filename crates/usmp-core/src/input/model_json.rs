@@ -125,7 +125,7 @@ pub(crate) fn parse_model_json(
         spans.tensors.push(tspans);
     }
     // The tensor a name names; a name that is not a tensor's is noted.
-    let lookup = |name: &str, pos: Pos, what: &str| {
+    let lookup = |name: &str, pos: Pos, what: &dyn std::fmt::Display| {
         let found = index.get(name).copied();
         if found.is_none() {
             r.note(r.err(
@@ -141,7 +141,9 @@ pub(crate) fn parse_model_json(
     let names = |e: Entries<'_>, key: &str, label: &str| -> Vec<(usize, Pos)> {
         let found = r.strings(e, key, label).into_iter();
         found
-            .filter_map(|(n, name, pos)| Some((lookup(&name, pos, &format!("{label}[{n}]"))?, pos)))
+            .filter_map(|(n, name, pos)| {
+                Some((lookup(name, pos, &format_args!("{label}[{n}]"))?, pos))
+            })
             .collect()
     };
     for (t, pos) in names(top, "inputs", "inputs") {
@@ -280,7 +282,7 @@ fn tensor(
             Role::Constant(r.keep(data).unwrap_or_default())
         }
         kind => {
-            if let Some((key, _, v)) = e.iter().find(|(k, _, _)| DATA_KEYS.contains(&k.as_str())) {
+            if let Some((key, _, v)) = e.iter().find(|(k, _, _)| DATA_KEYS.contains(&&**k)) {
                 r.note(r.err(
                     v.pos,
                     format!(

@@ -11,7 +11,7 @@
 //! `alignment` defaults to 1, `kind` to `workspace`; either every buffer has
 //! `"live": [start, end]` (half-open) or conflicts are listed by name.
 
-use super::json::{self, Json};
+use super::json::{self, Json, Value};
 use super::read::{Element, Names, Reader, Spans, known};
 use super::{InputError, Pos};
 use crate::problem::{Buffer, Locus, Problem, ProblemError};
@@ -62,6 +62,12 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
     let mut buffer_spans = Vec::new();
     let mut pending_conflicts = Vec::new();
     let mut buffer_index: Names = Names::new();
+    // Names are looked up only for conflict lists: live-range problems (the big ones)
+    // build no index.
+    let conflict_lists = buffers_json.iter().any(|b| match &b.value {
+        Value::Object(entries) => entries.iter().any(|(key, _, _)| &**key == "conflicts"),
+        _ => false,
+    });
     // Whether each buffer was read without a mistake: the builder's checks of a buffer
     // read with stand-ins would only repeat what was noted.
     let mut clean = Vec::new();
@@ -70,9 +76,11 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
         let Some((buffer, spans, conflicts)) = r.keep(buffer(&r, bj, k, &pool_index)) else {
             continue;
         };
-        buffer_index
-            .entry(buffer.name.clone())
-            .or_insert(buffer_spans.len());
+        if conflict_lists {
+            buffer_index
+                .entry(buffer.name.clone())
+                .or_insert(buffer_spans.len());
+        }
         buffer_spans.push(spans);
         pending_conflicts.push((k, conflicts));
         clean.push(r.noted() == before);
@@ -80,7 +88,7 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
     }
     for (a, (k, conflicts)) in pending_conflicts.into_iter().enumerate() {
         for (name, pos) in conflicts {
-            match buffer_index.get(&name) {
+            match buffer_index.get(name) {
                 Some(&b) => builder.conflict(a, b),
                 None => {
                     clean[a] = false;
@@ -126,12 +134,12 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
 /// Buffer `k`, its spans and the conflicts it names. Bad fields are noted and left at
 /// stand-ins; only a buffer that is not an object is an error.
 #[allow(clippy::type_complexity)]
-fn buffer(
+fn buffer<'j>(
     r: &Reader<'_>,
-    j: &Json,
+    j: &'j Json,
     k: usize,
     pools: &Names,
-) -> Result<(Buffer, Spans, Vec<(String, Pos)>), InputError> {
+) -> Result<(Buffer, Spans, Vec<(&'j str, Pos)>), InputError> {
     let what = Element {
         list: "buffers",
         index: k,
@@ -159,7 +167,7 @@ fn buffer(
     if r.keep(r.required(e, j, "pool_candidates", what)).is_some() {
         let label = format_args!("{what}.pool_candidates");
         for (_, pool_name, pos) in r.strings(e, "pool_candidates", label) {
-            match pools.get(&pool_name) {
+            match pools.get(pool_name) {
                 Some(&p) => {
                     candidates.push(p);
                     spans.candidates.push(pos);

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Display;
 
-use super::json::{Json, Number, Value};
+use super::json::{Json, Key, Number, Value};
 use super::{InputError, MAX_LISTED, Pos, listed};
 use crate::problem::{Field, Pool, PoolKind};
 
@@ -111,7 +111,7 @@ impl Spans {
     }
 }
 
-pub(crate) type Entries<'j> = &'j [(String, Pos, Json)];
+pub(crate) type Entries<'j> = &'j [(Key, Pos, Json)];
 
 pub(crate) struct Reader<'f> {
     pub(crate) file: &'f str,
@@ -174,7 +174,7 @@ impl<'f> Reader<'f> {
             ));
         };
         for (key, pos, _) in entries {
-            if !allowed.contains(&key.as_str()) {
+            if !allowed.contains(&&**key) {
                 let list = allowed
                     .iter()
                     .map(|k| format!("\"{k}\""))
@@ -190,7 +190,10 @@ impl<'f> Reader<'f> {
     }
 
     pub(crate) fn get<'j>(&self, entries: Entries<'j>, key: &str) -> Option<&'j Json> {
-        entries.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v)
+        entries
+            .iter()
+            .find(|(k, _, _)| **k == *key)
+            .map(|(_, _, v)| v)
     }
 
     /// The value under `key` or under its older name `old`, and which name it was under:
@@ -248,8 +251,13 @@ impl<'f> Reader<'f> {
     }
 
     pub(crate) fn string(&self, j: &Json, what: impl Display) -> Result<String, InputError> {
+        self.str(j, what).map(str::to_string)
+    }
+
+    /// A non-empty string, borrowed from the file.
+    pub(crate) fn str<'j>(&self, j: &'j Json, what: impl Display) -> Result<&'j str, InputError> {
         match &j.value {
-            Value::String(s) if !s.is_empty() => Ok(s.clone()),
+            Value::String(s) if !s.is_empty() => Ok(s),
             Value::String(_) => Err(self.err(j.pos, format!("{what} is empty; write a name"))),
             other => Err(self.err(
                 j.pos,
@@ -353,7 +361,7 @@ impl<'f> Reader<'f> {
         let fields = entries
             .iter()
             .filter_map(|(key, _, value)| {
-                let k = known.iter().find(|k| **k == key.as_str())?;
+                let k = known.iter().find(|k| **k == &**key)?;
                 Some((*k, value.pos))
             })
             .collect();
@@ -375,21 +383,31 @@ impl<'f> Reader<'f> {
 
     /// The strings of the optional array under `key` (called `label` in messages), each
     /// with its index and where it was written; bad items are noted and left out.
-    pub(crate) fn strings(
+    pub(crate) fn strings<'j>(
         &self,
-        e: Entries<'_>,
+        e: Entries<'j>,
         key: &str,
         label: impl Display,
-    ) -> Vec<(usize, String, Pos)> {
+    ) -> Vec<(usize, &'j str, Pos)> {
         let Some(list) = self.get(e, key) else {
             return Vec::new();
         };
-        let items = self.keep(self.array(list, &label)).unwrap_or_default();
+        let items: &'j [Json] = match self.keep(self.array(list, &label)) {
+            Some(Cow::Borrowed(items)) => items,
+            // Bytes: numbers, not one a string.
+            Some(Cow::Owned(numbers)) => {
+                for (n, item) in numbers.iter().enumerate() {
+                    self.keep(self.str(item, format_args!("{label}[{n}]")));
+                }
+                return Vec::new();
+            }
+            None => return Vec::new(),
+        };
         items
             .iter()
             .enumerate()
             .filter_map(|(n, item)| {
-                let s = self.keep(self.string(item, format_args!("{label}[{n}]")))?;
+                let s = self.keep(self.str(item, format_args!("{label}[{n}]")))?;
                 Some((n, s, item.pos))
             })
             .collect()
@@ -425,7 +443,7 @@ impl<'f> Reader<'f> {
             pool.alignment = self.keep(a).flatten().unwrap_or(1);
         }
         let targets = self.strings(e, "targets", format_args!("{what}.targets"));
-        pool.targets = targets.into_iter().map(|(_, t, _)| t).collect();
+        pool.targets = targets.into_iter().map(|(_, t, _)| t.to_string()).collect();
         Ok((pool, self.spans(j, e, POOL_KEYS)))
     }
 }
