@@ -609,7 +609,7 @@ mod tests {
             numbers[1].pos,
             Pos {
                 line: 1,
-                column: 66
+                column: 64
             }
         );
     }
