@@ -313,7 +313,7 @@ impl ProblemBuilder {
                     Kind::DuplicatePool(pool.name.clone()),
                 ));
             } else if let Err(k) =
-                check_alignment(format!("pool \"{}\"", pool.name), pool.alignment)
+                check_alignment(|| format!("pool \"{}\"", pool.name), pool.alignment)
             {
                 errors.push(fail(at(Field::Alignment), k));
             }
@@ -348,11 +348,15 @@ fn fail(locus: Locus, kind: Kind) -> ProblemError {
     ProblemError { locus, kind }
 }
 
-fn check_alignment(what: String, alignment: u64) -> Result<(), Kind> {
+/// `what` names the owner, written only when the alignment is wrong.
+fn check_alignment(what: impl FnOnce() -> String, alignment: u64) -> Result<(), Kind> {
     if alignment.is_power_of_two() {
         Ok(())
     } else {
-        Err(Kind::BadAlignment { what, alignment })
+        Err(Kind::BadAlignment {
+            what: what(),
+            alignment,
+        })
     }
 }
 
@@ -361,7 +365,7 @@ fn check_buffer(buffer: &Buffer, pools: &[Pool]) -> Result<(), (Field, Kind)> {
     if buffer.size == 0 {
         return Err((Field::Size, Kind::ZeroSize(name.clone())));
     }
-    check_alignment(format!("buffer \"{name}\""), buffer.alignment)
+    check_alignment(|| format!("buffer \"{name}\""), buffer.alignment)
         .map_err(|k| (Field::Alignment, k))?;
     if buffer.candidates.is_empty() {
         return Err((Field::Candidates, Kind::NoCandidates(name.clone())));
