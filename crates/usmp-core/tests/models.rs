@@ -477,7 +477,6 @@ fn every_mistake_is_reported_together() {
         replace("\"op\": \"softmax\"", "\"opp\": \"softmax\""),
     ];
     let message = error_of(|s| edits.iter().fold(s, |s, edit| edit(s)), None);
-    let lines: Vec<&str> = message.lines().collect();
     let expected = [
         "kws.json:6:59: tensors[2] (\"bias\").data[2] is 256; bytes are 0 to 255",
         "kws.json:7:38: tensors[3] (\"conv\").size_bytes is -4000; write a number of 0 or more",
@@ -487,13 +486,7 @@ fn every_mistake_is_reported_together() {
         "kws.json:26:5: calls[4] has no \"op\"; add it",
         "kws.json:26:6: calls[4]: unknown key \"opp\"; expected one of",
     ];
-    assert_eq!(lines.len(), expected.len(), "{message}");
-    for (line, want) in lines.iter().zip(expected) {
-        assert!(
-            line.starts_with(want),
-            "{line}\nshould start with\n{want}\nin\n{message}"
-        );
-    }
+    lines_start_with(&message, &expected);
 
     // A model that reads cleanly: every check's finding at once.
     let edits = [
@@ -508,7 +501,6 @@ fn every_mistake_is_reported_together() {
         ),
     ];
     let message = error_of(|s| edits.iter().fold(s, |s, edit| edit(s)), None);
-    let found: Vec<&str> = message.lines().collect();
     let expected = [
         "kws.json:7:57: tensor \"conv\" has alignment 12",
         "kws.json:17:15: model output \"probs\" is never written",
@@ -516,8 +508,14 @@ fn every_mistake_is_reported_together() {
         "kws.json:24:45: tensor \"pool\" is read by call 3 (fc) before any call writes it",
         "kws.json:26:55: tensor \"logits\" is written by call 3 (fc) and again by call 4 (softmax)",
     ];
-    assert_eq!(found.len(), expected.len(), "{message}");
-    for (line, want) in found.iter().zip(expected) {
+    lines_start_with(&message, &expected);
+}
+
+/// `message` has one line per `expected`, each starting with it.
+fn lines_start_with(message: &str, expected: &[&str]) {
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines.len(), expected.len(), "{message}");
+    for (line, want) in lines.iter().zip(expected) {
         assert!(
             line.starts_with(want),
             "{line}\nshould start with\n{want}\nin\n{message}"

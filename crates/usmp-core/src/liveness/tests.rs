@@ -241,14 +241,17 @@ fn the_constant_image_holds_every_constant() {
 fn duplicate_tensor_names_get_distinct_buffer_names() {
     let mut m = chain();
     m.tensors[2].name = "a".into();
-    let l = analyse(&m, &pools(), &Options::default()).unwrap();
-    let names: Vec<&str> = l
-        .problem
-        .buffers()
-        .iter()
-        .map(|b| b.name.as_str())
-        .collect();
-    assert!(names.contains(&"a") && names.contains(&"a#2"), "{names:?}");
+    let names = buffer_names(&m);
+    assert!(
+        names.contains(&"a".to_string()) && names.contains(&"a#2".to_string()),
+        "{names:?}"
+    );
+}
+
+/// The problem's buffer names, in order, for model `m` on the test pools.
+fn buffer_names(m: &Model) -> Vec<String> {
+    let l = analyse(m, &pools(), &Options::default()).unwrap();
+    l.problem.buffers().iter().map(|b| b.name.clone()).collect()
 }
 
 /// 30,000 tensors of one name (a `.tflite` may have them) get `#2`, `#3`, ... in one pass
@@ -271,16 +274,10 @@ fn many_tensors_of_one_name_are_numbered_in_order() {
         inputs: (0..n).collect(),
         outputs: vec![n],
     };
-    let l = analyse(&m, &pools(), &Options::default()).unwrap();
-    let names: Vec<&str> = l
-        .problem
-        .buffers()
-        .iter()
-        .map(|b| b.name.as_str())
-        .collect();
+    let names = buffer_names(&m);
     assert_eq!(names.len(), n + 1);
     assert_eq!(&names[..4], ["t", "t#3", "t#2", "t#4"]);
     assert_eq!(names[n - 1], format!("t#{n}"));
-    let distinct: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+    let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
     assert_eq!(distinct.len(), names.len());
 }
