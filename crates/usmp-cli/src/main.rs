@@ -144,6 +144,8 @@ fn configured(
 pub(crate) enum Failure {
     /// Malformed input or unusable arguments: exit 2.
     Input(String),
+    /// Malformed input, as diagnostics that already say `error:` (a usmp.toml's): exit 2.
+    Rendered(String),
     /// No plan fits the pools: exit 1.
     NoPlan(String),
 }
@@ -206,6 +208,10 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::from(2)
         }
+        Err(Failure::Rendered(diagnostics)) => {
+            eprintln!("{diagnostics}");
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -259,7 +265,7 @@ fn manifest_only(
 fn manifest(file: &Path, svg: Option<&Path>) -> Result<(), Failure> {
     let config = usmp_build::Config::from_file(file).cargo_directives(false);
     let failed = |e: usmp_build::Error| match e {
-        usmp_build::Error::Invalid(d) => Failure::Input(d.join("\n")),
+        usmp_build::Error::Invalid(d) => Failure::Rendered(d.join("\n")),
         other => Failure::Input(other.to_string()),
     };
     let planned = config.plan().map_err(failed)?;

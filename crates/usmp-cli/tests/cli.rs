@@ -639,6 +639,8 @@ fn a_usmp_toml_plans_as_the_build_would() {
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("usmp.toml:3:13: error:"), "{err}");
+    // The diagnostics say `error:` themselves; the command adds no second one.
+    assert!(err.lines().all(|l| !l.starts_with("error:")), "{err}");
     assert!(
         err.contains("no model is declared"),
         "all errors at once: {err}"
