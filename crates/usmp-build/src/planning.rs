@@ -344,6 +344,7 @@ fn plan_error<S: Clone>(
         size,
         attempts,
         lower_bound,
+        ..
     } = e
     else {
         return Diagnostic::new(

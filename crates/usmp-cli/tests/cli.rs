@@ -319,7 +319,18 @@ fn no_plan_within_capacity_exits_1_with_the_whole_story() {
         &[
             "buffer \"t1\" (20 bytes) fits in none of its candidate pools",
             "pool \"workspace\": limit 85 bytes, needs 90 bytes (5 missing)",
+            "first_fit found no plan, but one may exist",
             "fewer than 80 bytes",
+            "try --algorithm auto",
+        ],
+    );
+    // Below the bound the message says no plan can exist, and why.
+    fails_with(
+        &["plan", file.to_str().unwrap(), "--capacity", "70"],
+        1,
+        &[
+            "no plan can exist: the buffers that can only go to \"workspace\" need at least \
+             80 bytes at once; its limit holds 70",
         ],
     );
     // The same capacity is enough for hill climbing, which finds the 80-byte optimum.

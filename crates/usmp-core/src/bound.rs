@@ -17,6 +17,81 @@
 
 use crate::problem::{Conflicts, PoolKind, Problem};
 
+/// Why no plan can exist, from the same argument as the bound: buffers that can only go
+/// to some bounded pools need more bytes at once than those pools' limits hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Infeasible {
+    /// The pools (indices), every one with a limit.
+    pub pools: Vec<usize>,
+    /// The bytes the buffers that can only go to `pools` need at once (at least).
+    pub needed: u64,
+    /// What `pools` hold: the sum of their limits, or for `buffer` the largest one.
+    pub limit: u64,
+    /// A single buffer larger than each of its candidate pools, when that is the reason.
+    pub buffer: Option<usize>,
+}
+
+/// A proof that `problem` has no plan, when the bound's argument gives one: one buffer
+/// bigger than each of its (bounded) candidates, or a set of bounded pools (every set up
+/// to 6 pools of a kind; beyond, single pools and all of them) whose forced buffers'
+/// clique exceeds their summed limits. `None` says nothing: a plan may or may not exist.
+pub fn infeasible(problem: &Problem) -> Option<Infeasible> {
+    let pools = problem.pools();
+    for (i, b) in problem.buffers().iter().enumerate() {
+        let limits: Option<Vec<u64>> = b.candidates.iter().map(|&p| pools[p].size_limit).collect();
+        if let Some(largest) = limits.and_then(|l| l.into_iter().max())
+            && b.size > largest
+        {
+            return Some(Infeasible {
+                pools: b.candidates.clone(),
+                needed: b.size,
+                limit: largest,
+                buffer: Some(i),
+            });
+        }
+    }
+    for kind in [PoolKind::Workspace, PoolKind::Constant] {
+        let bounded: Vec<usize> = (0..pools.len())
+            .filter(|&p| pools[p].kind == kind && pools[p].size_limit.is_some())
+            .collect();
+        let sets: Vec<Vec<usize>> = if bounded.len() <= PARTITION_POOLS {
+            (1u64..1 << bounded.len())
+                .map(|set| {
+                    let members = (0..bounded.len()).filter(|k| set & 1 << k != 0);
+                    members.map(|k| bounded[k]).collect()
+                })
+                .collect()
+        } else {
+            let mut sets: Vec<Vec<usize>> = bounded.iter().map(|&p| vec![p]).collect();
+            sets.push(bounded.clone());
+            sets
+        };
+        for set in sets {
+            let forced: Vec<usize> = (0..problem.buffers().len())
+                .filter(|&i| {
+                    problem.buffers()[i]
+                        .candidates
+                        .iter()
+                        .all(|p| set.contains(p))
+                })
+                .collect();
+            let limit = set.iter().fold(0u64, |t, &p| {
+                t.saturating_add(pools[p].size_limit.unwrap_or(u64::MAX))
+            });
+            let needed = clique_bound(problem, &forced);
+            if needed > limit {
+                return Some(Infeasible {
+                    pools: set,
+                    needed,
+                    limit,
+                    buffer: None,
+                });
+            }
+        }
+    }
+    None
+}
+
 /// The bound reported with every plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LowerBound {
@@ -325,5 +400,47 @@ mod tests {
         let lb = LowerBound::of(&b2.build().unwrap());
         assert_eq!(lb.total, 87);
         assert_eq!(lb.per_pool, vec![30, 0, 7]);
+    }
+
+    #[test]
+    fn infeasible_names_a_buffer_too_big_or_pools_too_small() {
+        let mut b = Problem::builder();
+        let mut small = Pool::workspace("dtcm");
+        small.size_limit = Some(16);
+        let mut big = Pool::workspace("sram");
+        big.size_limit = Some(40);
+        let dtcm = b.pool(small);
+        let sram = b.pool(big);
+        b.buffer(
+            Buffer::new("a", 24)
+                .with_candidates([dtcm, sram])
+                .with_live(0, 2),
+        );
+        b.buffer(
+            Buffer::new("b", 24)
+                .with_candidates([dtcm, sram])
+                .with_live(1, 3),
+        );
+        let fits = b.clone().build().unwrap();
+        // 48 bytes live at once, 56 bytes of limits: the bound rules nothing out.
+        assert_eq!(infeasible(&fits), None);
+        b.buffer(
+            Buffer::new("c", 20)
+                .with_candidates([dtcm, sram])
+                .with_live(1, 2),
+        );
+        let three = b.clone().build().unwrap();
+        let proof = infeasible(&three).unwrap();
+        assert_eq!(
+            (proof.pools, proof.needed, proof.limit),
+            (vec![dtcm, sram], 68, 56)
+        );
+        b.buffer(
+            Buffer::new("d", 41)
+                .with_candidates([dtcm, sram])
+                .with_live(4, 5),
+        );
+        let proof = infeasible(&b.build().unwrap()).unwrap();
+        assert_eq!((proof.buffer, proof.needed, proof.limit), (Some(3), 41, 40));
     }
 }

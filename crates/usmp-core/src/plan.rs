@@ -112,6 +112,11 @@ pub enum PlanError {
         attempts: Vec<Attempt>,
         /// The problem's lower bound on total bytes.
         lower_bound: u64,
+        /// The algorithm that found no plan (filled in by [`plan`]).
+        algorithm: String,
+        /// Why no plan can exist, when the bound proves it ([`crate::bound::infeasible`],
+        /// filled in by [`plan`]); `None`: one may exist that this algorithm did not find.
+        impossible: Option<String>,
     },
     /// An algorithm returned a plan that breaks the rules: a bug in that algorithm.
     Invalid {
@@ -137,6 +142,8 @@ impl fmt::Display for PlanError {
                 size,
                 attempts,
                 lower_bound,
+                algorithm,
+                impossible,
             } => {
                 writeln!(
                     f,
@@ -158,11 +165,28 @@ impl fmt::Display for PlanError {
                         )?;
                     }
                 }
-                write!(
-                    f,
-                    "no plan can use fewer than {lower_bound} bytes in total (lower bound); \
-                     raise a pool's limit, add a candidate pool, or try another algorithm"
-                )
+                match impossible {
+                    Some(why) => write!(
+                        f,
+                        "no plan can exist: {why}; raise a limit or give buffers more \
+                         candidate pools"
+                    ),
+                    None => {
+                        let next = if algorithm.starts_with("auto") || algorithm == "exact" {
+                            "try --algorithm hill_climb (which moves buffers between pools) \
+                             or a longer search (--time-limit 60)"
+                        } else {
+                            "try --algorithm auto, which searches exactly"
+                        };
+                        write!(
+                            f,
+                            "{algorithm} found no plan, but one may exist: no limit rules it \
+                             out, and no plan can use fewer than {lower_bound} bytes in total \
+                             (lower bound); {next}, raise a pool's limit, or add a candidate \
+                             pool"
+                        )
+                    }
+                }
             }
             PlanError::Invalid {
                 algorithm,
@@ -183,14 +207,68 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
+/// Says which algorithm found no plan, and whether none can exist.
+fn explained(problem: &Problem, e: PlanError, name: &str) -> PlanError {
+    let PlanError::NoFit {
+        buffer,
+        size,
+        attempts,
+        lower_bound,
+        ..
+    } = e
+    else {
+        return e;
+    };
+    let pools = problem.pools();
+    let impossible = crate::bound::infeasible(problem).map(|proof| {
+        let names: Vec<String> = proof
+            .pools
+            .iter()
+            .map(|&p| format!("\"{}\"", pools[p].name))
+            .collect();
+        let names = names.join(", ");
+        match proof.buffer {
+            Some(b) => format!(
+                "buffer \"{}\" ({} bytes) is larger than each of its pools {names} (the \
+                 largest holds {})",
+                problem.buffers()[b].name,
+                proof.needed,
+                proof.limit
+            ),
+            None => {
+                let hold = if proof.pools.len() == 1 {
+                    "its limit holds"
+                } else {
+                    "their limits hold"
+                };
+                format!(
+                    "the buffers that can only go to {names} need at least {} bytes at once; \
+                     {hold} {}",
+                    proof.needed, proof.limit
+                )
+            }
+        }
+    });
+    PlanError::NoFit {
+        buffer,
+        size,
+        attempts,
+        lower_bound,
+        algorithm: name.to_string(),
+        impossible,
+    }
+}
+
 /// Runs `algorithm` on `problem`, then verifies and summarises its result.
 ///
 /// Every plan this returns has passed [`verify::verify`]: a faulty algorithm, built in or
 /// the user's, produces [`PlanError::Invalid`], never a silently wrong plan.
 pub fn plan(problem: &Problem, algorithm: &dyn Algorithm) -> Result<Plan, PlanError> {
     let lower_bound = LowerBound::of(problem);
-    let solution = algorithm.allocate(problem, &lower_bound)?;
     let name = algorithm.name().to_string();
+    let solution = algorithm
+        .allocate(problem, &lower_bound)
+        .map_err(|e| explained(problem, e, &name))?;
     if let Err(violations) = verify::verify(problem, &solution.allocations) {
         return Err(PlanError::Invalid {
             algorithm: name,

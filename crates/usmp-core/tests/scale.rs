@@ -153,6 +153,8 @@ struct Tally {
 fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
     let mut tally: BTreeMap<&str, Tally> = BTreeMap::new();
     let (mut tiny_count, mut infeasible, mut optimal_claims) = (0, 0, 0);
+    // "No plan can exist" given, and (tiny problems without a plan) not given.
+    let (mut proofs, mut unproven) = (0, 0);
     for seed in 0..PROBLEMS {
         let tiny = seed % 4 == 0;
         let problem = random_problem(seed, tiny);
@@ -184,8 +186,21 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
                         }
                     }
                 }
-                Err(PlanError::NoFit { lower_bound, .. }) => {
+                Err(PlanError::NoFit {
+                    lower_bound,
+                    impossible,
+                    ..
+                }) => {
                     t.no_fit += 1;
+                    // "No plan can exist" must be true.
+                    if let Some(why) = &impossible {
+                        proofs += 1;
+                        if let Some(Some(best)) = truth {
+                            panic!("seed {seed}: {name} says {why}; brute force found {best}");
+                        }
+                    } else if truth == Some(None) {
+                        unproven += 1;
+                    }
                     let bounded = problem.pools().iter().any(|p| p.size_limit.is_some());
                     assert!(bounded, "seed {seed}: {name}: no fit with unbounded pools");
                     if let Some(Some(best)) = truth {
@@ -207,6 +222,9 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
         }
     }
     println!("{PROBLEMS} problems, {tiny_count} solved by brute force ({infeasible} with no plan)");
+    println!(
+        "\"no plan can exist\" said {proofs} times; {unproven} refusals of tiny problems without a plan said \"may exist\""
+    );
     println!("algorithm             plans  no fit  tiny at optimum  tiny no fit but a plan exists");
     for (name, t) in &tally {
         println!(
@@ -220,5 +238,5 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
         infeasible > 50 && optimal_claims > 1000,
         "{infeasible} {optimal_claims}"
     );
-    assert!(exact.plans > 8000 && exact.no_fit > 100);
+    assert!(exact.plans > 8000 && exact.no_fit > 100 && proofs > 1000);
 }

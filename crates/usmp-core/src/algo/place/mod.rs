@@ -245,6 +245,8 @@ pub(crate) fn place_in_order(
                 size: b.size,
                 attempts,
                 lower_bound,
+                algorithm: String::new(),
+                impossible: None,
             });
         };
         occupancy.place(buffer, at);
