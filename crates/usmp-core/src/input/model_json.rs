@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::json::{Json, Number, Value};
-use super::read::{Entries, Names, Reader, Spans, known};
+use super::read::{Entries, Known, Names, Reader, Spans};
 use super::{InputError, Pos};
 use crate::model::{
     Call, CallField, InPlace, Model, ModelLocus, Role, Scratch, Size, Tensor, TensorField,
@@ -125,16 +125,17 @@ pub(crate) fn parse_model_json(
         spans.tensors.push(tspans);
     }
     // The tensor a name names; a name that is not a tensor's is noted.
+    let known_tensors = Known::new("tensors", &index);
     let lookup = |name: &str, pos: Pos, what: &dyn std::fmt::Display| {
         let found = index.get(name).copied();
         if found.is_none() {
-            r.note(r.err(
-                pos,
-                format!(
-                    "{what}: no tensor is named \"{name}\"; {}",
-                    known("tensors", &index)
-                ),
-            ));
+            r.note_with(|| {
+                let known = known_tensors.text();
+                r.err(
+                    pos,
+                    format!("{what}: no tensor is named \"{name}\"; {known}"),
+                )
+            });
         }
         found
     };

@@ -33,7 +33,7 @@ const KNOWN_LISTED: usize = 20;
 
 /// `known pools: "a", "b"`: the names one could have meant, sorted, the first
 /// [`KNOWN_LISTED`] of them.
-pub(crate) fn known(what: impl Display, names: &Names) -> String {
+fn known(what: impl Display, names: &Names) -> String {
     if names.is_empty() {
         return format!("there are no {what}");
     }
@@ -51,6 +51,33 @@ pub(crate) fn known(what: impl Display, names: &Names) -> String {
         String::new()
     };
     format!("known {what}: {}{tail}", list.join(", "))
+}
+
+/// [`known`]'s text for one complete map of names, written once at most: a file that
+/// names a million unknowns must not sort a million names a million times.
+pub(crate) struct Known<'n> {
+    what: &'static str,
+    names: &'n Names,
+    text: std::cell::OnceCell<String>,
+}
+
+impl<'n> Known<'n> {
+    pub(crate) fn new(what: &'static str, names: &'n Names) -> Self {
+        Known {
+            what,
+            names,
+            text: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The index of `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<usize> {
+        self.names.get(name).copied()
+    }
+
+    pub(crate) fn text(&self) -> &str {
+        self.text.get_or_init(|| known(self.what, self.names))
+    }
 }
 
 /// How messages name an element of a list, `buffers[3]` or `buffers[3] ("conv")`: written
@@ -146,6 +173,15 @@ impl<'f> Reader<'f> {
     /// How many errors have been noted so far.
     pub(crate) fn noted(&self) -> usize {
         self.noted.borrow().len() + self.dropped.get()
+    }
+
+    /// Notes the error `make` writes, writing it only when it will be listed.
+    pub(crate) fn note_with(&self, make: impl FnOnce() -> InputError) {
+        if self.noted.borrow().len() < MAX_LISTED {
+            self.note(make());
+        } else {
+            self.dropped.set(self.dropped.get() + 1);
+        }
     }
 
     /// The value, or `None` after noting the error: the caller goes on with a stand-in.
