@@ -374,18 +374,25 @@ mod tests {
         assert!(!text.contains("no candidate pools"), "{text}");
     }
 
-    /// A file wrong throughout lists 100 errors and counts the rest.
-    #[test]
-    fn a_file_wrong_throughout_lists_a_hundred_and_counts_the_rest() {
-        let buffers: Vec<String> = (0..250)
-            .map(|i| format!(r#"{{"name": "b{i}", "size_bytes": -1, "pool_candidates": ["p"]}}"#))
-            .collect();
+    /// Every error of a problem of `n` buffers, buffer `i` written by `buffer(i)`.
+    fn errors_of(n: usize, buffer: impl Fn(usize) -> String) -> Vec<InputError> {
+        let buffers: Vec<String> = (0..n).map(buffer).collect();
         let text = format!(
             r#"{{"pools": [{{"name": "p"}}], "buffers": [{}]}}"#,
             buffers.join(",")
         );
-        let e = parse_problem_json(&text, "p.json").unwrap_err();
-        let all: Vec<InputError> = e.each().collect();
+        parse_problem_json(&text, "p.json")
+            .unwrap_err()
+            .each()
+            .collect()
+    }
+
+    /// A file wrong throughout lists 100 errors and counts the rest.
+    #[test]
+    fn a_file_wrong_throughout_lists_a_hundred_and_counts_the_rest() {
+        let all = errors_of(250, |i| {
+            format!(r#"{{"name": "b{i}", "size_bytes": -1, "pool_candidates": ["p"]}}"#)
+        });
         assert_eq!(all.len(), 101);
         assert!(
             all[99]
@@ -402,28 +409,18 @@ mod tests {
     /// the known names, and writing 20,000 of those lists took minutes.
     #[test]
     fn many_unknown_names_are_counted_not_written() {
-        let buffers: Vec<String> = (0..20_000)
-            .map(|i| {
-                format!(r#"{{"name": "b{i}", "size_bytes": 4, "pool_candidates": ["p"], "conflicts": ["z{i}"]}}"#)
-            })
-            .collect();
-        let text = format!(
-            r#"{{"pools": [{{"name": "p"}}], "buffers": [{}]}}"#,
-            buffers.join(",")
-        );
-        let e = parse_problem_json(&text, "p.json").unwrap_err();
-        let all: Vec<InputError> = e.each().collect();
+        let all = errors_of(20_000, |i| {
+            format!(
+                r#"{{"name": "b{i}", "size_bytes": 4, "pool_candidates": ["p"], "conflicts": ["z{i}"]}}"#
+            )
+        });
         assert_eq!(all.len(), 101);
+        let first = &all[0].message;
         assert!(
-            all[0]
-                .message
-                .contains("no buffer is named \"z0\"; known buffers: \"b0\", \"b1\", \"b10\"")
+            first.contains("no buffer is named \"z0\"; known buffers: \"b0\", \"b1\", \"b10\""),
+            "{first}"
         );
-        assert!(
-            all[0].message.ends_with("and 19980 more"),
-            "{}",
-            all[0].message
-        );
+        assert!(first.ends_with("and 19980 more"), "{first}");
         assert_eq!(
             all[100].message,
             "19900 more errors are not listed; fix these first"
