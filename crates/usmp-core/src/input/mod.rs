@@ -422,16 +422,13 @@ pub fn parse_pools(text: &str, file: &str) -> Result<PoolsFile, InputError> {
 /// Lowers a model onto pools; an error points into whichever file it is about. Every
 /// problem of the model itself is reported together.
 pub fn lower(model: &ModelFile, pools: &PoolsFile) -> Result<Liveness, InputError> {
-    let problems = model
-        .model
-        .problems()
-        .iter()
-        .map(|e| model.error(e))
-        .collect();
-    if let Some(all) = listed(problems, 0, &model.file) {
-        return Err(all);
-    }
     liveness::analyse(&model.model, &pools.pools, &pools.options).map_err(|e| {
+        // `analyse` stops at the model's first problem; only then are all of them listed.
+        let problems = model.model.problems();
+        if !problems.is_empty() {
+            let all = problems.iter().map(|p| model.error(p)).collect();
+            return listed(all, 0, &model.file).unwrap_or_else(|| model.error(&e));
+        }
         let in_pools = match e.locus {
             ModelLocus::ScratchRule(k) => pools.rules.get(k).copied(),
             ModelLocus::Pools => pools.root,

@@ -162,12 +162,7 @@ impl<'f> Reader<'f> {
 
     /// Notes an error and goes on.
     pub(crate) fn note(&self, e: InputError) {
-        let mut noted = self.noted.borrow_mut();
-        if noted.len() < MAX_LISTED {
-            noted.push(e);
-        } else {
-            self.dropped.set(self.dropped.get() + 1);
-        }
+        self.note_with(|| e);
     }
 
     /// How many errors have been noted so far.
@@ -177,8 +172,9 @@ impl<'f> Reader<'f> {
 
     /// Notes the error `make` writes, writing it only when it will be listed.
     pub(crate) fn note_with(&self, make: impl FnOnce() -> InputError) {
-        if self.noted.borrow().len() < MAX_LISTED {
-            self.note(make());
+        let mut noted = self.noted.borrow_mut();
+        if noted.len() < MAX_LISTED {
+            noted.push(make());
         } else {
             self.dropped.set(self.dropped.get() + 1);
         }

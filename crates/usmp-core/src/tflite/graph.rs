@@ -169,26 +169,23 @@ fn quantization(
     let Some(q) = table else {
         return Ok(Quantization::default());
     };
-    let read = || -> super::flatbuffer::Result<_> { Ok((q.vector(2)?, q.vector(3)?)) };
-    let (scales, zero_points) = read().map_err(corrupt(context))?;
+    let scales = q.vector(2).map_err(corrupt(context))?;
+    let zero_points = q.vector(3).map_err(corrupt(context))?;
     let len = |v: Option<super::flatbuffer::Vector<'_>>| v.map_or(0, |v| v.len());
     charge((len(scales) + len(zero_points)).saturating_mul(8))?;
-    let lists = || -> super::flatbuffer::Result<_> {
-        let scales = match scales {
-            Some(v) => v
-                .words(4)?
-                .into_iter()
-                .map(|w| f32::from_bits(w as u32))
-                .collect(),
-            None => Vec::new(),
-        };
-        let zero_points = match zero_points {
-            Some(v) => v.words(8)?.into_iter().map(|w| w as i64).collect(),
-            None => Vec::new(),
-        };
-        Ok((scales, zero_points, q.u32(6, 0)? as usize))
+    let words = |v: Option<super::flatbuffer::Vector<'_>>, width| match v {
+        Some(v) => v.words(width).map_err(corrupt(context)),
+        None => Ok(Vec::new()),
     };
-    let (scales, zero_points, dimension) = lists().map_err(corrupt(context))?;
+    let scales = words(scales, 4)?
+        .into_iter()
+        .map(|w| f32::from_bits(w as u32))
+        .collect();
+    let zero_points = words(zero_points, 8)?
+        .into_iter()
+        .map(|w| w as i64)
+        .collect();
+    let dimension = q.u32(6, 0).map_err(corrupt(context))? as usize;
     Ok(Quantization {
         scales,
         zero_points,
