@@ -152,3 +152,20 @@ fn buffers_at_the_edge_of_the_address_space_do_not_overflow() {
         "the bound saturates rather than wrapping"
     );
 }
+
+/// Positions count in 32 bits, so a file past 4 GiB is refused before it is read. The
+/// file is sparse: it takes no disk space.
+#[test]
+fn files_past_4_gib_are_refused_before_reading() {
+    let dir = std::env::temp_dir().join(format!("usmp-huge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("huge.json");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(u64::from(u32::MAX) + 1).unwrap();
+    let e = usmp_core::input::read(&path, None).unwrap_err().to_string();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        e.contains("huge.json") && e.contains("4294967296 bytes") && e.contains("up to 4 GiB"),
+        "{e}"
+    );
+}

@@ -26,10 +26,7 @@ pub fn parse_csv(text: &str, file: &str, capacity: Option<u64>) -> Result<Proble
     };
     let names: Vec<&str> = header.split(',').map(str::trim).collect();
     if names != HEADER {
-        let at = Pos {
-            line: header_line + 1,
-            column: 1,
-        };
+        let at = Pos::new(header_line + 1, 1);
         return Err(InputError::at(
             file,
             at,
@@ -44,10 +41,7 @@ pub fn parse_csv(text: &str, file: &str, capacity: Option<u64>) -> Result<Proble
         let line_no = index + 1;
         let fields = split_with_columns(line);
         if fields.len() != 4 {
-            let at = Pos {
-                line: line_no,
-                column: 1,
-            };
+            let at = Pos::new(line_no, 1);
             let found = fields.len();
             return Err(InputError::at(
                 file,
@@ -59,10 +53,7 @@ pub fn parse_csv(text: &str, file: &str, capacity: Option<u64>) -> Result<Proble
             let column = fields[k].0;
             InputError::at(
                 file,
-                Pos {
-                    line: line_no,
-                    column,
-                },
+                Pos::new(line_no, column),
                 format!("field `{}`: {message}", HEADER[k]),
             )
         };

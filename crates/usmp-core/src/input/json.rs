@@ -2,6 +2,7 @@
 //! found after parsing ("unknown pool", "size must be positive") can still name the line
 //! and column. Objects keep their keys in file order; duplicate keys are an error.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 
 use super::{InputError, Pos};
@@ -15,9 +16,9 @@ const MAX_DEPTH: usize = 64;
 
 /// A JSON value and where it starts.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Json {
+pub struct Json<'a> {
     /// The value.
-    pub value: Value,
+    pub value: Value<'a>,
     /// Where it starts.
     pub pos: Pos,
 }
@@ -30,24 +31,25 @@ const SHARED_KEYS: usize = 64;
 
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Value {
+pub enum Value<'a> {
     /// `null`
     Null,
     /// `true` or `false`
     Bool(bool),
     /// A number, as written.
     Number(Number),
-    /// A string, unescaped.
-    String(String),
+    /// A string, unescaped: borrowed from the text unless it had escapes, so that a
+    /// million names are read without a million allocations.
+    String(Cow<'a, str>),
     /// An array.
-    Array(Vec<Json>),
+    Array(Box<[Json<'a>]>),
     /// An array under a key named `data` whose items are all whole numbers from 0 to 255
     /// (a constant's inline bytes), kept as bytes: a model with megabytes of inline data
     /// is read at the size of its data rather than of a value per byte.
-    Bytes(Vec<u8>),
+    Bytes(Box<[u8]>),
     /// An object: keys with their positions, in file order. Keys are shared: a file
     /// of a million objects with the same five keys holds five key strings.
-    Object(Vec<(Key, Pos, Json)>),
+    Object(Box<[(Key, Pos, Json<'a>)]>),
 }
 
 /// A number. A plain whole number (digits only, no leading zero, within 64 bits: sizes,
@@ -73,7 +75,7 @@ impl Number {
     }
 }
 
-impl Value {
+impl Value<'_> {
     /// What to call this kind of value in an error message.
     pub fn describe(&self) -> &'static str {
         match self {
@@ -92,8 +94,9 @@ impl Value {
 type Parsed<T> = Result<T, Box<InputError>>;
 
 /// Parses `text`; errors name `file` and the position.
-pub fn parse(text: &str, file: &str) -> Result<Json, InputError> {
+pub fn parse<'a>(text: &'a str, file: &str) -> Result<Json<'a>, InputError> {
     let mut p = Parser {
+        text,
         bytes: text.as_bytes(),
         at: 0,
         line: 1,
@@ -101,6 +104,8 @@ pub fn parse(text: &str, file: &str) -> Result<Json, InputError> {
         column: Cell::new((0, 0)),
         file,
         keys: Vec::new(),
+        items: Vec::new(),
+        entries: Vec::new(),
     };
     p.skip_space();
     let value = p.value(0).map_err(|e| *e)?;
@@ -111,7 +116,8 @@ pub fn parse(text: &str, file: &str) -> Result<Json, InputError> {
     Ok(value)
 }
 
-struct Parser<'a> {
+struct Parser<'a, 'f> {
+    text: &'a str,
     bytes: &'a [u8],
     at: usize,
     line: usize,
@@ -120,12 +126,18 @@ struct Parser<'a> {
     /// positions are asked for in file order, so counting on from there keeps the whole
     /// parse linear even when the file is one long line.
     column: Cell<(usize, usize)>,
-    file: &'a str,
+    file: &'f str,
     /// The keys read so far, to share (see [`Value::Object`]).
     keys: Vec<Key>,
+    /// The items of the arrays and the entries of the objects being read, innermost last:
+    /// each is moved out into a list of exactly its length once complete. Growing each
+    /// list as it is read would leave room for four items in a list of one or two (the
+    /// tree of a million small objects would be half empty space).
+    items: Vec<Json<'a>>,
+    entries: Vec<(Key, Pos, Json<'a>)>,
 }
 
-impl<'a> Parser<'a> {
+impl<'a> Parser<'a, '_> {
     fn pos(&self) -> Pos {
         let (mut from, mut chars) = self.column.get();
         if from < self.line_start || from > self.at {
@@ -138,10 +150,7 @@ impl<'a> Parser<'a> {
             .filter(|&&b| b & 0xC0 != 0x80)
             .count();
         self.column.set((self.at, chars));
-        Pos {
-            line: self.line,
-            column: chars + 1,
-        }
+        Pos::new(self.line, chars + 1)
     }
 
     fn error(&self, message: impl Into<String>) -> Box<InputError> {
@@ -175,7 +184,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Parsed<Json> {
+    fn value(&mut self, depth: usize) -> Parsed<Json<'a>> {
         if depth > MAX_DEPTH {
             return Err(self.error(format!("nesting deeper than {MAX_DEPTH} levels")));
         }
@@ -197,7 +206,7 @@ impl<'a> Parser<'a> {
         Ok(Json { value, pos })
     }
 
-    fn word(&mut self, word: &str, value: Value) -> Parsed<Value> {
+    fn word(&mut self, word: &str, value: Value<'a>) -> Parsed<Value<'a>> {
         if self.bytes[self.at..].starts_with(word.as_bytes()) {
             for _ in 0..word.len() {
                 self.bump();
@@ -208,14 +217,14 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Parsed<Value> {
+    fn object(&mut self, depth: usize) -> Parsed<Value<'a>> {
         self.bump();
-        let mut entries: Vec<(Key, Pos, Json)> = Vec::new();
+        let start = self.entries.len();
         let mut seen = std::collections::HashSet::new();
         self.skip_space();
         if self.peek() == Some(b'}') {
             self.bump();
-            return Ok(Value::Object(entries));
+            return Ok(Value::Object(Box::default()));
         }
         loop {
             self.skip_space();
@@ -224,12 +233,13 @@ impl<'a> Parser<'a> {
                 return Err(self.error("expected a key in double quotes"));
             }
             let key = self.key()?;
+            let earlier = &self.entries[start..];
             // A set only for big objects: most have a handful of keys.
-            if entries.len() == DUPLICATES_BY_SET {
-                seen.extend(entries.iter().map(|(k, _, _)| Key::clone(k)));
+            if earlier.len() == DUPLICATES_BY_SET {
+                seen.extend(earlier.iter().map(|(k, _, _)| Key::clone(k)));
             }
-            let twice = if entries.len() < DUPLICATES_BY_SET {
-                entries.iter().any(|(k, _, _)| *k == key)
+            let twice = if earlier.len() < DUPLICATES_BY_SET {
+                earlier.iter().any(|(k, _, _)| *k == key)
             } else {
                 !seen.insert(Key::clone(&key))
             };
@@ -248,13 +258,13 @@ impl<'a> Parser<'a> {
             } else {
                 self.value(depth + 1)?
             };
-            entries.push((key, key_pos, value));
+            self.entries.push((key, key_pos, value));
             self.skip_space();
             match self.peek() {
                 Some(b',') => self.bump(),
                 Some(b'}') => {
                     self.bump();
-                    return Ok(Value::Object(entries));
+                    return Ok(Value::Object(self.entries.drain(start..).collect()));
                 }
                 _ => return Err(self.error("expected ',' or '}' in the object")),
             }
@@ -263,7 +273,7 @@ impl<'a> Parser<'a> {
 
     /// At `[`: the array as [`Value::Bytes`] when every item is a plain whole number up to
     /// 255, otherwise read again from its start as any value (at most twice the work).
-    fn bytes_or_value(&mut self, depth: usize) -> Parsed<Json> {
+    fn bytes_or_value(&mut self, depth: usize) -> Parsed<Json<'a>> {
         let start = (self.at, self.line, self.line_start, self.column.get());
         let pos = self.pos();
         self.bump();
@@ -272,7 +282,7 @@ impl<'a> Parser<'a> {
         if self.peek() == Some(b']') {
             self.bump();
             return Ok(Json {
-                value: Value::Bytes(bytes),
+                value: Value::Bytes(bytes.into()),
                 pos,
             });
         }
@@ -299,7 +309,7 @@ impl<'a> Parser<'a> {
                 Some(b']') => {
                     self.bump();
                     return Ok(Json {
-                        value: Value::Bytes(bytes),
+                        value: Value::Bytes(bytes.into()),
                         pos,
                     });
                 }
@@ -311,23 +321,24 @@ impl<'a> Parser<'a> {
         self.value(depth)
     }
 
-    fn array(&mut self, depth: usize) -> Parsed<Value> {
+    fn array(&mut self, depth: usize) -> Parsed<Value<'a>> {
         self.bump();
-        let mut items = Vec::new();
+        let start = self.items.len();
         self.skip_space();
         if self.peek() == Some(b']') {
             self.bump();
-            return Ok(Value::Array(items));
+            return Ok(Value::Array(Box::default()));
         }
         loop {
             self.skip_space();
-            items.push(self.value(depth + 1)?);
+            let item = self.value(depth + 1)?;
+            self.items.push(item);
             self.skip_space();
             match self.peek() {
                 Some(b',') => self.bump(),
                 Some(b']') => {
                     self.bump();
-                    return Ok(Value::Array(items));
+                    return Ok(Value::Array(self.items.drain(start..).collect()));
                 }
                 _ => return Err(self.error("expected ',' or ']' in the array")),
             }
@@ -338,7 +349,7 @@ impl<'a> Parser<'a> {
     fn key(&mut self) -> Parsed<Key> {
         let text = match self.plain_string() {
             Some(text) => text,
-            None => return Ok(Key::from(self.string()?)),
+            None => return Ok(Key::from(&*self.string()?)),
         };
         if let Some(k) = self.keys.iter().find(|k| ***k == *text) {
             return Ok(Key::clone(k));
@@ -360,16 +371,16 @@ impl<'a> Parser<'a> {
         if body[len] != b'"' {
             return None;
         }
-        // Cut at ASCII quotes of valid UTF-8 text, so still valid; no newline inside, so
-        // the line stays.
-        let text = std::str::from_utf8(&body[..len]).ok()?;
+        // Cut at ASCII bytes of the text, so at character boundaries; no newline inside,
+        // so the line stays.
+        let text = self.text.get(self.at + 1..self.at + 1 + len)?;
         self.at += len + 2;
         Some(text)
     }
 
-    fn string(&mut self) -> Parsed<String> {
+    fn string(&mut self) -> Parsed<Cow<'a, str>> {
         if let Some(text) = self.plain_string() {
-            return Ok(text.to_string());
+            return Ok(Cow::Borrowed(text));
         }
         self.bump();
         let mut out = Vec::new();
@@ -381,6 +392,7 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     self.bump();
                     return String::from_utf8(out)
+                        .map(Cow::Owned)
                         .map_err(|_| self.error("the string is not valid UTF-8"));
                 }
                 b'\\' => {
@@ -600,7 +612,7 @@ mod tests {
         };
         let (first, second) = (entries(0), entries(1));
         assert!(std::rc::Rc::ptr_eq(&first[0].0, &second[0].0));
-        assert_eq!(first[1].2.value, Value::Bytes(vec![1, 2, 255]));
+        assert_eq!(first[1].2.value, Value::Bytes([1, 2, 255].into()));
         let Value::Array(numbers) = &second[1].2.value else {
             panic!("{:?}", second[1].2.value)
         };

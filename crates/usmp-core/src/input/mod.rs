@@ -27,13 +27,25 @@ use crate::tflite::read_tflite;
 use model_json::{ModelSpans, parse_model_json};
 use pools_json::parse_pools_json;
 
-/// A 1-based line and column in an input file.
+/// A 1-based line and column in an input file. 32 bits each: a parsed JSON file holds
+/// one per value, and input files are read up to 4 GiB (positions past that saturate).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pos {
     /// Line, from 1.
-    pub line: usize,
+    pub line: u32,
     /// Column in characters, from 1.
-    pub column: usize,
+    pub column: u32,
+}
+
+impl Pos {
+    /// The position at `line` and `column` (both from 1), saturating past `u32::MAX`.
+    pub fn new(line: usize, column: usize) -> Pos {
+        let narrow = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Pos {
+            line: narrow(line),
+            column: narrow(column),
+        }
+    }
 }
 
 /// Malformed input: where it is and what to write instead.
@@ -202,7 +214,7 @@ fn container(path: &Path, bytes: &[u8]) -> Container {
 }
 
 /// A JSON document is a model when its top level has `"calls"`.
-fn is_model(root: &json::Json) -> bool {
+fn is_model(root: &json::Json<'_>) -> bool {
     match &root.value {
         json::Value::Object(entries) => entries.iter().any(|(k, _, _)| &**k == "calls"),
         _ => false,
@@ -259,8 +271,23 @@ impl ModelFile {
     }
 }
 
+/// The largest input file read: positions count in 32 bits, and no model or problem for a
+/// microcontroller comes near it.
+const MAX_FILE_BYTES: u64 = u32::MAX as u64;
+
 fn read_bytes(path: &Path) -> Result<(String, Vec<u8>), InputError> {
     let file = path.display().to_string();
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.len() > MAX_FILE_BYTES
+    {
+        return Err(InputError::whole(
+            &file,
+            format!(
+                "the file is {} bytes; usmp reads input files of up to 4 GiB",
+                meta.len()
+            ),
+        ));
+    }
     let bytes = std::fs::read(path)
         .map_err(|e| InputError::whole(&file, format!("cannot read the file: {e}")))?;
     Ok((file, bytes))
@@ -304,7 +331,8 @@ fn read_as(
         Container::Csv => parse_csv(&text(&file, bytes)?, &file, capacity).map(Input::Problem),
         Container::Json => {
             // Parsed once: the same tree tells a model from a problem and is then read.
-            let root = json::parse(&text(&file, bytes)?, &file)?;
+            let text = text(&file, bytes)?;
+            let root = json::parse(&text, &file)?;
             if !is_model(&root) {
                 return problem_from_json(&root, &file).map(Input::Problem);
             }
@@ -367,7 +395,11 @@ pub fn parse_model(text: &str, file: &str, base: &Path) -> Result<ModelFile, Inp
     model_from_json(&json::parse(text, file)?, file, base)
 }
 
-fn model_from_json(root: &json::Json, file: &str, base: &Path) -> Result<ModelFile, InputError> {
+fn model_from_json(
+    root: &json::Json<'_>,
+    file: &str,
+    base: &Path,
+) -> Result<ModelFile, InputError> {
     let mut files = Vec::new();
     let (model, spans) = parse_model_json(root, file, base, &mut files)?;
     Ok(ModelFile {

@@ -82,7 +82,7 @@ impl ModelSpans {
 /// constant `file`s are relative to; every file read is appended to `read` (for build
 /// scripts' `rerun-if-changed`).
 pub(crate) fn parse_model_json(
-    root: &Json,
+    root: &Json<'_>,
     file: &str,
     base: &Path,
     read: &mut Vec<PathBuf>,
@@ -140,8 +140,7 @@ pub(crate) fn parse_model_json(
         found
     };
     let names = |e: Entries<'_>, key: &str, label: &str| -> Vec<(usize, Pos)> {
-        let found = r.strings(e, key, label).into_iter();
-        found
+        r.strings(e, key, label)
             .filter_map(|(n, name, pos)| {
                 Some((lookup(name, pos, &format_args!("{label}[{n}]"))?, pos))
             })
@@ -216,7 +215,7 @@ pub(crate) fn parse_model_json(
 
 /// A size: a whole number, or `"dynamic"` when `dynamic_ok`. Zero is an error: nothing
 /// would be planned, which is never what was meant.
-fn size(r: &Reader<'_>, j: &Json, what: &str) -> Result<Size, InputError> {
+fn size(r: &Reader<'_>, j: &Json<'_>, what: &str) -> Result<Size, InputError> {
     if let Value::String(s) = &j.value
         && s == "dynamic"
     {
@@ -243,7 +242,7 @@ fn alignment(r: &Reader<'_>, e: Entries<'_>, what: &str) -> Option<u64> {
     r.keep(r.integer(a, format_args!("{what}.alignment"), false))?
 }
 
-fn scratch(r: &Reader<'_>, j: &Json, what: &str) -> Result<Scratch, InputError> {
+fn scratch(r: &Reader<'_>, j: &Json<'_>, what: &str) -> Result<Scratch, InputError> {
     let e = r.object(j, what, SCRATCH_KEYS)?;
     let name = r.name(e, j, what);
     let size = r.required(e, j, "size_bytes", what);
@@ -259,14 +258,14 @@ fn scratch(r: &Reader<'_>, j: &Json, what: &str) -> Result<Scratch, InputError> 
 /// replaced by stand-ins.
 fn tensor(
     r: &Reader<'_>,
-    j: &Json,
+    j: &Json<'_>,
     t: usize,
     base: &Path,
     read: &mut Vec<PathBuf>,
 ) -> Result<(Tensor, Spans), InputError> {
     let what = format!("tensors[{t}]");
     let e = r.object(j, &what, TENSOR_KEYS)?;
-    let spans = r.spans(j, e, TENSOR_KEYS);
+    let spans = Spans::of_entries(j, e, TENSOR_KEYS);
     let name = r.name(e, j, &what);
     let what = format!("tensors[{t}] (\"{name}\")");
     let kind = match r.get(e, "kind") {
@@ -347,7 +346,7 @@ const DATA_KEYS: &[&str] = &["data", "file", "file_offset"];
 
 fn constant_data(
     r: &Reader<'_>,
-    j: &Json,
+    j: &Json<'_>,
     e: Entries<'_>,
     what: &str,
     base: &Path,
@@ -359,7 +358,7 @@ fn constant_data(
                 if bytes.is_empty() {
                     return Err(r.err(d.pos, format!("{what}.data is empty; a constant has bytes")));
                 }
-                return Ok(bytes.clone());
+                return Ok(bytes.to_vec());
             }
             let items = r.array(d, format_args!("{what}.data"))?;
             let mut bytes = Vec::with_capacity(items.len());

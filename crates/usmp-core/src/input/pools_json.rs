@@ -72,7 +72,7 @@ impl Default for PoolsFile {
 }
 
 /// Parses a pools file, reporting every mistake in it together.
-pub(crate) fn parse_pools_json(root: &Json, file: &str) -> Result<PoolsFile, InputError> {
+pub(crate) fn parse_pools_json(root: &Json<'_>, file: &str) -> Result<PoolsFile, InputError> {
     let r = Reader::new(file);
     let top = r.object(root, "the pools file", TOP_KEYS)?;
     let mut out = PoolsFile {
@@ -155,7 +155,7 @@ fn power_of_two(r: &Reader<'_>, top: Entries<'_>, key: &str) -> Option<u64> {
     Some(n)
 }
 
-fn positive(r: &Reader<'_>, j: &Json, what: &str) -> Result<u64, InputError> {
+fn positive(r: &Reader<'_>, j: &Json<'_>, what: &str) -> Result<u64, InputError> {
     match r.integer(j, what, false)? {
         Some(0) | None => Err(r.err(j.pos, format!("{what} is 0; write 1 or more"))),
         Some(v) => Ok(v),
@@ -164,7 +164,7 @@ fn positive(r: &Reader<'_>, j: &Json, what: &str) -> Result<u64, InputError> {
 
 /// Scratch rule `k`: an error when it is not an object, `None` when a mistake in it was
 /// noted.
-fn rule(r: &Reader<'_>, j: &Json, k: usize) -> Result<Option<ScratchRule>, InputError> {
+fn rule(r: &Reader<'_>, j: &Json<'_>, k: usize) -> Result<Option<ScratchRule>, InputError> {
     let what = format!("scratch[{k}]");
     let e = r.object(j, &what, RULE_KEYS)?;
     let calls = match (r.get(e, "op"), r.get(e, "call")) {

@@ -34,7 +34,7 @@ pub fn parse_problem_json(text: &str, file: &str) -> Result<Problem, InputError>
 
 /// Reads a problem from already parsed JSON. Every mistake is reported: reading ones
 /// together, then (when reading found none) every one the problem's checks find.
-pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, InputError> {
+pub(crate) fn problem_from_json(root: &Json<'_>, file: &str) -> Result<Problem, InputError> {
     let r = Reader::new(file);
     let top = r.object(root, "the problem", TOP_KEYS)?;
     let list = |key: &str| {
@@ -60,7 +60,9 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
         builder.pool(pool);
     }
     let known_pools = Known::new("pools", &pool_index);
-    let mut buffer_spans = Vec::new();
+    // Where each builder buffer came from in `buffers`: its spans are found there again
+    // only when a message needs them, not kept for a million buffers that have none.
+    let mut buffer_elements = Vec::new();
     let mut pending_conflicts = Vec::new();
     let mut buffer_index: Names = Names::new();
     // Names are looked up only for conflict lists: live-range problems (the big ones)
@@ -74,21 +76,22 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
     let mut clean = Vec::new();
     for (k, bj) in buffers_json.iter().enumerate() {
         let before = r.noted();
-        let Some((buffer, spans, conflicts)) = r.keep(buffer(&r, bj, k, &known_pools)) else {
+        let Some((buffer, conflicts)) = r.keep(buffer(&r, bj, k, &known_pools)) else {
             continue;
         };
         if conflict_lists {
             buffer_index
                 .entry(buffer.name.clone())
-                .or_insert(buffer_spans.len());
+                .or_insert(buffer_elements.len());
         }
-        buffer_spans.push(spans);
-        pending_conflicts.push((k, conflicts));
+        buffer_elements.push(k);
+        pending_conflicts.push(conflicts);
         clean.push(r.noted() == before);
         builder.buffer(buffer);
     }
     let known_buffers = Known::new("buffers", &buffer_index);
-    for (a, (k, conflicts)) in pending_conflicts.into_iter().enumerate() {
+    for (a, conflicts) in pending_conflicts.into_iter().enumerate() {
+        let k = buffer_elements[a];
         for (name, pos) in conflicts {
             match buffer_index.get(name) {
                 Some(&b) => builder.conflict(a, b),
@@ -108,7 +111,9 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
     let at = |e: &ProblemError| {
         let pos = match e.locus {
             Locus::Pool(i, field) => pool_spans[i].of(field),
-            Locus::Buffer(i, field) => buffer_spans[i].of(field),
+            Locus::Buffer(i, field) => {
+                buffer_spans(&buffers_json[buffer_elements[i]], &known_pools).of(field)
+            }
         };
         InputError::at(file, pos, e.to_string())
     };
@@ -132,15 +137,45 @@ pub(crate) fn problem_from_json(root: &Json, file: &str) -> Result<Problem, Inpu
     })
 }
 
-/// Buffer `k`, its spans and the conflicts it names. Bad fields are noted and left at
-/// stand-ins; only a buffer that is not an object is an error.
-#[allow(clippy::type_complexity)]
+/// Where the fields of a buffer read from `j` were written, its candidates as the builder
+/// holds them (the names of known pools, in order).
+fn buffer_spans(j: &Json<'_>, pools: &Known<'_>) -> Spans {
+    let Value::Object(e) = &j.value else {
+        return Spans::at(j.pos);
+    };
+    let mut spans = Spans::of_entries(j, e, BUFFER_KEYS);
+    let candidates = e.iter().find(|(key, _, _)| &**key == "pool_candidates");
+    if let Some((
+        _,
+        _,
+        Json {
+            value: Value::Array(items),
+            ..
+        },
+    )) = candidates
+    {
+        for item in items {
+            if let Value::String(name) = &item.value
+                && pools.get(name).is_some()
+            {
+                spans.candidates.push(item.pos);
+            }
+        }
+    }
+    spans
+}
+
+/// The buffers a buffer names as conflicting, each where it was written.
+type Named<'j> = Vec<(&'j str, Pos)>;
+
+/// Buffer `k` and the conflicts it names. Bad fields are noted and left at stand-ins;
+/// only a buffer that is not an object is an error.
 fn buffer<'j>(
     r: &Reader<'_>,
-    j: &'j Json,
+    j: &'j Json<'j>,
     k: usize,
     pools: &Known<'_>,
-) -> Result<(Buffer, Spans, Vec<(&'j str, Pos)>), InputError> {
+) -> Result<(Buffer, Named<'j>), InputError> {
     let what = Element {
         list: "buffers",
         index: k,
@@ -163,16 +198,12 @@ fn buffer<'j>(
     });
     let alignment = whole("alignment", false).unwrap_or(1);
     let kind = r.keep(r.kind(r.get(e, "kind"), format_args!("{what}.kind")));
-    let mut spans = r.spans(j, e, BUFFER_KEYS);
     let mut candidates = Vec::new();
     if r.keep(r.required(e, j, "pool_candidates", what)).is_some() {
         let label = format_args!("{what}.pool_candidates");
         for (_, pool_name, pos) in r.strings(e, "pool_candidates", label) {
             match pools.get(pool_name) {
-                Some(p) => {
-                    candidates.push(p);
-                    spans.candidates.push(pos);
-                }
+                Some(p) => candidates.push(p),
                 None => r.note_with(|| {
                     let known = pools.text();
                     let message = format!(
@@ -183,8 +214,10 @@ fn buffer<'j>(
             }
         }
     }
-    let conflicts = r.strings(e, "conflicts", format_args!("{what}.conflicts"));
-    let conflicts = conflicts.into_iter().map(|(_, c, pos)| (c, pos)).collect();
+    let conflicts = r
+        .strings(e, "conflicts", format_args!("{what}.conflicts"))
+        .map(|(_, c, pos)| (c, pos))
+        .collect();
     let mut live_range = None;
     if let Some(live) = r.get(e, "live") {
         match r
@@ -192,7 +225,7 @@ fn buffer<'j>(
             .as_deref()
         {
             Some([start, end]) => {
-                let bound = |j: &Json, n: usize| {
+                let bound = |j: &Json<'_>, n: usize| {
                     let v = r.integer(j, format_args!("{what}.live[{n}]"), false);
                     r.keep(v).flatten()
                 };
@@ -216,7 +249,7 @@ fn buffer<'j>(
     if let Some((start, end)) = live_range {
         buffer = buffer.with_live(start, end);
     }
-    Ok((buffer, spans, conflicts))
+    Ok((buffer, conflicts))
 }
 
 #[cfg(test)]

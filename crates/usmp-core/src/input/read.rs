@@ -58,21 +58,33 @@ fn known(what: impl Display, names: &Names) -> String {
 pub(crate) struct Known<'n> {
     what: &'static str,
     names: &'n Names,
+    /// The names again when there are only a few (pools, mostly): a million candidates
+    /// naming one of three pools are found by comparing, not by hashing a million times.
+    few: Option<Vec<(&'n str, usize)>>,
     text: std::cell::OnceCell<String>,
 }
 
+/// Up to how many names [`Known`] finds by comparing each.
+const FEW_NAMES: usize = 8;
+
 impl<'n> Known<'n> {
     pub(crate) fn new(what: &'static str, names: &'n Names) -> Self {
+        let few = (names.len() <= FEW_NAMES)
+            .then(|| names.iter().map(|(n, &i)| (n.as_str(), i)).collect());
         Known {
             what,
             names,
+            few,
             text: std::cell::OnceCell::new(),
         }
     }
 
     /// The index of `name`.
     pub(crate) fn get(&self, name: &str) -> Option<usize> {
-        self.names.get(name).copied()
+        match &self.few {
+            Some(few) => few.iter().find(|(n, _)| *n == name).map(|&(_, i)| i),
+            None => self.names.get(name).copied(),
+        }
     }
 
     pub(crate) fn text(&self) -> &str {
@@ -109,6 +121,29 @@ pub(crate) struct Spans {
 }
 
 impl Spans {
+    /// Only where the whole element was written.
+    pub(crate) fn at(whole: Pos) -> Spans {
+        Spans {
+            whole: Some(whole),
+            ..Spans::default()
+        }
+    }
+
+    /// Where `j` and the values of its `known` keys were written.
+    pub(crate) fn of_entries(j: &Json<'_>, entries: Entries<'_>, known: &[&'static str]) -> Spans {
+        let fields = entries
+            .iter()
+            .filter_map(|(key, _, value)| {
+                let k = known.iter().find(|k| **k == &**key)?;
+                Some((*k, value.pos))
+            })
+            .collect();
+        Spans {
+            fields,
+            ..Spans::at(j.pos)
+        }
+    }
+
     /// Where the value of `key` was written.
     pub(crate) fn field(&self, key: &str) -> Option<Pos> {
         self.fields
@@ -138,7 +173,7 @@ impl Spans {
     }
 }
 
-pub(crate) type Entries<'j> = &'j [(Key, Pos, Json)];
+pub(crate) type Entries<'j> = &'j [(Key, Pos, Json<'j>)];
 
 pub(crate) struct Reader<'f> {
     pub(crate) file: &'f str,
@@ -195,7 +230,7 @@ impl<'f> Reader<'f> {
     /// value that is not an object at all is an error here.
     pub(crate) fn object<'j>(
         &self,
-        j: &'j Json,
+        j: &'j Json<'j>,
         what: impl Display,
         allowed: &[&str],
     ) -> Result<Entries<'j>, InputError> {
@@ -221,7 +256,7 @@ impl<'f> Reader<'f> {
         Ok(entries)
     }
 
-    pub(crate) fn get<'j>(&self, entries: Entries<'j>, key: &str) -> Option<&'j Json> {
+    pub(crate) fn get<'j>(&self, entries: Entries<'j>, key: &str) -> Option<&'j Json<'j>> {
         entries
             .iter()
             .find(|(k, _, _)| **k == *key)
@@ -236,7 +271,7 @@ impl<'f> Reader<'f> {
         what: impl Display,
         key: &'static str,
         old: &'static str,
-    ) -> Result<Option<(&'j Json, &'static str)>, InputError> {
+    ) -> Result<Option<(&'j Json<'j>, &'static str)>, InputError> {
         match (self.get(entries, key), self.get(entries, old)) {
             (Some(both), Some(_)) => Err(self.err(
                 both.pos,
@@ -251,10 +286,10 @@ impl<'f> Reader<'f> {
     pub(crate) fn required<'j>(
         &self,
         entries: Entries<'j>,
-        whole: &Json,
+        whole: &Json<'_>,
         key: &str,
         what: impl Display,
-    ) -> Result<&'j Json, InputError> {
+    ) -> Result<&'j Json<'j>, InputError> {
         self.get(entries, key)
             .ok_or_else(|| self.err(whole.pos, format!("{what} has no \"{key}\"; add it")))
     }
@@ -263,9 +298,9 @@ impl<'f> Reader<'f> {
     /// the array's position (no item of one can be at fault as a number).
     pub(crate) fn array<'j>(
         &self,
-        j: &'j Json,
+        j: &'j Json<'j>,
         what: impl Display,
-    ) -> Result<Cow<'j, [Json]>, InputError> {
+    ) -> Result<Cow<'j, [Json<'j>]>, InputError> {
         match &j.value {
             Value::Array(items) => Ok(Cow::Borrowed(items)),
             Value::Bytes(bytes) => Ok(bytes
@@ -282,12 +317,16 @@ impl<'f> Reader<'f> {
         }
     }
 
-    pub(crate) fn string(&self, j: &Json, what: impl Display) -> Result<String, InputError> {
+    pub(crate) fn string(&self, j: &Json<'_>, what: impl Display) -> Result<String, InputError> {
         self.str(j, what).map(str::to_string)
     }
 
     /// A non-empty string, borrowed from the file.
-    pub(crate) fn str<'j>(&self, j: &'j Json, what: impl Display) -> Result<&'j str, InputError> {
+    pub(crate) fn str<'j>(
+        &self,
+        j: &'j Json<'j>,
+        what: impl Display,
+    ) -> Result<&'j str, InputError> {
         match &j.value {
             Value::String(s) if !s.is_empty() => Ok(s),
             Value::String(_) => Err(self.err(j.pos, format!("{what} is empty; write a name"))),
@@ -298,7 +337,7 @@ impl<'f> Reader<'f> {
         }
     }
 
-    pub(crate) fn boolean(&self, j: &Json, what: impl Display) -> Result<bool, InputError> {
+    pub(crate) fn boolean(&self, j: &Json<'_>, what: impl Display) -> Result<bool, InputError> {
         match &j.value {
             Value::Bool(b) => Ok(*b),
             other => Err(self.err(
@@ -310,7 +349,11 @@ impl<'f> Reader<'f> {
 
     /// A whole number; `-1` is returned as `None` when `minus_one_is_none`.
     /// A size: a whole number of bytes, a string with a unit (`"64 KiB"`), or -1 for none.
-    pub(crate) fn bytes(&self, j: &Json, what: impl Display) -> Result<Option<u64>, InputError> {
+    pub(crate) fn bytes(
+        &self,
+        j: &Json<'_>,
+        what: impl Display,
+    ) -> Result<Option<u64>, InputError> {
         match &j.value {
             Value::String(text) => super::parse_size(text)
                 .map(Some)
@@ -329,7 +372,7 @@ impl<'f> Reader<'f> {
 
     pub(crate) fn integer(
         &self,
-        j: &Json,
+        j: &Json<'_>,
         what: impl Display,
         minus_one_is_none: bool,
     ) -> Result<Option<u64>, InputError> {
@@ -372,7 +415,7 @@ impl<'f> Reader<'f> {
 
     pub(crate) fn kind(
         &self,
-        j: Option<&Json>,
+        j: Option<&Json<'_>>,
         what: impl Display,
     ) -> Result<PoolKind, InputError> {
         let Some(j) = j else {
@@ -388,25 +431,9 @@ impl<'f> Reader<'f> {
         }
     }
 
-    /// Where `j` and the values of its `known` keys were written.
-    pub(crate) fn spans(&self, j: &Json, entries: Entries<'_>, known: &[&'static str]) -> Spans {
-        let fields = entries
-            .iter()
-            .filter_map(|(key, _, value)| {
-                let k = known.iter().find(|k| **k == &**key)?;
-                Some((*k, value.pos))
-            })
-            .collect();
-        Spans {
-            whole: Some(j.pos),
-            fields,
-            candidates: Vec::new(),
-        }
-    }
-
     /// A required name, or a stand-in (`what` itself) after noting why there is none, so
     /// that one missing name does not stop the rest of the element being checked.
-    pub(crate) fn name(&self, e: Entries<'_>, whole: &Json, what: impl Display) -> String {
+    pub(crate) fn name(&self, e: Entries<'_>, whole: &Json<'_>, what: impl Display) -> String {
         let name = self
             .required(e, whole, "name", &what)
             .and_then(|n| self.string(n, format_args!("{what}.name")));
@@ -414,42 +441,40 @@ impl<'f> Reader<'f> {
     }
 
     /// The strings of the optional array under `key` (called `label` in messages), each
-    /// with its index and where it was written; bad items are noted and left out.
-    pub(crate) fn strings<'j>(
-        &self,
+    /// with its index and where it was written; bad items are noted (as the iterator
+    /// reaches them) and left out.
+    pub(crate) fn strings<'j, 's>(
+        &'s self,
         e: Entries<'j>,
         key: &str,
-        label: impl Display,
-    ) -> Vec<(usize, &'j str, Pos)> {
-        let Some(list) = self.get(e, key) else {
-            return Vec::new();
-        };
-        let items: &'j [Json] = match self.keep(self.array(list, &label)) {
-            Some(Cow::Borrowed(items)) => items,
+        label: impl Display + 's,
+    ) -> impl Iterator<Item = (usize, &'j str, Pos)> + 's
+    where
+        'j: 's,
+    {
+        let items: &'j [Json<'j>] = match self.get(e, key).map(|l| self.keep(self.array(l, &label)))
+        {
+            Some(Some(Cow::Borrowed(items))) => items,
             // Bytes: numbers, not one a string.
-            Some(Cow::Owned(numbers)) => {
+            Some(Some(Cow::Owned(numbers))) => {
                 for (n, item) in numbers.iter().enumerate() {
                     self.keep(self.str(item, format_args!("{label}[{n}]")));
                 }
-                return Vec::new();
+                &[]
             }
-            None => return Vec::new(),
+            _ => &[],
         };
-        items
-            .iter()
-            .enumerate()
-            .filter_map(|(n, item)| {
-                let s = self.keep(self.str(item, format_args!("{label}[{n}]")))?;
-                Some((n, s, item.pos))
-            })
-            .collect()
+        items.iter().enumerate().filter_map(move |(n, item)| {
+            let s = self.keep(self.str(item, format_args!("{label}[{n}]")))?;
+            Some((n, s, item.pos))
+        })
     }
 
     /// Pool `k`; `alignment` when it states none. Bad fields are noted and left at their
     /// defaults.
     pub(crate) fn pool(
         &self,
-        j: &Json,
+        j: &Json<'_>,
         k: usize,
         alignment: u64,
     ) -> Result<(Pool, Spans), InputError> {
@@ -474,8 +499,10 @@ impl<'f> Reader<'f> {
             let a = self.integer(a, format_args!("{what}.alignment"), false);
             pool.alignment = self.keep(a).flatten().unwrap_or(1);
         }
-        let targets = self.strings(e, "targets", format_args!("{what}.targets"));
-        pool.targets = targets.into_iter().map(|(_, t, _)| t.to_string()).collect();
-        Ok((pool, self.spans(j, e, POOL_KEYS)))
+        pool.targets = self
+            .strings(e, "targets", format_args!("{what}.targets"))
+            .map(|(_, t, _)| t.to_string())
+            .collect();
+        Ok((pool, Spans::of_entries(j, e, POOL_KEYS)))
     }
 }

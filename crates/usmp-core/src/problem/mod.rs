@@ -318,7 +318,8 @@ impl ProblemBuilder {
                 errors.push(fail(at(Field::Alignment), k));
             }
         }
-        let mut buffer_names = HashSet::new();
+        // Sized at once: growing would hash every name again at each doubling.
+        let mut buffer_names = HashSet::with_capacity(buffers.len());
         for (i, buffer) in buffers.iter().enumerate() {
             if !buffer_names.insert(buffer.name.as_str()) {
                 errors.push(fail(
