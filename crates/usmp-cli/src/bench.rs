@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Failure, algorithm_name, configured};
+use super::{Failure, PoolChoice, algorithm_name, configured};
 
 /// Arguments of `usmp bench`.
 #[derive(Debug, clap::Args)]
@@ -93,7 +93,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         for name in &algorithms {
             // The time limit only concerns the searching algorithms.
             let searches = matches!(name.as_str(), "exact" | "auto");
-            let algo = configured(name, None, args.time_limit.filter(|_| searches))?;
+            let time_limit = args.time_limit.filter(|_| searches);
+            let algo = configured(name, None, time_limit, PoolChoice::Preference)?;
             let mut best: Option<Result<(u64, Duration), String>> = None;
             for _ in 0..args.repeat {
                 let start = Instant::now();

@@ -47,6 +47,11 @@ enum Command {
         /// deterministic work budget that builds use (ends earlier once proven optimal).
         #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = seconds)]
         time_limit: Option<f64>,
+        /// For `exact` and `auto`, where buffers may go to several pools: keep the pools'
+        /// preference order (a buffer leaves its first pool with room only when no plan
+        /// exists otherwise), or search every assignment for the smallest total.
+        #[arg(long, value_enum, default_value_t = PoolChoice::Preference)]
+        assignment: PoolChoice,
         /// For a model: the pools file (pools, I/O in pools, size rounding, scratch).
         #[arg(long, value_name = "POOLS")]
         pools: Option<PathBuf>,
@@ -111,11 +116,21 @@ pub(crate) fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// How `exact` chooses pools: [`usmp_core::Assignment`] on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PoolChoice {
+    /// Each buffer in the first of its pools with room, as the RFC falls back.
+    Preference,
+    /// The smallest total of the pool sizes over every assignment.
+    SmallestTotal,
+}
+
 /// The algorithm `name` with the command's search options applied.
 fn configured(
     name: &str,
     capacity: Option<u64>,
     time_limit: Option<f64>,
+    assignment: PoolChoice,
 ) -> Result<Box<dyn Algorithm>, Failure> {
     // `seconds` checked the range when the arguments were parsed.
     let time_limit = time_limit.map(std::time::Duration::from_secs_f64);
@@ -128,12 +143,19 @@ fn configured(
         } else {
             usmp_core::Exact::default().work_budget
         },
+        assignment: match assignment {
+            PoolChoice::Preference => usmp_core::Assignment::Preference,
+            PoolChoice::SmallestTotal => usmp_core::Assignment::SmallestTotal,
+        },
     };
     match name {
         "exact" => Ok(Box::new(exact)),
         "auto" => Ok(Box::new(usmp_core::Auto { exact })),
         _ if time_limit.is_some() => Err(Failure::Input(format!(
             "--time-limit applies to the searching algorithms exact and auto, not {name}"
+        ))),
+        _ if assignment != PoolChoice::Preference => Err(Failure::Input(format!(
+            "--assignment applies to the searching algorithms exact and auto, not {name}"
         ))),
         _ => algorithm(name),
     }
@@ -165,6 +187,7 @@ fn main() -> ExitCode {
             algorithm: name,
             capacity,
             time_limit,
+            assignment,
             pools,
             format,
             svg,
@@ -172,7 +195,7 @@ fn main() -> ExitCode {
             scratch,
         } => {
             if let Some(out) = write_tflm {
-                configured(&name, capacity, time_limit).and_then(|algorithm| {
+                configured(&name, capacity, time_limit, assignment).and_then(|algorithm| {
                     let to = tflm::Output {
                         file: &out,
                         format,
@@ -181,10 +204,17 @@ fn main() -> ExitCode {
                     tflm::write(&file, algorithm.as_ref(), &scratch, to)
                 })
             } else if is_manifest(&file) {
-                manifest_only(&file, &name, capacity, time_limit, pools.as_deref(), format)
-                    .and_then(|()| manifest(&file, svg.as_deref()))
+                let flags = Flags {
+                    algorithm: &name,
+                    capacity,
+                    time_limit,
+                    assignment,
+                    pools: pools.as_deref(),
+                    format,
+                };
+                manifest_only(&file, &flags).and_then(|()| manifest(&file, svg.as_deref()))
             } else {
-                configured(&name, capacity, time_limit).and_then(|algorithm| {
+                configured(&name, capacity, time_limit, assignment).and_then(|algorithm| {
                     plan(
                         &file,
                         algorithm.as_ref(),
@@ -235,21 +265,25 @@ fn is_manifest(file: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
 }
 
-/// Refuses the flags a `usmp.toml` sets itself.
-fn manifest_only(
-    file: &Path,
-    algorithm: &str,
+/// The flags of `usmp plan` that a `usmp.toml` sets itself.
+struct Flags<'a> {
+    algorithm: &'a str,
     capacity: Option<u64>,
     time_limit: Option<f64>,
-    pools: Option<&Path>,
+    assignment: PoolChoice,
+    pools: Option<&'a Path>,
     format: Format,
-) -> Result<(), Failure> {
+}
+
+/// Refuses the flags a `usmp.toml` sets itself.
+fn manifest_only(file: &Path, flags: &Flags<'_>) -> Result<(), Failure> {
     let given = [
-        ("--pools", pools.is_some()),
-        ("--capacity", capacity.is_some()),
-        ("--time-limit", time_limit.is_some()),
-        ("--algorithm", algorithm != "auto"),
-        ("--format json", matches!(format, Format::Json)),
+        ("--pools", flags.pools.is_some()),
+        ("--capacity", flags.capacity.is_some()),
+        ("--time-limit", flags.time_limit.is_some()),
+        ("--assignment", flags.assignment != PoolChoice::Preference),
+        ("--algorithm", flags.algorithm != "auto"),
+        ("--format json", matches!(flags.format, Format::Json)),
     ];
     match given.iter().find(|(_, given)| *given) {
         Some((flag, _)) => Err(Failure::Input(format!(

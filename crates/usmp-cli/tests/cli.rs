@@ -657,3 +657,46 @@ fn a_usmp_toml_plans_as_the_build_would() {
         "all errors at once: {err}"
     );
 }
+
+/// `--assignment`: the preference order keeps the 4000-byte activation in the 8 KiB
+/// `dtcm` listed first; the smallest total moves it to `sram`, where it fits beside what
+/// `sram` holds anyway, and proves the total optimal. Only the searching algorithms take it.
+#[test]
+fn assignment_chooses_between_preference_and_the_smallest_total() {
+    let model = repo().join("examples/models/kws.json");
+    let pools = repo().join("examples/models/kws_pools.json");
+    let (model, pools) = (model.to_str().unwrap(), pools.to_str().unwrap());
+    let run = |extra: &[&str]| {
+        let mut args = vec!["plan", model, "--pools", pools];
+        args.extend_from_slice(extra);
+        let out = usmp(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let preferred = run(&[]);
+    assert!(
+        preferred.contains("8480 bytes in total")
+            && preferred.contains("conv+relu                dtcm"),
+        "{preferred}"
+    );
+    let smallest = run(&["--assignment", "smallest-total"]);
+    assert!(
+        smallest.contains("6912 bytes in total; lower bound 6912 (gap 0.0%, optimal)")
+            && smallest.contains("conv+relu                sram"),
+        "{smallest}"
+    );
+    fails_with(
+        &[
+            "plan",
+            model,
+            "--pools",
+            pools,
+            "-a",
+            "first_fit",
+            "--assignment",
+            "smallest-total",
+        ],
+        2,
+        &["--assignment applies to the searching algorithms exact and auto, not first_fit"],
+    );
+}

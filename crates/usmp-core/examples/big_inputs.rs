@@ -14,17 +14,9 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-/// xorshift: the same files on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn model(bytes: usize, r: &mut Rng) -> String {
     let mut s = String::with_capacity(bytes * 4);
@@ -66,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or_else(|| "target/big".into()),
     );
     std::fs::create_dir_all(&dir)?;
-    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut r = Rng::seeded(1);
     for (name, text) in [
         ("model_100mb.json", model(30_000_000, &mut r)),
         ("problem_1m.json", problem(1_000_000, &mut r)),

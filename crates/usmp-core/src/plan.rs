@@ -214,6 +214,7 @@ fn explained(problem: &Problem, e: PlanError, name: &str) -> PlanError {
         size,
         attempts,
         lower_bound,
+        impossible: searched,
         ..
     } = e
     else {
@@ -255,7 +256,8 @@ fn explained(problem: &Problem, e: PlanError, name: &str) -> PlanError {
         attempts,
         lower_bound,
         algorithm: name.to_string(),
-        impossible,
+        // The bound says why in terms of the problem; a complete search only that it was.
+        impossible: impossible.or(searched),
     }
 }
 

@@ -6,7 +6,8 @@
 
 mod common;
 
-use common::brute::{Rng, best_total, smallest_pool};
+use common::brute::{best_total, smallest_pool};
+use common::rng::Rng;
 use usmp_core::algo::{BUILT_IN, by_name};
 use usmp_core::{Buffer, Conflicts, LowerBound, Pool, Problem, plan};
 

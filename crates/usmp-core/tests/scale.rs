@@ -9,15 +9,21 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::brute::{Rng, best_total, conflict};
+use common::brute::{best_total, conflict};
+use common::rng::Rng;
 use usmp_core::algo::{BUILT_IN, by_name};
-use usmp_core::{Algorithm, Allocation, Auto, Buffer, Exact, PlanError, Pool, Problem, plan};
+use usmp_core::{
+    Algorithm, Allocation, Assignment, Auto, Buffer, Exact, PlanError, Pool, Problem, plan,
+};
 
 const PROBLEMS: u64 = 10_000;
 
 /// The exact search's work budget here: enough to finish every tiny problem, small
 /// enough that 10,000 problems stay a test (the default is 100,000,000).
 const EXACT_BUDGET: u64 = 200_000;
+
+/// The exact search choosing pools for the smallest total rather than by preference.
+const SMALLEST: &str = "exact, smallest total";
 
 /// Algorithm `name`, the exact search (alone or in `auto`) on [`EXACT_BUDGET`].
 fn algorithm(name: &str) -> Box<dyn Algorithm> {
@@ -27,6 +33,10 @@ fn algorithm(name: &str) -> Box<dyn Algorithm> {
     };
     match name {
         "exact" => Box::new(exact),
+        SMALLEST => Box::new(Exact {
+            assignment: Assignment::SmallestTotal,
+            ..exact
+        }),
         "auto" => Box::new(Auto { exact }),
         _ => by_name(name).unwrap(),
     }
@@ -161,8 +171,10 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
         let truth = tiny.then(|| best_total(&problem));
         tiny_count += u32::from(tiny);
         infeasible += u32::from(truth == Some(None));
-        let one_candidate = problem.buffers().iter().all(|b| b.candidates.len() == 1);
-        for name in BUILT_IN {
+        for name in BUILT_IN.iter().chain(&[SMALLEST]) {
+            // The exact search is complete on problems this small: it finds a plan
+            // whenever one exists and proves every refusal.
+            let complete = matches!(*name, "exact" | "auto" | SMALLEST);
             let t = tally.entry(name).or_default();
             match plan(&problem, algorithm(name).as_ref()) {
                 Ok(p) => {
@@ -180,6 +192,11 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
                         };
                         assert!(p.total() >= best, "seed {seed}: {name} beat brute force");
                         t.at_optimum += u32::from(p.total() == best);
+                        // Complete on a problem this small: the optimum, and said so.
+                        if *name == SMALLEST {
+                            assert_eq!(p.total(), best, "seed {seed}: {name} not optimal");
+                            assert!(p.optimal, "seed {seed}: {name} did not prove its optimum");
+                        }
                         if p.optimal {
                             optimal_claims += 1;
                             assert_eq!(p.total(), best, "seed {seed}: {name} claimed optimal");
@@ -200,6 +217,10 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
                         }
                     } else if truth == Some(None) {
                         unproven += 1;
+                        assert!(
+                            !complete,
+                            "seed {seed}: {name} refused without saying no plan can exist"
+                        );
                     }
                     let bounded = problem.pools().iter().any(|p| p.size_limit.is_some());
                     assert!(bounded, "seed {seed}: {name}: no fit with unbounded pools");
@@ -209,10 +230,8 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
                             lower_bound <= best,
                             "seed {seed}: {name}: bound above the optimum"
                         );
-                        // Without a choice of pool the exact search is complete: on a
-                        // problem this small it must find the plan brute force found.
                         assert!(
-                            !(one_candidate && (*name == "exact" || *name == "auto")),
+                            !complete,
                             "seed {seed}: {name} found no plan; brute force found {best} bytes"
                         );
                     }
@@ -225,10 +244,12 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
     println!(
         "\"no plan can exist\" said {proofs} times; {unproven} refusals of tiny problems without a plan said \"may exist\""
     );
-    println!("algorithm             plans  no fit  tiny at optimum  tiny no fit but a plan exists");
+    println!(
+        "algorithm               plans  no fit  tiny at optimum  tiny no fit but a plan exists"
+    );
     for (name, t) in &tally {
         println!(
-            "{name:<20} {:>6} {:>7} {:>16} {:>29}",
+            "{name:<22} {:>6} {:>7} {:>16} {:>29}",
             t.plans, t.no_fit, t.at_optimum, t.missed
         );
     }

@@ -13,9 +13,10 @@ use crate::problem::Problem;
 use crate::verify;
 
 /// Greedy by breadth, first fit, best fit, greedy by size and by conflicts (and hill
-/// climbing when buffers have a choice of pools), then [`Exact`] on the smallest of their plans (ties go
-/// to the earlier member). Where buffers have a choice of pools it also runs [`Exact`] from
-/// first fit's plan, as `exact` alone does, and keeps the smaller result.
+/// climbing when buffers have a choice of pools), then [`Exact`] on the smallest of their
+/// plans (ties go to the earlier member), which also searches the assignment of buffers to
+/// pools as [`Exact::assignment`] says. Where buffers have a choice of pools it also runs
+/// [`Exact`] from first fit's plan, as `exact` alone does, and keeps the smaller result.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Auto {
     /// The exact stage, with its budget and, in decision mode, its target capacity.
@@ -38,26 +39,28 @@ impl Algorithm for Auto {
             &GreedyBySize,
             &GreedyByConflicts,
         ];
-        // The exact stage keeps each buffer's pool; where there is a choice of pools,
-        // hill climbing also explores the assignment.
+        // Where there is a choice of pools, hill climbing also explores the assignment.
         let choice = problem.buffers().iter().any(|b| b.candidates.len() > 1);
         if choice {
             members.push(&climb);
         }
-        let best = self.exact.improve_best(problem, lower_bound, &members)?;
+        let start = self.exact.improve_best(problem, lower_bound, &members);
+        // Where there is a choice of pools (or no plan yet), the search above kept each
+        // buffer's pool: search the assignment too.
+        let best = self.exact.choose_pools(problem, lower_bound, start);
         if !choice {
-            return Ok(best);
+            return best;
         }
-        // With a choice of pools the search keeps its start's assignment, and the best
-        // greedy total need not have the best assignment: also search from first fit's,
-        // as `exact` alone does, and keep the smaller.
+        // The best greedy total need not have the best assignment: also search from
+        // first fit's, as `exact` alone does, and keep the smaller.
         let total = |s: &Solution| pool_sizes(problem, &s.allocations).iter().sum::<u64>();
-        match self.exact.allocate(problem, lower_bound) {
-            Ok(alt) if total(&alt) < total(&best) => Ok(Solution {
+        match (self.exact.allocate(problem, lower_bound), &best) {
+            (Ok(alt), Ok(b)) if total(&alt) >= total(b) => best,
+            (Ok(alt), _) => Ok(Solution {
                 produced_by: Some("exact".into()),
                 ..alt
             }),
-            _ => Ok(best),
+            (Err(_), _) => best,
         }
     }
 }

@@ -13,7 +13,7 @@ mod hill_climb;
 mod place;
 
 pub use auto::Auto;
-pub use exact::{EXACT_MAX_BUFFERS, Exact};
+pub use exact::{Assignment, EXACT_MAX_BUFFERS, Exact, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS};
 pub use greedy::{BestFit, FirstFit, GreedyByBreadth, GreedyByConflicts, GreedyBySize};
 pub use hill_climb::HillClimb;
 

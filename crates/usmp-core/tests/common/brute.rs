@@ -6,28 +6,6 @@ use std::collections::BTreeMap;
 
 use usmp_core::{Conflicts, Problem};
 
-/// A small deterministic generator (xorshift), so each failure names a reproducible seed.
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// A generator for `seed` (any value).
-    pub fn seeded(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// A number below `n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Whether buffers `i` and `j` may not overlap, read from the problem's own data.
 pub fn conflict(problem: &Problem, i: usize, j: usize) -> bool {
     let b = problem.buffers();

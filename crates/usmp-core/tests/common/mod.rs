@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses a part
 
 pub mod brute;
+pub mod rng;
 
 use std::path::{Path, PathBuf};
 

@@ -3,6 +3,10 @@
 //! A multi-pool problem is first assigned to pools by a greedy plan, which respects every
 //! pool's limit and the preference order; then each pool's buffers are re-placed by an
 //! exact search (see `search`), which can only shrink the pool, so limits still hold.
+//! When that assignment has no plan, or the smallest total is asked for rather than the
+//! preference order ([`Assignment`]), the assignment itself is searched (see `assign`),
+//! with its own work budget: within it, that search covers every assignment, so "no plan
+//! fits" is proven, and under [`Assignment::SmallestTotal`] the plan is the smallest.
 //!
 //! Per pool the search answers "does it fit in C bytes?". Minimising probes capacities
 //! between the pool's lower bound and the best size found: the bound first (finding a plan
@@ -13,6 +17,7 @@
 //! The budget is a count of work, so the same problem gives the same plan on every
 //! machine; the command may add a wall-clock limit, which builds never do.
 
+mod assign;
 mod instance;
 mod search;
 
@@ -27,6 +32,7 @@ use super::greedy::FirstFit;
 use crate::bound::LowerBound;
 use crate::plan::{Allocation, PlanError, Solution, pool_sizes};
 use crate::problem::Problem;
+pub use assign::{JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS};
 use instance::Instance;
 use search::{Effort, Outcome, Preorder, Search};
 
@@ -45,6 +51,24 @@ pub struct Exact {
     pub time_limit: Option<Duration>,
     /// Decision mode: stop at the first plan whose total is at most this many bytes.
     pub capacity: Option<u64>,
+    /// How the pool of each buffer with a choice is chosen.
+    pub assignment: Assignment,
+}
+
+/// How [`Exact`] chooses the pool of each buffer that has a choice of pools.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Assignment {
+    /// The RFC's fallback order (default): each buffer where the greedy start put it, in
+    /// the first of its candidates with room. Only when that assignment has no plan are
+    /// the others searched, largest buffers first, each trying its candidates in
+    /// preference order, and the first that fits is taken. A fast memory listed first
+    /// keeps what fits in it, even where moving a buffer out would save bytes in total.
+    #[default]
+    Preference,
+    /// The smallest total of the pool sizes over every assignment: buffers leave a
+    /// preferred pool whenever that saves bytes. When the search finishes within its
+    /// budget the plan is proven the smallest there is.
+    SmallestTotal,
 }
 
 impl Default for Exact {
@@ -53,6 +77,7 @@ impl Default for Exact {
             work_budget: 100_000_000,
             time_limit: None,
             capacity: None,
+            assignment: Assignment::Preference,
         }
     }
 }
@@ -63,7 +88,8 @@ impl Algorithm for Exact {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        let solution = self.improve_best(problem, lower_bound, &[&FirstFit])?;
+        let start = self.improve_best(problem, lower_bound, &[&FirstFit]);
+        let solution = self.choose_pools(problem, lower_bound, start)?;
         Ok(Solution {
             produced_by: None,
             ..solution
@@ -115,6 +141,85 @@ impl Exact {
             },
             ..solution
         })
+    }
+
+    /// Where `start` found no plan, or buffers have a choice and the assignment is to
+    /// give the smallest total (and there are at most [`JOINT_MAX_BUFFERS`] buffers,
+    /// [`JOINT_MAX_CHOOSERS`] of them with a choice), searches the assignment of buffers
+    /// to pools from `start` on, with a quarter of the work budget. Keeps `start` unless a strictly smaller plan is found; an exhausted search
+    /// proves the plan optimal, or that no plan exists.
+    pub(crate) fn choose_pools(
+        &self,
+        problem: &Problem,
+        lower_bound: &LowerBound,
+        start: Result<Solution, PlanError>,
+    ) -> Result<Solution, PlanError> {
+        let buffers = problem.buffers();
+        let choosers = buffers.iter().filter(|b| b.candidates.len() > 1).count();
+        // Under the preference order a plan stands; without a choice there is one
+        // assignment. Either way the search only settles a "no fit".
+        let wanted = match self.assignment {
+            Assignment::Preference => start.is_err(),
+            Assignment::SmallestTotal => choosers > 0 || start.is_err(),
+        };
+        let small = buffers.len() <= JOINT_MAX_BUFFERS && choosers <= JOINT_MAX_CHOOSERS;
+        if !wanted || !small {
+            return start;
+        }
+        let total = |s: &Solution| pool_sizes(problem, &s.allocations).iter().sum::<u64>();
+        let enough = match self.assignment {
+            // The first plan found, in preference order.
+            Assignment::Preference => u64::MAX,
+            Assignment::SmallestTotal => lower_bound.total.max(self.capacity.unwrap_or(0)),
+        };
+        let incumbent = match &start {
+            Ok(s) if s.proven_optimal || total(s) <= enough => return start,
+            Ok(s) => Some((total(s), s.allocations.clone())),
+            Err(PlanError::NoFit { .. }) => None,
+            Err(_) => return start,
+        };
+        let deadline = self.time_limit.map(|t| Instant::now() + t);
+        let mut effort = Effort::new(self.work_budget / assign::JOINT_BUDGET_DIVISOR, deadline);
+        let joint = assign::search(problem, incumbent, enough, &mut effort);
+        match (start, joint.best) {
+            (Ok(s), Some((found, allocations))) if found < total(&s) => Ok(Solution {
+                allocations,
+                proven_optimal: joint.complete,
+                produced_by: Some("exact".into()),
+            }),
+            (Ok(s), _) => Ok(Solution {
+                proven_optimal: s.proven_optimal || joint.complete,
+                ..s
+            }),
+            (Err(_), Some((_, allocations))) => Ok(Solution {
+                allocations,
+                proven_optimal: joint.complete && self.assignment == Assignment::SmallestTotal,
+                produced_by: Some("exact".into()),
+            }),
+            (
+                Err(PlanError::NoFit {
+                    buffer,
+                    size,
+                    attempts,
+                    lower_bound,
+                    algorithm,
+                    impossible: _,
+                }),
+                None,
+            ) if joint.complete => Err(PlanError::NoFit {
+                buffer,
+                size,
+                attempts,
+                lower_bound,
+                algorithm,
+                impossible: Some(
+                    "the exact search tried every assignment of buffers to their candidate \
+                     pools, and in none do all pools stay within their limits"
+                        .into(),
+                ),
+            }),
+            (Err(e), None) => Err(e),
+        }
     }
 
     /// Re-places each pool's buffers of `start` as tightly as the budget allows. Returns

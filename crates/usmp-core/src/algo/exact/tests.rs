@@ -130,29 +130,80 @@ fn decision_mode_stops_at_the_capacity() {
     assert_eq!(plan(&problem, &Exact::default()).unwrap().total(), 12);
 }
 
+/// `exact` choosing pools for the smallest total.
+fn smallest_total() -> Exact {
+    Exact {
+        assignment: Assignment::SmallestTotal,
+        ..Exact::default()
+    }
+}
+
+/// Buffers of `sizes`, all live together, each free to use either of two pools limited
+/// to 10 bytes.
+fn live_together_in_two_pools_of_ten(sizes: &[u64]) -> Problem {
+    let mut b = Problem::builder();
+    let p = b.pool(Pool::workspace("p").with_limit(10).with_alignment(1));
+    let q = b.pool(Pool::workspace("q").with_limit(10).with_alignment(1));
+    for (i, &size) in sizes.iter().enumerate() {
+        b.buffer(
+            Buffer::new(format!("b{i}"), size)
+                .with_candidates([p, q])
+                .with_live(0, 1),
+        );
+    }
+    b.build().unwrap()
+}
+
+/// Six buffers live together, 5, 4, 4, 3, 2 and 2 bytes, in two pools of 10 bytes that
+/// each may use: 20 bytes only fit as 5 + 3 + 2 and 4 + 4 + 2. First fit fills `p` with
+/// 5 + 4 and then has nowhere for the second 4 (the assignment the search used to keep).
 #[test]
-fn keeps_the_pools_the_greedy_plan_chose() {
-    // Two pools: "fast" has a limit, so first fit spills into "slow"; the search may only
-    // shrink each pool, never move a buffer across.
+fn chooses_pools_where_the_greedy_assignment_has_no_plan() {
+    let problem = live_together_in_two_pools_of_ten(&[5, 4, 4, 3, 2, 2]);
+    assert!(matches!(
+        plan(&problem, &FirstFit),
+        Err(PlanError::NoFit { .. })
+    ));
+    let exact = plan(&problem, &Exact::default()).unwrap();
+    assert_eq!(exact.pool_sizes, vec![10, 10]);
+    let exact = plan(&problem, &smallest_total()).unwrap();
+    assert_eq!(exact.pool_sizes, vec![10, 10]);
+    assert!(exact.optimal);
+}
+
+/// Three buffers of 6 bytes live together, two pools of 10: 18 bytes would fit in 20, but
+/// one pool must take two of them. No bound shows it; the search tries every assignment
+/// and says that no plan can exist.
+#[test]
+fn a_complete_search_proves_that_no_plan_fits() {
+    let problem = live_together_in_two_pools_of_ten(&[6, 6, 6]);
+    match plan(&problem, &Exact::default()) {
+        Err(PlanError::NoFit { impossible, .. }) => {
+            let why = impossible.expect("a proof");
+            assert!(why.contains("tried every assignment"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `a` may use the fast pool or the slow one; `s` only the slow one, and the two are never
+/// live together. The preference order keeps `a` in the fast pool (80 bytes in all); the
+/// smallest total puts both at offset 0 of the slow pool (40), and proves it.
+#[test]
+fn the_preference_order_keeps_a_buffer_the_smallest_total_would_move() {
     let mut b = Problem::builder();
     let fast = b.pool(Pool::workspace("fast").with_limit(64).with_alignment(1));
     let slow = b.pool(Pool::workspace("slow").with_alignment(1));
-    for i in 0..6u64 {
-        b.buffer(
-            Buffer::new(format!("b{i}"), 16 + 8 * (i % 3))
-                .with_candidates([fast, slow])
-                .with_live(i, i + 3),
-        );
-    }
+    b.buffer(
+        Buffer::new("a", 40)
+            .with_candidates([fast, slow])
+            .with_live(1, 2),
+    );
+    b.buffer(Buffer::new("s", 40).with_candidates([slow]).with_live(0, 1));
     let problem = b.build().unwrap();
-    let lb = LowerBound::of(&problem);
-    let greedy = FirstFit.allocate(&problem, &lb).unwrap();
-    let exact = plan(&problem, &Exact::default()).unwrap();
-    for (g, e) in greedy.allocations.iter().zip(&exact.allocations) {
-        assert_eq!(g.pool, e.pool);
-    }
-    assert!(exact.pool_sizes[0] <= 64);
-    assert!(exact.total() <= pool_sizes(&problem, &greedy.allocations).iter().sum());
-    // Either pool's buffers could have gone to the other: no optimality claim.
-    assert!(!exact.optimal || exact.total() == exact.lower_bound.total);
+    let preferred = plan(&problem, &Exact::default()).unwrap();
+    assert_eq!(preferred.pool_sizes, vec![40, 40]);
+    let smallest = plan(&problem, &smallest_total()).unwrap();
+    assert_eq!(smallest.pool_sizes, vec![0, 40]);
+    assert!(smallest.optimal);
 }
