@@ -50,6 +50,8 @@
 //! name = "kws"
 //! path = "models/kws.tflite"  # a .tflite or usmp's JSON model IR, relative to this file
 //! algorithm = "auto"          # default; any of usmp-core's built-in algorithms
+//! assignment = "preference"   # default: each buffer in the first of its pools with room;
+//!                             # "smallest_total" (exact, auto): the smallest sum of pools
 //! io_in_pools = true          # default; inputs and outputs live in the pools (RFC U4)
 //! size_granularity = 16       # default; sizes are rounded up to this
 //! alignment = 16              # default alignment of buffers

@@ -30,6 +30,7 @@ const MODEL_KEYS: &[&str] = &[
     "name",
     "path",
     "algorithm",
+    "assignment",
     "io_in_pools",
     "size_granularity",
     "alignment",
@@ -353,6 +354,7 @@ fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
         &t.span,
     );
     let algorithm = r.string(t, "algorithm", "\"auto\"");
+    let assignment = r.string(t, "assignment", "\"preference\"");
     let io_in_pools = r.boolean(t, "io_in_pools");
     let size_granularity = r.uint(t, "size_granularity", "16");
     let alignment = r.uint(t, "alignment", "16");
@@ -371,6 +373,7 @@ fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
     ModelSpec {
         path,
         algorithm: or(algorithm, "auto".to_string(), &here),
+        assignment: or(assignment, "preference".to_string(), &here),
         io_in_pools: or(io_in_pools, Options::default().io_in_pools, &here),
         size_granularity: or(size_granularity, DEFAULT_SIZE_GRANULARITY, &here),
         alignment: or(alignment, DEFAULT_ALIGNMENT, &here),

@@ -7,7 +7,7 @@ use usmp_core::input::{InputError, read_model};
 use usmp_core::liveness::{self, CallSelector, Liveness, Options, ScratchRule};
 use usmp_core::model::{Model, ModelLocus, Scratch, Size};
 use usmp_core::tflite::{TensorInfo, TflmPlan, plan_for_tflm};
-use usmp_core::{Plan, PlanError, Pool, PoolKind, algo};
+use usmp_core::{Algorithm, Assignment, Auto, Exact, Plan, PlanError, Pool, PoolKind, algo};
 
 use crate::spec::{Diagnostic, ModelSpec, PoolSpec, Spec};
 
@@ -206,12 +206,7 @@ fn plan_model<S: Clone>(
         ModelLocus::ScratchRule(k) => Diagnostic::new(m.scratch[k].span.clone(), e.to_string()),
         _ => model_error(m, &path, &file.error(&e)),
     })?;
-    let algorithm = algo::by_name(&m.algorithm.value).ok_or_else(|| {
-        Diagnostic::new(
-            m.algorithm.span.clone(),
-            format!("unknown algorithm `{}`", m.algorithm.value),
-        )
-    })?;
+    let algorithm = configured(m)?;
     let plan = match usmp_core::plan(&liveness.problem, algorithm.as_ref()) {
         Ok(plan) => plan,
         Err(e) => {
@@ -307,6 +302,29 @@ fn options<S>(m: &ModelSpec<S>) -> Options {
 }
 
 /// An error in or about the model file, shown at the path that names it.
+/// The model's algorithm, with its choice of pools for `exact` and `auto` (both names
+/// checked by `valid`; an unknown one is still an error here, never a panic).
+fn configured<S: Clone>(m: &ModelSpec<S>) -> Result<Box<dyn Algorithm>, Diagnostic<S>> {
+    let assignment = match m.assignment.value.as_str() {
+        "smallest_total" => Assignment::SmallestTotal,
+        _ => Assignment::Preference,
+    };
+    let exact = Exact {
+        assignment,
+        ..Exact::default()
+    };
+    match m.algorithm.value.as_str() {
+        "exact" => Ok(Box::new(exact)),
+        "auto" => Ok(Box::new(Auto { exact })),
+        name => algo::by_name(name).ok_or_else(|| {
+            Diagnostic::new(
+                m.algorithm.span.clone(),
+                format!("unknown algorithm `{name}`"),
+            )
+        }),
+    }
+}
+
 fn model_error<S: Clone>(m: &ModelSpec<S>, path: &Path, e: &InputError) -> Diagnostic<S> {
     let message = if e.more.is_empty() {
         format!("model `{}`: {e}", m.name.value)

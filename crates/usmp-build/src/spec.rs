@@ -74,6 +74,9 @@ pub struct ModelSpec<S> {
     pub path: At<String, S>,
     /// Planning algorithm (any of `usmp_core::algo::BUILT_IN`).
     pub algorithm: At<String, S>,
+    /// How `exact` and `auto` choose pools for buffers that may use several:
+    /// `"preference"` (default, the RFC's fallback) or `"smallest_total"`.
+    pub assignment: At<String, S>,
     /// Plan the model's inputs and outputs inside the workspace pools (RFC U4).
     pub io_in_pools: At<bool, S>,
     /// Round every buffer size up to a multiple of this.

@@ -140,6 +140,31 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
                 .help(format!("write one of: {}", BUILT_IN.join(", "))),
             );
         }
+        let searching = matches!(model.algorithm.value.as_str(), "exact" | "auto");
+        match model.assignment.value.as_str() {
+            "preference" => {}
+            "smallest_total" if searching => {}
+            "smallest_total" => out.push(
+                Diagnostic::new(
+                    model.assignment.span.clone(),
+                    format!(
+                        "`assignment` applies to the algorithms exact and auto, not `{}`",
+                        model.algorithm.value
+                    ),
+                )
+                .help("leave `assignment` out, or write algorithm = \"auto\""),
+            ),
+            other => out.push(
+                Diagnostic::new(
+                    model.assignment.span.clone(),
+                    format!("unknown assignment `{other}`"),
+                )
+                .help(
+                    "write assignment = \"preference\" (the default: each buffer in the first \
+                     of its pools with room) or assignment = \"smallest_total\"",
+                ),
+            ),
+        }
         alignment(&model.alignment, "alignment", &mut out);
         power_of_two(&model.size_granularity, "size granularity", &mut out);
         for rule in &model.scratch {

@@ -613,3 +613,41 @@ fn a_missing_name_and_a_wrong_shape_are_both_reported() {
     );
     assert!(d[1].contains("[\"cpu\"]"), "{}", d[1]);
 }
+
+#[test]
+fn assignment_is_preference_or_smallest_total_for_the_searching_algorithms() {
+    one(
+        "assignment_unknown",
+        &format!("{POOLS}{MODEL}assignment = \"fastest\"\n"),
+        "11:14",
+        &[
+            "unknown assignment `fastest`",
+            "\"preference\"",
+            "\"smallest_total\"",
+        ],
+    );
+    one(
+        "assignment_greedy",
+        &format!("{POOLS}{MODEL}algorithm = \"first_fit\"\nassignment = \"smallest_total\"\n"),
+        "12:14",
+        &["`assignment` applies to the algorithms exact and auto, not `first_fit`"],
+    );
+}
+
+/// kws in an 8 KiB DTCM listed first (the CPU's only) and SRAM (shared with the NPU): the
+/// preference order keeps the 4000-byte activation in DTCM (8480 bytes in all);
+/// `assignment = "smallest_total"` moves it to SRAM and reaches the bound, 6912.
+#[test]
+fn smallest_total_moves_a_buffer_out_of_the_preferred_pool() {
+    let pools = "[[pool]]\nname = \"dtcm\"\nsize = \"8 KiB\"\ntargets = [\"cpu\"]\n\n\
+                 [[pool]]\nname = \"sram\"\ntargets = [\"cpu\", \"npu\"]\n\n\
+                 [[pool]]\nname = \"flash\"\nkind = \"constant\"\n";
+    let total = |case: &str, extra: &str| {
+        let dir = setup(case, &format!("{pools}{MODEL}{extra}"), &[]);
+        let planned = Config::from_file(dir.join("usmp.toml")).plan().unwrap();
+        planned.pools.iter().map(|p| p.size).sum::<u64>()
+    };
+    let preferred = total("assignment_preference", "");
+    let smallest = total("assignment_smallest", "assignment = \"smallest_total\"\n");
+    assert_eq!((preferred, smallest), (8480, 6912));
+}

@@ -22,6 +22,7 @@ const TOP_KEYS: &[&str] = &[
     "name",
     "module",
     "algorithm",
+    "assignment",
     "io_in_pools",
     "size_granularity",
     "alignment",
@@ -32,6 +33,7 @@ const POOL_KEYS: &[&str] = &["size", "alignment", "align", "section", "region", 
 const MODEL_KEYS: &[&str] = &[
     "path",
     "algorithm",
+    "assignment",
     "io_in_pools",
     "size_granularity",
     "alignment",
@@ -256,6 +258,7 @@ fn model(
         name: here(name.to_string()),
         path: here(String::new()),
         algorithm: At::new("auto".into(), span),
+        assignment: At::new("preference".into(), span),
         io_in_pools: At::new(Options::default().io_in_pools, span),
         size_granularity: At::new(DEFAULT_SIZE_GRANULARITY, span),
         alignment: At::new(DEFAULT_ALIGNMENT, span),
@@ -271,6 +274,11 @@ fn model(
             "algorithm" => {
                 if let Some(a) = text(value, "an algorithm name", errors) {
                     m.algorithm = At::new(a, s);
+                }
+            }
+            "assignment" => {
+                if let Some(a) = text(value, "`\"preference\"` or `\"smallest_total\"`", errors) {
+                    m.assignment = At::new(a, s);
                 }
             }
             "io_in_pools" => match value {
@@ -447,6 +455,7 @@ mod tests {
             name = "keywords",
             module = kws,
             algorithm = "first_fit",
+            assignment = "smallest_total",
             io_in_pools = false,
             kernels = true,
             size_granularity = 4,
@@ -480,6 +489,7 @@ mod tests {
         assert_eq!(m.module.value, "kws");
         assert_eq!(m.path.value, "models/kws.tflite");
         assert_eq!(m.algorithm.value, "first_fit");
+        assert_eq!(m.assignment.value, "smallest_total");
         assert!(!m.io_in_pools.value);
         assert!(m.kernels.value);
         assert_eq!((m.size_granularity.value, m.alignment.value), (4, 8));

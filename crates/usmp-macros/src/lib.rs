@@ -27,8 +27,8 @@
 //!
 //! Everything `usmp.toml` can say has a spelling here:
 //!
-//! - top level: `model = "path"` with `name`, `module`, `algorithm`, `io_in_pools`,
-//!   `size_granularity`, `alignment`, `scratch`, `kernels` for one model; or
+//! - top level: `model = "path"` with `name`, `module`, `algorithm`, `assignment`,
+//!   `io_in_pools`, `size_granularity`, `alignment`, `scratch`, `kernels` for one model; or
 //!   `models { kws: model(path = "...", algorithm = "...", ...), vww: model(...) }` for
 //!   several sharing the workspace pools;
 //! - pools: `name: workspace(...)` or `name: constant(...)` with `size` (`4096`, `16 KiB`),
