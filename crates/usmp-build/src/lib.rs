@@ -51,7 +51,9 @@
 //! path = "models/kws.tflite"  # a .tflite or usmp's JSON model IR, relative to this file
 //! algorithm = "auto"          # default; any of usmp-core's built-in algorithms
 //! assignment = "preference"   # default: each buffer in the first of its pools with room;
-//!                             # "smallest_total" (exact, auto): the smallest sum of pools
+//!                             # "smallest_total" (exact, auto): the smallest sum of pools;
+//!                             # "fastest": the most-accessed bytes in the fastest pools
+//!                             # (a pool states its speed: bandwidth = "8 GB/s")
 //! io_in_pools = true          # default; inputs and outputs live in the pools (RFC U4)
 //! size_granularity = 16       # default; sizes are rounded up to this
 //! alignment = 16              # default alignment of buffers

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use toml::Spanned;
 use usmp_core::PoolKind;
-use usmp_core::input::SIZE_FORMS;
+use usmp_core::input::{BANDWIDTH_FORMS, SIZE_FORMS, parse_bandwidth};
 use usmp_core::liveness::Options;
 
 use crate::raw::{self, Entries, Raw};
@@ -25,6 +25,7 @@ const POOL_KEYS: &[&str] = &[
     "section",
     "region",
     "targets",
+    "bandwidth",
 ];
 const MODEL_KEYS: &[&str] = &[
     "name",
@@ -166,6 +167,24 @@ impl Reader {
         }
     }
 
+    /// A bandwidth: bytes per second, or a string such as "8 GB/s".
+    fn bandwidth(&mut self, t: &Table<'_>, key: &str) -> Option<At<u64, Span>> {
+        let v = Self::get(t, key)?;
+        let span = v.span();
+        let parsed = match v.get_ref() {
+            Raw::Int(n) if *n > 0 => Ok(n.unsigned_abs()),
+            Raw::Str(text) => parse_bandwidth(text),
+            other => Err(format!("`{key}` is {}, not a bandwidth", other.describe())),
+        };
+        match parsed {
+            Ok(n) => Some(At::new(n, span)),
+            Err(e) => {
+                self.error(span, e, format!("write {BANDWIDTH_FORMS}"));
+                None
+            }
+        }
+    }
+
     /// The tables of an array of tables (`[[pool]]`), or an inline array of them.
     fn tables<'a>(&mut self, v: &'a Spanned<Raw>, key: &str) -> Vec<Table<'a>> {
         let one = |item: &'a Spanned<Raw>| match item.get_ref() {
@@ -289,6 +308,7 @@ fn pool(r: &mut Reader, t: &Table<'_>, k: usize) -> PoolSpec<Span> {
         },
     };
     let size = r.size(t, "size", true);
+    let bandwidth = r.bandwidth(t, "bandwidth");
     let alignment = r.uint(t, "alignment", "16");
     let section = r.string(t, "section", "\".usmp.sram\"");
     let region = r.string(t, "region", "\"RAM\"");
@@ -296,6 +316,7 @@ fn pool(r: &mut Reader, t: &Table<'_>, k: usize) -> PoolSpec<Span> {
     PoolSpec {
         kind: or(kind, PoolKind::Workspace, &name.span),
         size,
+        bandwidth,
         alignment: or(alignment, DEFAULT_ALIGNMENT, &name.span),
         section: or(section, format!(".usmp.{}", name.value), &name.span),
         region,

@@ -271,6 +271,7 @@ fn core_pool<S>(p: &PoolSpec<S>) -> Pool {
         pool = pool.with_limit(size.value);
     }
     pool.targets = p.targets.iter().map(|t| t.value.clone()).collect();
+    pool.bandwidth = p.bandwidth.as_ref().map(|b| b.value);
     pool
 }
 
@@ -307,6 +308,7 @@ fn options<S>(m: &ModelSpec<S>) -> Options {
 fn configured<S: Clone>(m: &ModelSpec<S>) -> Result<Box<dyn Algorithm>, Diagnostic<S>> {
     let assignment = match m.assignment.value.as_str() {
         "smallest_total" => Assignment::SmallestTotal,
+        "fastest" => Assignment::Fastest,
         _ => Assignment::Preference,
     };
     let exact = Exact {

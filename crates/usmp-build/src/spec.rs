@@ -54,6 +54,9 @@ pub struct PoolSpec<S> {
     pub kind: At<PoolKind, S>,
     /// Upper bound on its size in bytes.
     pub size: Option<At<u64, S>>,
+    /// Its speed in bytes per second, if stated (for `assignment = "fastest"` and the
+    /// report's memory time).
+    pub bandwidth: Option<At<u64, S>>,
     /// Every offset in the pool and the pool's start are multiples of this.
     pub alignment: At<u64, S>,
     /// The link section its static goes to.

@@ -143,8 +143,15 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
         let searching = matches!(model.algorithm.value.as_str(), "exact" | "auto");
         match model.assignment.value.as_str() {
             "preference" => {}
-            "smallest_total" if searching => {}
-            "smallest_total" => out.push(
+            "fastest" if searching && spec.pools.iter().all(|p| p.bandwidth.is_none()) => out.push(
+                Diagnostic::new(
+                    model.assignment.span.clone(),
+                    "`assignment = \"fastest\"` needs the pools' speeds, and no pool states one",
+                )
+                .help("give the pools a `bandwidth`, e.g. bandwidth = \"8 GB/s\" for DTCM"),
+            ),
+            "smallest_total" | "fastest" if searching => {}
+            "smallest_total" | "fastest" => out.push(
                 Diagnostic::new(
                     model.assignment.span.clone(),
                     format!(
@@ -161,7 +168,8 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
                 )
                 .help(
                     "write assignment = \"preference\" (the default: each buffer in the first \
-                     of its pools with room) or assignment = \"smallest_total\"",
+                     of its pools with room), \"smallest_total\" or \"fastest\" (the most-accessed \
+                     bytes in the pools of the highest `bandwidth`)",
                 ),
             ),
         }

@@ -618,12 +618,13 @@ fn a_missing_name_and_a_wrong_shape_are_both_reported() {
 fn assignment_is_preference_or_smallest_total_for_the_searching_algorithms() {
     one(
         "assignment_unknown",
-        &format!("{POOLS}{MODEL}assignment = \"fastest\"\n"),
+        &format!("{POOLS}{MODEL}assignment = \"quickest\"\n"),
         "11:14",
         &[
-            "unknown assignment `fastest`",
+            "unknown assignment `quickest`",
             "\"preference\"",
             "\"smallest_total\"",
+            "\"fastest\"",
         ],
     );
     one(
@@ -650,4 +651,44 @@ fn smallest_total_moves_a_buffer_out_of_the_preferred_pool() {
     let preferred = total("assignment_preference", "");
     let smallest = total("assignment_smallest", "assignment = \"smallest_total\"\n");
     assert_eq!((preferred, smallest), (8480, 6912));
+}
+
+#[test]
+fn fastest_needs_a_bandwidth_and_a_bandwidth_must_be_one() {
+    one(
+        "fastest_without_speeds",
+        &format!("{POOLS}{MODEL}assignment = \"fastest\"\n"),
+        "11:14",
+        &["needs the pools' speeds", "bandwidth = \"8 GB/s\""],
+    );
+    one(
+        "bad_bandwidth",
+        &format!("[[pool]]\nname = \"sram\"\nbandwidth = \"quick\"\n{MODEL}"),
+        "3:13",
+        &["`quick` is not a bandwidth", "\"0.2 GB/s\""],
+    );
+}
+
+/// With speeds given, `assignment = "fastest"` plans and the report shows each pool's
+/// memory time.
+#[test]
+fn fastest_plans_with_speeds_and_reports_the_memory_time() {
+    let pools = "[[pool]]\nname = \"dtcm\"\nsize = \"8 KiB\"\ntargets = [\"cpu\"]\nbandwidth = \"8 GB/s\"\n\n\
+                 [[pool]]\nname = \"sram\"\ntargets = [\"cpu\", \"npu\"]\nbandwidth = \"2 GB/s\"\n\n\
+                 [[pool]]\nname = \"flash\"\nkind = \"constant\"\n";
+    let dir = setup(
+        "fastest",
+        &format!("{pools}{MODEL}assignment = \"fastest\"\n"),
+        &[],
+    );
+    let out = Config::from_file(dir.join("usmp.toml"))
+        .out_dir(dir.join("out"))
+        .cargo_directives(false)
+        .generate();
+    assert!(out.is_ok(), "{:?}", out.err().map(|e| e.to_string()));
+    let report = std::fs::read_to_string(dir.join("out/usmp-report.txt")).unwrap();
+    assert!(
+        report.contains("memory traffic per inference") && report.contains("at 8000 MB/s"),
+        "{report}"
+    );
 }

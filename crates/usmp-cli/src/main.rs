@@ -49,7 +49,8 @@ enum Command {
         time_limit: Option<f64>,
         /// For `exact` and `auto`, where buffers may go to several pools: keep the pools'
         /// preference order (a buffer leaves its first pool with room only when no plan
-        /// exists otherwise), or search every assignment for the smallest total.
+        /// exists otherwise), search every assignment for the smallest total, or put the
+        /// most-accessed bytes in the fastest pools (by each pool's `bandwidth`).
         #[arg(long, value_enum, default_value_t = PoolChoice::Preference)]
         assignment: PoolChoice,
         /// For a model: the pools file (pools, I/O in pools, size rounding, scratch).
@@ -123,6 +124,8 @@ enum PoolChoice {
     Preference,
     /// The smallest total of the pool sizes over every assignment.
     SmallestTotal,
+    /// The most-accessed bytes in the fastest pools.
+    Fastest,
 }
 
 /// The algorithm `name` with the command's search options applied.
@@ -146,6 +149,7 @@ fn configured(
         assignment: match assignment {
             PoolChoice::Preference => usmp_core::Assignment::Preference,
             PoolChoice::SmallestTotal => usmp_core::Assignment::SmallestTotal,
+            PoolChoice::Fastest => usmp_core::Assignment::Fastest,
         },
     };
     match name {

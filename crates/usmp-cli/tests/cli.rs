@@ -208,6 +208,13 @@ fn table_and_svg_show_every_buffer() {
     assert!(drawing.contains("pool global_workspace (workspace): 210 bytes"));
 }
 
+/// What a successful `usmp` run printed.
+fn planned(args: &[&str]) -> String {
+    let out = usmp(args);
+    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
 fn fails_with(args: &[&str], code: i32, needles: &[&str]) {
     let out = usmp(args);
     let err = text(&out.stderr);
@@ -666,13 +673,7 @@ fn assignment_chooses_between_preference_and_the_smallest_total() {
     let model = repo().join("examples/models/kws.json");
     let pools = repo().join("examples/models/kws_pools.json");
     let (model, pools) = (model.to_str().unwrap(), pools.to_str().unwrap());
-    let run = |extra: &[&str]| {
-        let mut args = vec!["plan", model, "--pools", pools];
-        args.extend_from_slice(extra);
-        let out = usmp(&args);
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        text(&out.stdout)
-    };
+    let run = |extra: &[&str]| planned(&[&["plan", model, "--pools", pools], extra].concat());
     let preferred = run(&[]);
     assert!(
         preferred.contains("8480 bytes in total")
@@ -699,4 +700,47 @@ fn assignment_chooses_between_preference_and_the_smallest_total() {
         2,
         &["--assignment applies to the searching algorithms exact and auto, not first_fit"],
     );
+}
+
+/// Pools with a `bandwidth` and buffers with `traffic`: the table estimates the memory
+/// time per pool, `--assignment fastest` puts the hot buffer in the fast pool, and a
+/// bandwidth that is not one is located.
+#[test]
+fn bandwidth_and_traffic_give_the_memory_time_and_the_fastest_plan() {
+    let problem = write(
+        "speed.json",
+        r#"{"pools": [
+  {"name": "slow", "bandwidth": "1 GB/s"},
+  {"name": "fast", "size": 64, "bandwidth": "8 GB/s"}
+],
+"buffers": [
+  {"name": "cold", "size_bytes": 60, "pool_candidates": ["slow", "fast"], "live": [0, 2], "traffic": 60},
+  {"name": "hot", "size_bytes": 32, "pool_candidates": ["slow", "fast"], "live": [0, 2], "traffic": 3200}
+]}"#,
+    );
+    let file = problem.to_str().unwrap();
+    let run = |extra: &[&str]| planned(&[&["plan", file], extra].concat());
+    let preferred = run(&[]);
+    assert!(
+        preferred.contains("slow                     3260 bytes  at 1000 MB/s: 3.260 us")
+            && preferred.contains("total                                3.260 us"),
+        "{preferred}"
+    );
+    let fastest = run(&["--assignment", "fastest"]);
+    assert!(
+        fastest.contains("fast                     3200 bytes  at 8000 MB/s: 0.400 us")
+            && fastest.contains("total                                0.460 us"),
+        "{fastest}"
+    );
+    let bad = write(
+        "bad_speed.json",
+        r#"{"pools": [{"name": "p", "bandwidth": "fast"}], "buffers": []}"#,
+    );
+    fails_with(
+        &["plan", bad.to_str().unwrap()],
+        2,
+        &["bad_speed.json:1:39: pools[0].bandwidth: `fast` is not a bandwidth; write"],
+    );
+    std::fs::remove_file(problem).unwrap();
+    std::fs::remove_file(bad).unwrap();
 }

@@ -506,6 +506,15 @@ fn build_problem(
     for pool in pools {
         builder.pool(pool.clone());
     }
+    // How often each tensor is read or written per inference, for each buffer's traffic.
+    let mut accesses = vec![0u64; model.tensors.len()];
+    for call in &model.calls {
+        for &t in call.reads.iter().chain(&call.writes) {
+            if let Some(a) = accesses.get_mut(t) {
+                *a += 1;
+            }
+        }
+    }
     let mut taken = BTreeSet::new();
     // The next suffix to try per name: 30,000 tensors of one name take linear time.
     let mut next_suffix: BTreeMap<String, usize> = BTreeMap::new();
@@ -562,10 +571,23 @@ fn build_problem(
                 }
             }
         }
+        // A scratch buffer is written and read within its call; a tensor as often as the
+        // calls name it, unless the model says better.
+        let traffic = match &p.origin {
+            Origin::Scratch { .. } => p.size.saturating_mul(2),
+            Origin::Tensors(ts) => ts
+                .iter()
+                .map(|&t| match model.tensors.get(t).and_then(|x| x.traffic) {
+                    Some(given) => given,
+                    None => p.size.saturating_mul(accesses.get(t).copied().unwrap_or(0)),
+                })
+                .fold(0u64, u64::saturating_add),
+        };
         let mut buffer = Buffer::new(name, p.size)
             .with_alignment(p.alignment)
             .with_candidates(candidates)
-            .with_live(p.live.0, p.live.1);
+            .with_live(p.live.0, p.live.1)
+            .with_traffic(traffic);
         buffer.kind = p.kind;
         builder.buffer(buffer);
     }

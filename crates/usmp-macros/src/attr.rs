@@ -29,7 +29,15 @@ const TOP_KEYS: &[&str] = &[
     "scratch",
     "kernels",
 ];
-const POOL_KEYS: &[&str] = &["size", "alignment", "align", "section", "region", "targets"];
+const POOL_KEYS: &[&str] = &[
+    "size",
+    "alignment",
+    "align",
+    "section",
+    "region",
+    "targets",
+    "bandwidth",
+];
 const MODEL_KEYS: &[&str] = &[
     "path",
     "algorithm",
@@ -218,6 +226,7 @@ fn pool(p: &Named, errors: &mut Errors) -> Option<PoolSpec<Span>> {
     let mut spec = PoolSpec {
         kind: At::new(kind, p.kind.span()),
         size: None,
+        bandwidth: None,
         alignment: At::new(DEFAULT_ALIGNMENT, p.name.span()),
         section: At::new(format!(".usmp.{}", name.value), p.name.span()),
         region: None,
@@ -240,6 +249,7 @@ fn pool(p: &Named, errors: &mut Errors) -> Option<PoolSpec<Span>> {
                 }
             }
             "targets" => spec.targets = strings(value, errors),
+            "bandwidth" => spec.bandwidth = bandwidth(value, errors),
             _ => errors.push(unknown(&key, POOL_KEYS)),
         }
     }
@@ -431,6 +441,26 @@ fn size(v: &Value, errors: &mut Errors) -> Option<At<u64, Span>> {
     }
 }
 
+/// A bandwidth, as a string (`"8 GB/s"`) or bytes per second.
+fn bandwidth(v: &Value, errors: &mut Errors) -> Option<At<u64, Span>> {
+    let forms = usmp_build::usmp_core::input::BANDWIDTH_FORMS;
+    let parsed = match v {
+        Value::Int(lit, None) => match lit.base10_parse::<u64>() {
+            Ok(0) | Err(_) => Err(format!("expected {forms}")),
+            Ok(n) => Ok(n),
+        },
+        Value::Str(s) => usmp_build::usmp_core::input::parse_bandwidth(&s.value()),
+        _ => Err(format!("expected {forms}")),
+    };
+    match parsed {
+        Ok(n) => Some(At::new(n, v.span())),
+        Err(e) => {
+            errors.push(Diagnostic::new(v.span(), e));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -462,7 +492,7 @@ mod tests {
             alignment = 8,
             scratch = [op("CONV_2D", im2col = 4 KiB, align = 32), call(3, acc = 512)],
             pools {
-                dtcm: workspace(size = 16 KiB, align = 32, section = ".dtcm", targets = ["cpu"]),
+                dtcm: workspace(size = 16 KiB, align = 32, section = ".dtcm", targets = ["cpu"], bandwidth = "8 GB/s"),
                 flash: constant(size = "1 MiB", alignment = 64),
             }
         });
@@ -477,6 +507,10 @@ mod tests {
         assert_eq!(dtcm.section.value, ".dtcm");
         assert!(dtcm.region.is_none());
         assert_eq!(dtcm.targets[0].value, "cpu");
+        assert_eq!(
+            dtcm.bandwidth.as_ref().map(|b| b.value),
+            Some(8_000_000_000)
+        );
         assert_eq!(s.pools[1].kind.value, PoolKind::Constant);
         assert_eq!(
             s.pools[1].alignment.value, 64,

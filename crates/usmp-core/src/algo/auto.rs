@@ -4,8 +4,8 @@
 //! result is the same on every machine.
 
 use super::{
-    Algorithm, BestFit, Exact, FirstFit, GreedyByBreadth, GreedyByConflicts, GreedyBySize,
-    HillClimb,
+    Algorithm, Assignment, BestFit, Exact, FirstFit, GreedyByBreadth, GreedyByConflicts,
+    GreedyBySize, HillClimb,
 };
 use crate::bound::LowerBound;
 use crate::plan::{PlanError, Solution, pool_sizes};
@@ -29,6 +29,13 @@ impl Algorithm for Auto {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+        if self.exact.assignment == Assignment::Fastest {
+            // Speed decides the pools, not the smallest of the members' totals.
+            return self.exact.allocate(problem, lower_bound).map(|s| Solution {
+                produced_by: Some("exact".into()),
+                ..s
+            });
+        }
         let climb = HillClimb::default();
         // Breadth first: on real graphs it is the most often at the bound, which ends the
         // portfolio early (idealloc's Y_1: at the bound, 62,185 buffers).

@@ -18,7 +18,7 @@ pub use csv::parse_csv;
 pub use pools_json::PoolsFile;
 pub use problem_json::parse_problem_json;
 use problem_json::problem_from_json;
-pub use size::{SIZE_FORMS, parse_size};
+pub use size::{BANDWIDTH_FORMS, SIZE_FORMS, parse_bandwidth, parse_size};
 
 use crate::liveness::{self, Liveness};
 use crate::model::{Model, ModelError, ModelLocus};

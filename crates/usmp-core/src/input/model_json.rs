@@ -18,6 +18,7 @@ const TENSOR_KEYS: &[&str] = &[
     "data",
     "file",
     "file_offset",
+    "traffic",
 ];
 const CALL_KEYS: &[&str] = &["op", "target", "reads", "writes", "scratch", "in_place"];
 const SCRATCH_KEYS: &[&str] = &["name", "size_bytes", "alignment"];
@@ -337,6 +338,10 @@ fn tensor(
             size,
             alignment: alignment(r, e, &what),
             role,
+            traffic: r.get(e, "traffic").and_then(|t| {
+                let t = r.integer(t, format_args!("{what}.traffic"), false);
+                r.keep(t).flatten()
+            }),
         },
         spans,
     ))

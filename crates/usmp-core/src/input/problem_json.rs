@@ -7,9 +7,10 @@
 //! ```
 //!
 //! Pools: `kind` defaults to `workspace`; a missing or `-1` `size_hint_bytes` means
-//! unbounded; `alignment` defaults to 1; `targets` (names) defaults to all. Buffers:
-//! `alignment` defaults to 1, `kind` to `workspace`; either every buffer has
-//! `"live": [start, end]` (half-open) or conflicts are listed by name.
+//! unbounded; `alignment` defaults to 1; `targets` (names) defaults to all; `bandwidth`
+//! (bytes per second, or `"8 GB/s"`) is optional. Buffers: `alignment` defaults to 1,
+//! `kind` to `workspace`, `traffic` (bytes read and written per inference) to 0; either
+//! every buffer has `"live": [start, end]` (half-open) or conflicts are listed by name.
 
 use super::json::{self, Json, Value};
 use super::read::{Element, Known, Names, Reader, Spans};
@@ -25,6 +26,7 @@ const BUFFER_KEYS: &[&str] = &[
     "pool_candidates",
     "conflicts",
     "live",
+    "traffic",
 ];
 
 /// Parses a JSON problem; errors name `file`, the line and column, and the field.
@@ -197,6 +199,7 @@ fn buffer<'j>(
         r.keep(size).flatten().unwrap_or(1)
     });
     let alignment = whole("alignment", false).unwrap_or(1);
+    let traffic = whole("traffic", false).unwrap_or(0);
     let kind = r.keep(r.kind(r.get(e, "kind"), format_args!("{what}.kind")));
     let mut candidates = Vec::new();
     if r.keep(r.required(e, j, "pool_candidates", what)).is_some() {
@@ -242,6 +245,7 @@ fn buffer<'j>(
     }
     let mut buffer = Buffer::new(name, size.unwrap_or(1));
     buffer.alignment = alignment;
+    buffer.traffic = traffic;
     buffer.candidates = candidates;
     if let Some(kind) = kind {
         buffer.kind = kind;

@@ -22,6 +22,7 @@ pub(crate) const POOL_KEYS: &[&str] = &[
     "size_hint_bytes",
     "alignment",
     "targets",
+    "bandwidth",
 ];
 
 /// Names to indices. Only looked up, never walked in its own order, so a hash map keeps
@@ -498,6 +499,28 @@ impl<'f> Reader<'f> {
         if let Some(a) = self.get(e, "alignment") {
             let a = self.integer(a, format_args!("{what}.alignment"), false);
             pool.alignment = self.keep(a).flatten().unwrap_or(1);
+        }
+        if let Some(b) = self.get(e, "bandwidth") {
+            let label = format_args!("{what}.bandwidth");
+            let speed = match &b.value {
+                Value::String(text) => super::parse_bandwidth(text)
+                    .map_err(|m| self.err(b.pos, format!("{label}: {m}"))),
+                Value::Number(_) => match self.integer(b, label, false) {
+                    Ok(Some(0)) => {
+                        Err(self.err(b.pos, format!("{label} is 0; write a speed above zero")))
+                    }
+                    other => other.map(|v| v.unwrap_or(1)),
+                },
+                other => Err(self.err(
+                    b.pos,
+                    format!(
+                        "{label} must be {}; found {}",
+                        super::BANDWIDTH_FORMS,
+                        other.describe()
+                    ),
+                )),
+            };
+            pool.bandwidth = self.keep(speed);
         }
         pool.targets = self
             .strings(e, "targets", format_args!("{what}.targets"))

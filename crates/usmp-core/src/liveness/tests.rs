@@ -281,3 +281,28 @@ fn many_tensors_of_one_name_are_numbered_in_order() {
     let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
     assert_eq!(distinct.len(), names.len());
 }
+
+/// Traffic per inference: a tensor's planned size times the reads and writes naming it,
+/// twice the size for scratch (written and read within its call), or what the model
+/// states for a tensor.
+#[test]
+fn traffic_counts_the_reads_and_writes_of_each_buffer() {
+    let mut m = chain();
+    m.tensors[2].traffic = Some(5000);
+    let l = analyse(&m, &pools(), &Options::default()).unwrap();
+    let traffic = |name: &str| {
+        let b = l.problem.buffers().iter().find(|b| b.name == name).unwrap();
+        (b.size, b.traffic)
+    };
+    // `a`: written by CONV_2D, read by RELU; `h`: read and written by FC; `w`: read once.
+    assert_eq!(traffic("a"), (208, 416));
+    assert_eq!(traffic("h"), (16, 32));
+    assert_eq!(traffic("w"), (48, 48));
+    assert_eq!(traffic("b"), (304, 5000));
+    let scratch = l
+        .problem
+        .buffers()
+        .iter()
+        .find(|b| b.name.starts_with("im2col"));
+    assert_eq!(scratch.map(|b| b.traffic), Some(2 * 48));
+}

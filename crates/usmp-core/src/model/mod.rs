@@ -53,6 +53,9 @@ pub struct Tensor {
     pub alignment: Option<u64>,
     /// What it is.
     pub role: Role,
+    /// Bytes read and written in it per inference, when known better than its size
+    /// times the reads and writes of the calls (a kernel may read an input many times).
+    pub traffic: Option<u64>,
 }
 
 impl Tensor {
@@ -63,6 +66,7 @@ impl Tensor {
             size: Size::Bytes(bytes),
             alignment: None,
             role: Role::Activation,
+            traffic: None,
         }
     }
 
@@ -73,6 +77,7 @@ impl Tensor {
             size: Size::Bytes(data.len() as u64),
             alignment: None,
             role: Role::Constant(data),
+            traffic: None,
         }
     }
 

@@ -51,6 +51,9 @@ pub struct Pool {
     pub alignment: u64,
     /// Targets (e.g. `cpu`, `npu`) that may access the pool; empty means all.
     pub targets: Vec<String>,
+    /// How fast the memory is, in bytes per second, if stated: used to estimate the
+    /// memory time of a plan and by [`Assignment::Fastest`](crate::Assignment::Fastest).
+    pub bandwidth: Option<u64>,
 }
 
 impl Pool {
@@ -62,6 +65,7 @@ impl Pool {
             size_limit: None,
             alignment: 1,
             targets: Vec::new(),
+            bandwidth: None,
         }
     }
 
@@ -82,6 +86,12 @@ impl Pool {
     /// Sets the pool's alignment in bytes.
     pub fn with_alignment(mut self, bytes: u64) -> Self {
         self.alignment = bytes;
+        self
+    }
+
+    /// Sets the pool's bandwidth in bytes per second.
+    pub fn with_bandwidth(mut self, bytes_per_second: u64) -> Self {
+        self.bandwidth = Some(bytes_per_second);
         self
     }
 
@@ -122,6 +132,9 @@ pub struct Buffer {
     pub candidates: Vec<usize>,
     /// Its live range, for problems whose conflicts come from liveness.
     pub live: Option<Live>,
+    /// Bytes read and written in it per inference (0: unknown). From a model, its size
+    /// times the reads and writes of the calls that use it (twice its size for scratch).
+    pub traffic: u64,
 }
 
 impl Buffer {
@@ -134,6 +147,7 @@ impl Buffer {
             kind: PoolKind::Workspace,
             candidates: Vec::new(),
             live: None,
+            traffic: 0,
         }
     }
 
@@ -152,6 +166,12 @@ impl Buffer {
     /// Sets the live range `[start, end)`.
     pub fn with_live(mut self, start: u64, end: u64) -> Self {
         self.live = Some(Live { start, end });
+        self
+    }
+
+    /// Sets the bytes read and written in the buffer per inference.
+    pub fn with_traffic(mut self, bytes: u64) -> Self {
+        self.traffic = bytes;
         self
     }
 
@@ -252,6 +272,17 @@ impl Problem {
             pool.size_limit = None;
         }
         relaxed
+    }
+
+    /// The same problem with each buffer's candidates fastest first (by bandwidth; a pool
+    /// without one counts as slowest; equals keep their preference order).
+    pub(crate) fn fastest_first(&self) -> Problem {
+        let mut fast = self.clone();
+        let speed = |p: &usize| std::cmp::Reverse(self.pools[*p].bandwidth.unwrap_or(0));
+        for buffer in &mut fast.buffers {
+            buffer.candidates.sort_by_key(speed);
+        }
+        fast
     }
 
     /// The alignment an offset of `buffer` in `pool` must have: the larger of the two.

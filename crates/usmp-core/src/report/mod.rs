@@ -5,8 +5,10 @@ mod json;
 mod liveness;
 mod svg;
 mod table;
+mod traffic;
 
 pub use json::{json, write_json_string};
 pub use liveness::{liveness, model_json};
 pub use svg::{svg, svg_steps};
 pub use table::table;
+pub use traffic::{PoolTraffic, traffic};

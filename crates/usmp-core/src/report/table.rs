@@ -65,6 +65,7 @@ pub fn table(problem: &Problem, plan: &Plan) -> String {
             gap(used, bound)
         );
     }
+    super::traffic::write_traffic(&mut out, problem, &plan.allocations);
     let _ = writeln!(
         out,
         "\n{:<24} {:<16} {:>14} {:>12} {:>14}  live",

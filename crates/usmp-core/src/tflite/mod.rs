@@ -442,6 +442,7 @@ fn tensor(
         size: Size::Bytes(bytes),
         alignment: None,
         role,
+        traffic: None,
     })
 }
 

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use super::Algorithm;
 use super::auto::best_of;
 use super::greedy::FirstFit;
+use super::place::{Fit, Layout, place_in_order};
 use crate::bound::LowerBound;
 use crate::plan::{Allocation, PlanError, Solution, pool_sizes};
 use crate::problem::Problem;
@@ -69,6 +70,13 @@ pub enum Assignment {
     /// preferred pool whenever that saves bytes. When the search finishes within its
     /// budget the plan is proven the smallest there is.
     SmallestTotal,
+    /// The most-accessed bytes in the fastest memories: buffers taken by their traffic
+    /// per byte ([`Buffer::traffic`](crate::Buffer::traffic)), most first, each into the
+    /// fastest of its candidates ([`Pool::bandwidth`](crate::Pool::bandwidth)) where it
+    /// fits under the limit, lowest gap first; then each pool is placed exactly. The
+    /// preference order's plan is kept instead where its estimated memory time is lower
+    /// (or equal, and it is no larger), and where the other finds no plan.
+    Fastest,
 }
 
 impl Default for Exact {
@@ -89,10 +97,24 @@ impl Algorithm for Exact {
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
         let start = self.improve_best(problem, lower_bound, &[&FirstFit]);
-        let solution = self.choose_pools(problem, lower_bound, start)?;
+        let solution = self.choose_pools(problem, lower_bound, start);
+        if self.assignment == Assignment::Fastest
+            && let Ok(start) = fastest(problem, lower_bound)
+        {
+            // Taking buffers by traffic per byte is a greedy answer to a knapsack: keep
+            // the preference plan where it is quicker (or as quick and smaller).
+            let (quick, _) = self.improve(problem, start);
+            let cost = |s: &Solution| {
+                let total: u64 = pool_sizes(problem, &s.allocations).iter().sum();
+                (memory_time(problem, &s.allocations), total)
+            };
+            if solution.as_ref().map_or(true, |s| cost(&quick) < cost(s)) {
+                return Ok(quick);
+            }
+        }
         Ok(Solution {
             produced_by: None,
-            ..solution
+            ..solution?
         })
     }
 }
@@ -159,7 +181,7 @@ impl Exact {
         // Under the preference order a plan stands; without a choice there is one
         // assignment. Either way the search only settles a "no fit".
         let wanted = match self.assignment {
-            Assignment::Preference => start.is_err(),
+            Assignment::Preference | Assignment::Fastest => start.is_err(),
             Assignment::SmallestTotal => choosers > 0 || start.is_err(),
         };
         let small = buffers.len() <= JOINT_MAX_BUFFERS && choosers <= JOINT_MAX_CHOOSERS;
@@ -169,7 +191,7 @@ impl Exact {
         let total = |s: &Solution| pool_sizes(problem, &s.allocations).iter().sum::<u64>();
         let enough = match self.assignment {
             // The first plan found, in preference order.
-            Assignment::Preference => u64::MAX,
+            Assignment::Preference | Assignment::Fastest => u64::MAX,
             Assignment::SmallestTotal => lower_bound.total.max(self.capacity.unwrap_or(0)),
         };
         let incumbent = match &start {
@@ -284,6 +306,36 @@ impl Exact {
         };
         (solution, improved)
     }
+}
+
+/// [`Assignment::Fastest`]'s start: buffers by traffic per byte, most first (then larger
+/// first, then in order), each in the lowest gap of the fastest candidate it fits in.
+fn fastest(problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+    let fast = problem.fastest_first();
+    let b = problem.buffers();
+    let mut order: Vec<usize> = (0..b.len()).collect();
+    // traffic_i / size_i > traffic_j / size_j, compared without division.
+    let density = |i: usize, j: usize| {
+        (u128::from(b[j].traffic) * u128::from(b[i].size))
+            .cmp(&(u128::from(b[i].traffic) * u128::from(b[j].size)))
+    };
+    order.sort_by(|&i, &j| {
+        density(i, j)
+            .then(b[j].size.cmp(&b[i].size))
+            .then(i.cmp(&j))
+    });
+    let layout = Layout::new(&fast);
+    let (allocations, _) = place_in_order(&layout, &order, Fit::Lowest, lower_bound.total)?;
+    Ok(Solution::new(allocations))
+}
+
+/// A plan's estimated memory time per inference, in nanoseconds, over the pools that
+/// state a bandwidth.
+fn memory_time(problem: &Problem, allocations: &[crate::plan::Allocation]) -> u64 {
+    crate::report::traffic(problem, allocations)
+        .iter()
+        .filter_map(|t| t.nanoseconds)
+        .fold(0, u64::saturating_add)
 }
 
 /// Shrinks one pool from `size` (its greedy size) toward its lower bound, or in decision

@@ -207,3 +207,49 @@ fn the_preference_order_keeps_a_buffer_the_smallest_total_would_move() {
     assert_eq!(smallest.pool_sizes, vec![0, 40]);
     assert!(smallest.optimal);
 }
+
+/// A cold 60-byte buffer and a hot 32-byte one (100 times the traffic per byte), live
+/// together; the fast pool holds 64 bytes, one of them. Both list the slow pool first,
+/// so the preference order puts both there; `Fastest` goes by speed and traffic: the hot
+/// one in the fast pool, and the estimated memory time drops by 7 times.
+#[test]
+fn fastest_puts_the_most_accessed_bytes_in_the_fastest_pool() {
+    let mut b = Problem::builder();
+    let slow = b.pool(Pool::workspace("slow").with_bandwidth(1_000_000_000));
+    let fast = b.pool(
+        Pool::workspace("fast")
+            .with_limit(64)
+            .with_bandwidth(8_000_000_000),
+    );
+    let cold = b.buffer(
+        Buffer::new("cold", 60)
+            .with_candidates([slow, fast])
+            .with_live(0, 2)
+            .with_traffic(60),
+    );
+    let hot = b.buffer(
+        Buffer::new("hot", 32)
+            .with_candidates([slow, fast])
+            .with_live(0, 2)
+            .with_traffic(3200),
+    );
+    let problem = b.build().unwrap();
+    let preferred = plan(&problem, &Exact::default()).unwrap();
+    assert_eq!(preferred.allocations[cold].pool, slow);
+    assert_eq!(preferred.allocations[hot].pool, slow);
+    let fastest = Exact {
+        assignment: Assignment::Fastest,
+        ..Exact::default()
+    };
+    let quick = plan(&problem, &fastest).unwrap();
+    assert_eq!(quick.allocations[hot].pool, fast);
+    assert_eq!(quick.allocations[cold].pool, slow);
+    let time = |p: &crate::Plan| -> u64 {
+        crate::report::traffic(&problem, &p.allocations)
+            .iter()
+            .filter_map(|t| t.nanoseconds)
+            .sum()
+    };
+    // 3260 B at 1 GB/s, against 3200 B at 8 GB/s and 60 B at 1 GB/s.
+    assert_eq!((time(&preferred), time(&quick)), (3260, 460));
+}

@@ -1,0 +1,72 @@
+//! What a plan costs in memory time: each buffer's traffic (bytes read and written per
+//! inference) over the bandwidth of the pool it was put in.
+
+use std::fmt::Write;
+
+use crate::plan::Allocation;
+use crate::problem::Problem;
+
+/// One pool's share of the memory traffic of an inference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolTraffic {
+    /// Bytes read and written in the pool per inference.
+    pub bytes: u64,
+    /// Those bytes at the pool's bandwidth, in nanoseconds; `None` without a bandwidth.
+    pub nanoseconds: Option<u64>,
+}
+
+/// Per pool, the traffic the plan puts there and its estimated time.
+pub fn traffic(problem: &Problem, allocations: &[Allocation]) -> Vec<PoolTraffic> {
+    let mut bytes = vec![0u64; problem.pools().len()];
+    for (b, a) in problem.buffers().iter().zip(allocations) {
+        if let Some(t) = bytes.get_mut(a.pool) {
+            *t = t.saturating_add(b.traffic);
+        }
+    }
+    problem
+        .pools()
+        .iter()
+        .zip(bytes)
+        .map(|(pool, bytes)| PoolTraffic {
+            bytes,
+            nanoseconds: pool.bandwidth.map(|bw| {
+                let ns = u128::from(bytes) * 1_000_000_000 / u128::from(bw.max(1));
+                u64::try_from(ns).unwrap_or(u64::MAX)
+            }),
+        })
+        .collect()
+}
+
+/// The traffic table, written only when some pool states a bandwidth: per pool its bytes
+/// and time, then the total time of the pools that have one.
+pub(crate) fn write_traffic(out: &mut String, problem: &Problem, allocations: &[Allocation]) {
+    if problem.pools().iter().all(|p| p.bandwidth.is_none()) {
+        return;
+    }
+    let per_pool = traffic(problem, allocations);
+    let _ = writeln!(
+        out,
+        "\nmemory traffic per inference, estimated from each pool's bandwidth:"
+    );
+    let mut total = 0u64;
+    for (pool, t) in problem.pools().iter().zip(&per_pool) {
+        let time = match (pool.bandwidth, t.nanoseconds) {
+            (Some(bw), Some(ns)) => {
+                total = total.saturating_add(ns);
+                let speed = if bw >= 1_000_000 {
+                    format!("{} MB/s", bw / 1_000_000)
+                } else {
+                    format!("{bw} B/s")
+                };
+                format!("at {speed}: {}", micros(ns))
+            }
+            _ => "no bandwidth given: not counted".to_string(),
+        };
+        let _ = writeln!(out, "  {:<14} {:>14} bytes  {time}", pool.name, t.bytes);
+    }
+    let _ = writeln!(out, "  {:<14} {:>14}        {}", "total", "", micros(total));
+}
+
+fn micros(ns: u64) -> String {
+    format!("{}.{:03} us", ns / 1000, ns % 1000)
+}
