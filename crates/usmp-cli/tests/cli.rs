@@ -726,6 +726,13 @@ fn bandwidth_and_traffic_give_the_memory_time_and_the_fastest_plan() {
             && preferred.contains("total                                3.260 us"),
         "{preferred}"
     );
+    let json = run(&["--format", "json"]);
+    assert!(
+        json.contains(
+            r#""traffic":{"slow":{"bytes":3260,"nanoseconds":3260},"fast":{"bytes":0,"nanoseconds":0}}"#
+        ),
+        "{json}"
+    );
     let fastest = run(&["--assignment", "fastest"]);
     assert!(
         fastest.contains("fast                     3200 bytes  at 8000 MB/s: 0.400 us")

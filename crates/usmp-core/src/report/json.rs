@@ -26,7 +26,8 @@ pub fn write_json_string(out: &mut String, s: &str) {
 }
 
 /// `{"algorithm":...,"pool_sizes":{...},"pool_kinds":{...},"allocations":{...},
-/// "lower_bound":N,"optimal":B}` on one line.
+/// "lower_bound":N,"optimal":B}` on one line; when a pool states a bandwidth, also
+/// `"traffic":{"pool":{"bytes":N,"nanoseconds":N or null},...}` before `lower_bound`.
 pub fn json(problem: &Problem, plan: &Plan) -> String {
     let mut out = String::from("{\"algorithm\":");
     write_json_string(&mut out, &plan.algorithm);
@@ -74,6 +75,19 @@ pub fn json(problem: &Problem, plan: &Plan) -> String {
                 )
             }),
     );
+    // Only when a pool states its speed, so plans without speeds print as they did.
+    if pools.iter().any(|p| p.bandwidth.is_some()) {
+        let traffic = super::traffic(problem, &plan.allocations);
+        map(
+            &mut out,
+            "traffic",
+            &mut pools.iter().zip(&traffic).map(|(p, t)| {
+                let ns = t.nanoseconds.map_or("null".to_string(), |n| n.to_string());
+                let value = format!("{{\"bytes\":{},\"nanoseconds\":{ns}}}", t.bytes);
+                (p.name.as_str(), value)
+            }),
+        );
+    }
     let _ = write!(
         out,
         ",\"lower_bound\":{},\"optimal\":{},\"placement_optimal\":{}}}",
