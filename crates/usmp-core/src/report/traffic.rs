@@ -37,6 +37,15 @@ pub fn traffic(problem: &Problem, allocations: &[Allocation]) -> Vec<PoolTraffic
         .collect()
 }
 
+/// The estimated memory time of an inference, in nanoseconds: the sum over the pools that
+/// state a bandwidth.
+pub(crate) fn memory_time(per_pool: &[PoolTraffic]) -> u64 {
+    per_pool
+        .iter()
+        .filter_map(|t| t.nanoseconds)
+        .fold(0, u64::saturating_add)
+}
+
 /// The traffic table, written only when some pool states a bandwidth: per pool its bytes
 /// and time, then the total time of the pools that have one.
 pub(crate) fn write_traffic(out: &mut String, problem: &Problem, allocations: &[Allocation]) {
@@ -48,11 +57,9 @@ pub(crate) fn write_traffic(out: &mut String, problem: &Problem, allocations: &[
         out,
         "\nmemory traffic per inference, estimated from each pool's bandwidth:"
     );
-    let mut total = 0u64;
     for (pool, t) in problem.pools().iter().zip(&per_pool) {
         let time = match (pool.bandwidth, t.nanoseconds) {
             (Some(bw), Some(ns)) => {
-                total = total.saturating_add(ns);
                 let speed = if bw >= 1_000_000 {
                     format!("{} MB/s", bw / 1_000_000)
                 } else {
@@ -64,7 +71,8 @@ pub(crate) fn write_traffic(out: &mut String, problem: &Problem, allocations: &[
         };
         let _ = writeln!(out, "  {:<14} {:>14} bytes  {time}", pool.name, t.bytes);
     }
-    let _ = writeln!(out, "  {:<14} {:>14}        {}", "total", "", micros(total));
+    let total = micros(memory_time(&per_pool));
+    let _ = writeln!(out, "  {:<14} {:>14}        {total}", "total", "");
 }
 
 fn micros(ns: u64) -> String {

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use super::instance::Instance;
+use super::instance::{Instance, section_spans};
 use super::search::Effort;
 use super::{minimise, peak};
 use crate::plan::Allocation;
@@ -89,11 +89,10 @@ pub(crate) fn search(
 ) -> Joint {
     let n = problem.buffers().len();
     let pools = problem.pools().len();
-    let span = match problem.conflicts() {
+    let (span, sections) = match problem.conflicts() {
         Conflicts::Intervals => sections(problem),
-        Conflicts::Graph(_) => vec![(0, 0); n],
+        Conflicts::Graph(_) => (vec![(0, 0); n], 0),
     };
-    let sections = span.iter().map(|&(_, last)| last).max().unwrap_or(0);
     let mut choosers: Vec<usize> = (0..n)
         .filter(|&b| problem.buffers()[b].candidates.len() > 1)
         .collect();
@@ -134,18 +133,19 @@ pub(crate) fn search(
 }
 
 /// Per buffer, the time sections `[first, last)` of its live range, numbered over the
-/// whole problem.
-fn sections(problem: &Problem) -> Vec<(usize, usize)> {
+/// whole problem; and how many sections there are.
+fn sections(problem: &Problem) -> (Vec<(usize, usize)>, usize) {
     let lives: Vec<(u64, u64)> = problem
         .buffers()
         .iter()
         .map(|b| b.live.map_or((0, 0), |l| (l.start, l.end)))
         .collect();
-    let mut points: Vec<u64> = lives.iter().flat_map(|&(s, e)| [s, e]).collect();
-    points.sort_unstable();
-    points.dedup();
-    let at = |t: u64| points.partition_point(|&p| p < t);
-    lives.iter().map(|&(s, e)| (at(s), at(e))).collect()
+    let (span, count) = section_spans(&lives);
+    let span = span
+        .into_iter()
+        .map(|(first, last)| (first as usize, last as usize))
+        .collect();
+    (span, count)
 }
 
 impl State<'_> {

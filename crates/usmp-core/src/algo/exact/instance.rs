@@ -21,6 +21,17 @@ pub(crate) struct Instance {
     pub(crate) members: Vec<Vec<u32>>,
 }
 
+/// Live ranges `[start, end)` as spans of time sections `[first, last)`, sections being
+/// the stretches between consecutive distinct bounds; and how many sections there are.
+pub(crate) fn section_spans(lives: &[(u64, u64)]) -> (Vec<(u32, u32)>, usize) {
+    let mut points: Vec<u64> = lives.iter().flat_map(|&(s, e)| [s, e]).collect();
+    points.sort_unstable();
+    points.dedup();
+    let at = |t: u64| points.partition_point(|&p| p < t) as u32;
+    let span = lives.iter().map(|&(s, e)| (at(s), at(e))).collect();
+    (span, points.len().saturating_sub(1))
+}
+
 impl Instance {
     /// The items `buffers` of `problem`, all placed in `pool`.
     pub(crate) fn new(problem: &Problem, pool: usize, buffers: Vec<usize>) -> Instance {
@@ -41,12 +52,7 @@ impl Instance {
                     .iter()
                     .map(|&b| all[b].live.map_or((0, 0), |l| (l.start, l.end)))
                     .collect();
-                let mut points: Vec<u64> = lives.iter().flat_map(|&(s, e)| [s, e]).collect();
-                points.sort_unstable();
-                points.dedup();
-                let at = |t: u64| points.partition_point(|&p| p < t) as u32;
-                let span: Vec<(u32, u32)> = lives.iter().map(|&(s, e)| (at(s), at(e))).collect();
-                let sections = points.len().saturating_sub(1);
+                let (span, sections) = section_spans(&lives);
                 let mut members = vec![Vec::new(); sections];
                 for (i, &(first, last)) in span.iter().enumerate() {
                     for m in &mut members[first as usize..last as usize] {

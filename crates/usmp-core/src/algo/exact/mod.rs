@@ -106,7 +106,8 @@ impl Algorithm for Exact {
             let (quick, _) = self.improve(problem, start);
             let cost = |s: &Solution| {
                 let total: u64 = pool_sizes(problem, &s.allocations).iter().sum();
-                (memory_time(problem, &s.allocations), total)
+                let traffic = crate::report::traffic(problem, &s.allocations);
+                (crate::report::memory_time(&traffic), total)
             };
             if solution.as_ref().map_or(true, |s| cost(&quick) < cost(s)) {
                 return Ok(quick);
@@ -218,28 +219,16 @@ impl Exact {
                 proven_optimal: joint.complete && self.assignment == Assignment::SmallestTotal,
                 produced_by: Some("exact".into()),
             }),
-            (
-                Err(PlanError::NoFit {
-                    buffer,
-                    size,
-                    attempts,
-                    lower_bound,
-                    algorithm,
-                    impossible: _,
-                }),
-                None,
-            ) if joint.complete => Err(PlanError::NoFit {
-                buffer,
-                size,
-                attempts,
-                lower_bound,
-                algorithm,
-                impossible: Some(
-                    "the exact search tried every assignment of buffers to their candidate \
-                     pools, and in none do all pools stay within their limits"
-                        .into(),
-                ),
-            }),
+            (Err(mut e), None) if joint.complete => {
+                if let PlanError::NoFit { impossible, .. } = &mut e {
+                    *impossible = Some(
+                        "the exact search tried every assignment of buffers to their \
+                         candidate pools, and in none do all pools stay within their limits"
+                            .into(),
+                    );
+                }
+                Err(e)
+            }
             (Err(e), None) => Err(e),
         }
     }
@@ -327,15 +316,6 @@ fn fastest(problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, Plan
     let layout = Layout::new(&fast);
     let (allocations, _) = place_in_order(&layout, &order, Fit::Lowest, lower_bound.total)?;
     Ok(Solution::new(allocations))
-}
-
-/// A plan's estimated memory time per inference, in nanoseconds, over the pools that
-/// state a bandwidth.
-fn memory_time(problem: &Problem, allocations: &[crate::plan::Allocation]) -> u64 {
-    crate::report::traffic(problem, allocations)
-        .iter()
-        .filter_map(|t| t.nanoseconds)
-        .fold(0, u64::saturating_add)
 }
 
 /// Shrinks one pool from `size` (its greedy size) toward its lower bound, or in decision

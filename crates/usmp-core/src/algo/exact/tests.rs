@@ -244,11 +244,8 @@ fn fastest_puts_the_most_accessed_bytes_in_the_fastest_pool() {
     let quick = plan(&problem, &fastest).unwrap();
     assert_eq!(quick.allocations[hot].pool, fast);
     assert_eq!(quick.allocations[cold].pool, slow);
-    let time = |p: &crate::Plan| -> u64 {
-        crate::report::traffic(&problem, &p.allocations)
-            .iter()
-            .filter_map(|t| t.nanoseconds)
-            .sum()
+    let time = |p: &crate::Plan| {
+        crate::report::memory_time(&crate::report::traffic(&problem, &p.allocations))
     };
     // 3260 B at 1 GB/s, against 3200 B at 8 GB/s and 60 B at 1 GB/s.
     assert_eq!((time(&preferred), time(&quick)), (3260, 460));
