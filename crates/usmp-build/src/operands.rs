@@ -58,12 +58,18 @@ pub fn read(file: &ModelFile) -> Result<Operands, String> {
     })
 }
 
-fn padding(code: u8) -> Result<Padding, String> {
-    match code {
-        0 => Ok(Padding::Same),
-        1 => Ok(Padding::Valid),
-        other => Err(format!("padding {other} is neither SAME (0) nor VALID (1)")),
-    }
+/// A convolution's or pooling's window, as the planner's reader reads it (one place for
+/// those slots).
+fn window(op: &Operator<'_>) -> Result<(Padding, tflite::Window), String> {
+    let w = op
+        .window()
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{} has no window", op.op))?;
+    let padding = match w.padding {
+        tflite::Padding::Same => Padding::Same,
+        tflite::Padding::Valid => Padding::Valid,
+    };
+    Ok((padding, w))
 }
 
 fn activation(code: u8) -> Result<Activation, String> {
@@ -90,29 +96,39 @@ fn options(op: &Operator<'_>) -> Result<Options, String> {
     let int = |slot, default| o.int(slot, default).map_err(e);
     let float = |slot, default| o.float(slot, default).map_err(e);
     Ok(match op.op.as_str() {
-        // Conv2DOptions: padding, stride_w, stride_h, activation, dilation_w, dilation_h.
-        "CONV_2D" => Options::Conv2d {
-            padding: padding(byte(0, 0)?)?,
-            stride: [int(2, 0)?, int(1, 0)?],
-            dilation: [int(5, 1)?, int(4, 1)?],
-            activation: activation(byte(3, 0)?)?,
-        },
+        // The windows come from usmp-core; here the rest of each table. Conv2DOptions:
+        // padding, stride_w, stride_h, activation, dilation_w, dilation_h.
+        "CONV_2D" => {
+            let (padding, w) = window(op)?;
+            Options::Conv2d {
+                padding,
+                stride: w.stride,
+                dilation: w.dilation,
+                activation: activation(byte(3, 0)?)?,
+            }
+        }
         // DepthwiseConv2DOptions: padding, stride_w, stride_h, depth_multiplier,
         // activation, dilation_w, dilation_h.
-        "DEPTHWISE_CONV_2D" => Options::DepthwiseConv2d {
-            padding: padding(byte(0, 0)?)?,
-            stride: [int(2, 0)?, int(1, 0)?],
-            dilation: [int(6, 1)?, int(5, 1)?],
-            depth_multiplier: int(3, 0)?,
-            activation: activation(byte(4, 0)?)?,
-        },
+        "DEPTHWISE_CONV_2D" => {
+            let (padding, w) = window(op)?;
+            Options::DepthwiseConv2d {
+                padding,
+                stride: w.stride,
+                dilation: w.dilation,
+                depth_multiplier: int(3, 0)?,
+                activation: activation(byte(4, 0)?)?,
+            }
+        }
         // Pool2DOptions: padding, stride_w, stride_h, filter_width, filter_height, activation.
-        "AVERAGE_POOL_2D" | "MAX_POOL_2D" => Options::Pool2d {
-            padding: padding(byte(0, 0)?)?,
-            stride: [int(2, 0)?, int(1, 0)?],
-            filter: [int(4, 0)?, int(3, 0)?],
-            activation: activation(byte(5, 0)?)?,
-        },
+        "AVERAGE_POOL_2D" | "MAX_POOL_2D" => {
+            let (padding, w) = window(op)?;
+            Options::Pool2d {
+                padding,
+                stride: w.stride,
+                filter: w.filter.unwrap_or([0, 0]),
+                activation: activation(byte(5, 0)?)?,
+            }
+        }
         // FullyConnectedOptions: activation, weights_format, keep_num_dims.
         "FULLY_CONNECTED" => Options::FullyConnected {
             activation: activation(byte(0, 0)?)?,

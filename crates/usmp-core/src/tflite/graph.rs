@@ -70,8 +70,9 @@ pub struct Operator<'a> {
 /// An operator's builtin options, read by slot number (see the module docs).
 #[derive(Clone, Copy, Debug)]
 pub struct Options<'a> {
-    table: Option<Table<'a>>,
-    context: usize,
+    pub(super) table: Option<Table<'a>>,
+    /// The operator's index, for messages.
+    pub(super) context: usize,
 }
 
 impl Options<'_> {
@@ -109,6 +110,71 @@ impl Options<'_> {
     }
 }
 
+/// How an operator's window pads the input (`Padding` in `schema.fbs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding {
+    /// `SAME` (0): the output has `ceil(input / stride)` rows and columns, the input padded
+    /// evenly (one more after than before when the total is odd).
+    Same,
+    /// `VALID` (1): no padding.
+    Valid,
+}
+
+/// How a convolution or pooling operator slides over its input, from its options:
+/// `Conv2DOptions`, `DepthwiseConv2DOptions` or `Pool2DOptions`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// The padding.
+    pub padding: Padding,
+    /// Steps between windows: rows, then columns.
+    pub stride: [i32; 2],
+    /// Steps between the window's taps: rows, then columns (1 for pooling).
+    pub dilation: [i32; 2],
+    /// A pooling window's rows and columns; `None` for a convolution, whose window is its
+    /// filter's shape.
+    pub filter: Option<[i32; 2]>,
+}
+
+impl Operator<'_> {
+    /// The window of a `CONV_2D`, `DEPTHWISE_CONV_2D`, `AVERAGE_POOL_2D` or `MAX_POOL_2D`;
+    /// `None` for other operators. A padding the schema does not have is an error.
+    pub fn window(&self) -> Result<Option<Window>, TfliteError> {
+        window(&self.op, &self.options)
+    }
+}
+
+/// The slots are the schema's: every one of these tables starts with padding, stride_w and
+/// stride_h; the dilations follow the fused activation (and a depthwise convolution's
+/// depth multiplier before it), a pooling's window comes before its activation.
+pub(super) fn window(op: &str, o: &Options<'_>) -> Result<Option<Window>, TfliteError> {
+    let dilation = match op {
+        "CONV_2D" => [o.int(5, 1)?, o.int(4, 1)?],
+        "DEPTHWISE_CONV_2D" => [o.int(6, 1)?, o.int(5, 1)?],
+        "AVERAGE_POOL_2D" | "MAX_POOL_2D" => [1, 1],
+        _ => return Ok(None),
+    };
+    let filter = match op {
+        "AVERAGE_POOL_2D" | "MAX_POOL_2D" => Some([o.int(4, 0)?, o.int(3, 0)?]),
+        _ => None,
+    };
+    let padding = match o.byte(0, 0)? {
+        0 => Padding::Same,
+        1 => Padding::Valid,
+        other => {
+            return Err(TfliteError::Corrupt {
+                context: format!("the options of operator {} ({op}, slot 0)", o.context),
+                detail: format!("padding {other} is neither SAME (0) nor VALID (1)"),
+            });
+        }
+    };
+    Ok(Some(Window {
+        padding,
+        stride: [o.int(2, 0)?, o.int(1, 0)?],
+        dilation,
+        filter,
+    }))
+}
+
 /// Reads the tensors and operators of a `.tflite` file, for kernel parameters.
 pub fn read_graph(bytes: &[u8]) -> Result<Graph<'_>, TfliteError> {
     let file = open(bytes)?;
@@ -139,11 +205,7 @@ pub fn read_graph(bytes: &[u8]) -> Result<Graph<'_>, TfliteError> {
     let mut operators = file.records::<Operator<'_>>(file.operator_count(), "operator")?;
     for i in 0..file.operator_count() {
         let op = file.operator(i)?;
-        let ctx = || format!("operator {i} ({})", op.name);
-        let options = Options {
-            table: op.table.table(4).map_err(corrupt(ctx))?,
-            context: i,
-        };
+        let options = op.options(i)?;
         operators.push(Operator {
             op: op.name,
             inputs: op.inputs,

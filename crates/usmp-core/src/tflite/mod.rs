@@ -6,6 +6,10 @@
 //! - A variable tensor (LSTM/SVDF state) is persistent state.
 //! - Every other tensor is an activation of `elements x element size` bytes; zero-size
 //!   ones are left out of the plan, as TFLite Micro does.
+//! - Each tensor's traffic (bytes read and written per inference, for choosing pools by
+//!   speed) is counted per operator from the shapes and options, as TFLite Micro's
+//!   reference kernels touch memory (see `access.rs`): a convolution's input and filter
+//!   once per multiply, other operators' tensors once per call.
 //! - Kernel scratch depends on the kernel library, not on the model, so it comes from
 //!   the planning options ([`ScratchRule`](crate::liveness::ScratchRule)).
 //!
@@ -20,6 +24,7 @@
 //! [`READ_BUDGET_FACTOR`] times the file's size plus [`READ_BUDGET_SLACK`]; past that the
 //! file is refused as corrupt before anything bigger is allocated.
 
+mod access;
 mod flatbuffer;
 mod graph;
 mod offline;
@@ -33,7 +38,7 @@ use flatbuffer::{Table, Vector};
 
 use crate::model::{Call, Model, Role, Size, Tensor};
 
-pub use graph::{Graph, Operator, Options, Quantization, TensorInfo, read_graph};
+pub use graph::{Graph, Operator, Options, Padding, Quantization, TensorInfo, Window, read_graph};
 pub use offline::{
     OFFLINE_PLAN_METADATA, OfflinePlan, WithOfflinePlan, read_offline_plan, write_offline_plan,
 };
@@ -237,6 +242,17 @@ fn charge(budget: &Cell<usize>, bytes: usize, ctx: impl Fn() -> String) -> Resul
     }
 }
 
+impl<'a> RawOperator<'a> {
+    /// Its builtin options table; `i` is its index, for messages.
+    fn options(&self, i: usize) -> Result<graph::Options<'a>, TfliteError> {
+        let ctx = || format!("operator {i} ({})", self.name);
+        Ok(graph::Options {
+            table: self.table.table(4).map_err(corrupt(ctx))?,
+            context: i,
+        })
+    }
+}
+
 impl<'a> File<'a> {
     fn operator_count(&self) -> usize {
         self.operators.map_or(0, |v| v.len())
@@ -313,14 +329,31 @@ pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
     let file = open(bytes)?;
     let count = file.count;
     let mut tensors = file.records::<Tensor>(count, "tensor")?;
+    let mut shapes = file.records::<access::Shape>(count, "tensor")?;
     if let Some(list) = file.tensors {
         for t in 0..count {
-            tensors.push(tensor(&file, bytes, &list, t)?);
+            let (tensor, shape) = tensor(&file, bytes, &list, t)?;
+            tensors.push(tensor);
+            shapes.push(shape);
         }
     }
+    let mut traffic = vec![0u64; count];
     let mut calls = file.records::<Call>(file.operator_count(), "operator")?;
     for i in 0..file.operator_count() {
-        calls.push(call(file.operator(i)?, i)?);
+        let op = file.operator(i)?;
+        let window = graph::window(&op.name, &op.options(i)?)?;
+        access::add_call(
+            &op.name,
+            window,
+            &op.inputs,
+            &op.outputs,
+            &shapes,
+            &mut traffic,
+        );
+        calls.push(call(op, i)?);
+    }
+    for (tensor, &bytes) in tensors.iter_mut().zip(&traffic) {
+        tensor.traffic = Some(bytes);
     }
     Ok(Model {
         name: name.to_string(),
@@ -389,13 +422,14 @@ fn tensor_table<'a>(
     Ok((table, name, shape))
 }
 
+/// Tensor `t`, and what the traffic count needs of it.
 fn tensor(
     file: &File<'_>,
     bytes: &[u8],
     list: &Vector<'_>,
     t: usize,
-) -> Result<Tensor, TfliteError> {
-    let (table, name, shape) = tensor_table(file, list, t)?;
+) -> Result<(Tensor, access::Shape), TfliteError> {
+    let (table, name, dims) = tensor_table(file, list, t)?;
     let ctx = || format!("tensor {t} \"{name}\"");
     let type_code = table.u8(1, 0).map_err(corrupt(ctx))?;
     let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
@@ -404,13 +438,16 @@ fn tensor(
     let data = buffer_data(bytes, file.buffers.as_ref(), buffer).map_err(corrupt(ctx))?;
     if !is_variable && !data.is_empty() {
         file.charge(data.len(), ctx)?;
-        return Ok(Tensor::constant(name, data.to_vec()));
+        return Ok((
+            Tensor::constant(name, data.to_vec()),
+            access::Shape::new(dims, type_code, data.len() as u64),
+        ));
     }
-    if let Some(&d) = shape.iter().find(|&&d| d < 0) {
+    if let Some(&d) = dims.iter().find(|&&d| d < 0) {
         return Err(TfliteError::Unsupported {
             context: ctx(),
             detail: format!(
-                "shape {shape:?} has a dynamic dimension ({d}); static planning needs every \
+                "shape {dims:?} has a dynamic dimension ({d}); static planning needs every \
                  dimension known (fix the shape when converting the model)"
             ),
         });
@@ -425,25 +462,26 @@ fn tensor(
             ),
         });
     };
-    let bytes = shape
+    let bytes = dims
         .iter()
         .try_fold(element, |acc, &d| acc.checked_mul(d as u64))
         .ok_or_else(|| TfliteError::Corrupt {
             context: ctx(),
-            detail: format!("shape {shape:?} overflows 64 bits"),
+            detail: format!("shape {dims:?} overflows 64 bits"),
         })?;
     let role = if is_variable {
         Role::State
     } else {
         Role::Activation
     };
-    Ok(Tensor {
+    let tensor = Tensor {
         name,
         size: Size::Bytes(bytes),
         alignment: None,
         role,
         traffic: None,
-    })
+    };
+    Ok((tensor, access::Shape::new(dims, type_code, bytes)))
 }
 
 /// The bytes of buffer `index`: inline, or (for models over 2 GB) at a file offset.

@@ -140,6 +140,18 @@ fn model_with_subgraphs(
     metadata: Option<Obj>,
     subgraphs: usize,
 ) -> Vec<u8> {
+    model_with_options(tensors, op_code, second, metadata, subgraphs, None)
+}
+
+/// [`model_with_subgraphs`] whose second operator has builtin `options`.
+fn model_with_options(
+    tensors: &[T<'_>],
+    op_code: u32,
+    second: i32,
+    metadata: Option<Obj>,
+    subgraphs: usize,
+    options: Option<Obj>,
+) -> Vec<u8> {
     let codes = Obj::Tables(vec![
         Obj::Table(vec![Some(Field::Byte(9)), None, None, Some(Field::Word(9))]),
         Obj::Table(vec![
@@ -157,7 +169,13 @@ fn model_with_subgraphs(
         ints(&[3]),
         Some(Field::Ref(Obj::Tables(vec![
             op(0, &[0, 1, -1], &[2]),
-            op(1, &[2, second], &[3]),
+            Obj::Table(vec![
+                Some(Field::Word(1)),
+                ints(&[2, second]),
+                ints(&[3]),
+                None,
+                options.map(Field::Ref),
+            ]),
         ]))),
     ]);
     let buffers = Obj::Tables(vec![
@@ -213,6 +231,47 @@ fn reads_a_small_model() {
         (Role::State, Size::Bytes(10))
     );
     m.check().unwrap();
+    // Bytes read and written per inference: the fully connected layer reads x once per
+    // unit (4 x 8) and w once (1 batch); y is written once and read by LOGISTIC once, as
+    // is the state h it also names.
+    let traffic: Vec<_> = m.tensors.iter().map(|t| t.traffic).collect();
+    assert_eq!(traffic, [Some(32), Some(32), Some(8), Some(16), Some(10)]);
+}
+
+/// A pooling reads its input under every window (taps in the padding are not read), and
+/// a padding the schema does not have is refused, naming the operator.
+#[test]
+fn a_window_s_traffic_comes_from_its_options() {
+    let mut ts = good_tensors();
+    // y[1,4] read as a 1x2x2x1 image by MAX_POOL_2D (code 17) into z[1,1,1,1] float32:
+    // SAME, stride 2, window 2x2: one window over all four values.
+    ts[2].shape = &[1, 2, 2, 1];
+    ts[3].shape = &[1, 1, 1, 1];
+    let pool = |padding: u8| {
+        Obj::Table(vec![
+            Some(Field::Byte(padding)),
+            Some(Field::Word(2)),
+            Some(Field::Word(2)),
+            Some(Field::Word(2)),
+            Some(Field::Word(2)),
+        ])
+    };
+    let m = read_tflite(&model_with_options(&ts, 17, 4, None, 1, Some(pool(0))), "m").unwrap();
+    assert_eq!(m.tensors[2].traffic, Some(4 + 4), "written once, read once");
+    assert_eq!(m.tensors[3].traffic, Some(4));
+    // A 3x3 window (SAME, stride 2) over 2x2 pads one row and column after: still 4 taps.
+    let mut three = pool(0);
+    if let Obj::Table(fields) = &mut three {
+        fields[3] = Some(Field::Word(3));
+        fields[4] = Some(Field::Word(3));
+    }
+    let m = read_tflite(&model_with_options(&ts, 17, 4, None, 1, Some(three)), "m").unwrap();
+    assert_eq!(m.tensors[2].traffic, Some(4 + 4));
+    assert_eq!(
+        error(&model_with_options(&ts, 17, 4, None, 1, Some(pool(7)))),
+        "the options of operator 1 (MAX_POOL_2D, slot 0): padding 7 is neither SAME (0) nor \
+         VALID (1) (the file is corrupt)"
+    );
 }
 
 #[test]
