@@ -219,9 +219,23 @@ fn main() -> ExitCode {
                 manifest_only(&file, &flags).and_then(|()| manifest(&file, svg.as_deref()))
             } else {
                 configured(&name, capacity, time_limit, assignment).and_then(|algorithm| {
+                    // Speed's plan is shown next to the preference order's.
+                    let preference = match assignment {
+                        PoolChoice::Fastest => Some(configured(
+                            &name,
+                            capacity,
+                            time_limit,
+                            PoolChoice::Preference,
+                        )?),
+                        _ => None,
+                    };
+                    let algorithms = Algorithms {
+                        chosen: algorithm.as_ref(),
+                        preference: preference.as_deref(),
+                    };
                     plan(
                         &file,
-                        algorithm.as_ref(),
+                        &algorithms,
                         capacity,
                         pools.as_deref(),
                         format,
@@ -311,9 +325,36 @@ fn manifest(file: &Path, svg: Option<&Path>) -> Result<(), Failure> {
     write_svg(svg, || usmp_build::report_svg(&planned))
 }
 
+/// The algorithm that plans, and with `--assignment fastest` the same under the
+/// preference order, whose memory time the table shows next to it.
+struct Algorithms<'a> {
+    chosen: &'a dyn Algorithm,
+    preference: Option<&'a dyn Algorithm>,
+}
+
+impl Algorithms<'_> {
+    /// What the preference order's plan would cost, for the table; empty unless asked.
+    fn compared(&self, problem: &usmp_core::Problem) -> String {
+        match self.preference.map(|a| usmp_core::plan(problem, a)) {
+            None => String::new(),
+            Some(Ok(other)) => {
+                let total: u64 = other.pool_sizes.iter().sum();
+                report::traffic_table(
+                    problem,
+                    &other.allocations,
+                    &format!(
+                        "for comparison, the preference order's plan ({total} bytes in total):"
+                    ),
+                )
+            }
+            Some(Err(_)) => "\nfor comparison, the preference order finds no plan\n".into(),
+        }
+    }
+}
+
 fn plan(
     file: &Path,
-    algorithm: &dyn Algorithm,
+    algorithms: &Algorithms<'_>,
     capacity: Option<u64>,
     pools: Option<&Path>,
     format: Format,
@@ -335,9 +376,11 @@ fn plan(
                     file.display()
                 )));
             }
-            let plan = run(&problem, algorithm)?;
+            let plan = run(&problem, algorithms.chosen)?;
             match format {
-                Format::Table => emit(&report::table(&problem, &plan)),
+                Format::Table => {
+                    emit(&(report::table(&problem, &plan) + &algorithms.compared(&problem)))
+                }
                 Format::Json => emit(&(report::json(&problem, &plan) + "\n")),
             }
             return write_svg(svg, || report::svg(&problem, &plan));
@@ -349,12 +392,13 @@ fn plan(
         None => PoolsFile::default(),
     };
     let lowered = usmp_core::input::lower(&model, &pools).map_err(input)?;
-    let plan = run(&lowered.problem, algorithm)?;
+    let plan = run(&lowered.problem, algorithms.chosen)?;
     match format {
         Format::Table => emit(&format!(
-            "{}\n{}",
+            "{}\n{}{}",
             report::liveness(&model.model, &lowered, &plan),
-            report::table(&lowered.problem, &plan)
+            report::table(&lowered.problem, &plan),
+            algorithms.compared(&lowered.problem)
         )),
         Format::Json => emit(&(report::model_json(&model.model, &lowered, &plan) + "\n")),
     }

@@ -288,6 +288,15 @@ fn person_detect_traffic_moves_to_the_fast_pool_under_fastest() {
             "{out}"
         );
     }
+    // Speed's plan is shown next to the preference order's estimate.
+    let compared = fastest
+        .split_once("for comparison, the preference order's plan (288080 bytes in total):")
+        .map(|(_, rest)| rest);
+    assert!(
+        compared.is_some_and(|c| c.contains("total                                41674.858 us")),
+        "{fastest}"
+    );
+    assert!(!preferred.contains("for comparison"), "{preferred}");
 }
 
 #[test]

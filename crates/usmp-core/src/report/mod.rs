@@ -12,4 +12,4 @@ pub use liveness::{liveness, model_json};
 pub use svg::{svg, svg_steps};
 pub use table::table;
 pub(crate) use traffic::memory_time;
-pub use traffic::{PoolTraffic, traffic};
+pub use traffic::{PoolTraffic, traffic, traffic_table};

@@ -49,14 +49,29 @@ pub(crate) fn memory_time(per_pool: &[PoolTraffic]) -> u64 {
 /// The traffic table, written only when some pool states a bandwidth: per pool its bytes
 /// and time, then the total time of the pools that have one.
 pub(crate) fn write_traffic(out: &mut String, problem: &Problem, allocations: &[Allocation]) {
+    write_table(
+        out,
+        problem,
+        allocations,
+        "memory traffic per inference, estimated from each pool's bandwidth:",
+    );
+}
+
+/// Another plan's traffic table, to print after a plan's own (`--assignment fastest` shows
+/// the preference order's next to its own), headed by `heading`; empty when no pool
+/// states a bandwidth.
+pub fn traffic_table(problem: &Problem, allocations: &[Allocation], heading: &str) -> String {
+    let mut out = String::new();
+    write_table(&mut out, problem, allocations, heading);
+    out
+}
+
+fn write_table(out: &mut String, problem: &Problem, allocations: &[Allocation], heading: &str) {
     if problem.pools().iter().all(|p| p.bandwidth.is_none()) {
         return;
     }
     let per_pool = traffic(problem, allocations);
-    let _ = writeln!(
-        out,
-        "\nmemory traffic per inference, estimated from each pool's bandwidth:"
-    );
+    let _ = writeln!(out, "\n{heading}");
     for (pool, t) in problem.pools().iter().zip(&per_pool) {
         let time = match (pool.bandwidth, t.nanoseconds) {
             (Some(bw), Some(ns)) => {
