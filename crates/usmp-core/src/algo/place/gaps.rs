@@ -1,0 +1,242 @@
+//! The gap searches: where a buffer fits among the address ranges it must avoid, given as
+//! runs, each a slice of disjoint ascending ranges (as [`Filed`](super::trees::Filed)
+//! keeps them); runs may overlap one another. The runs are read where they lie, never
+//! copied or merged into one list.
+//!
+//! - **Lowest fit** leapfrogs: a candidate offset is checked against each run by a
+//!   galloping search from where that run was last left, and pushed up past the first
+//!   range that blocks it, until every run lets it through. In a region packed solid
+//!   this skips every range not at the frontier.
+//! - **Tightest fit** must see every gap, so it walks the union of the runs from the
+//!   bottom up, merging them lazily by start (a heap of one cursor per run); an exact fit
+//!   ends the walk.
+//!
+//! A conflict graph gives one range per buffer; [`sorted_union`] makes them one run.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
+
+use super::align_up;
+
+/// Sorts `ranges` and merges those that overlap or touch: one run of disjoint ranges.
+pub(super) fn sorted_union(ranges: &mut Vec<(u64, u64)>) {
+    ranges.sort_unstable();
+    let mut merged = 0;
+    for k in 0..ranges.len() {
+        let (start, end) = ranges[k];
+        if merged > 0 && start <= ranges[merged - 1].1 {
+            let last = &mut ranges[merged - 1];
+            last.1 = last.1.max(end);
+        } else {
+            ranges[merged] = (start, end);
+            merged += 1;
+        }
+    }
+    ranges.truncate(merged);
+}
+
+/// One gap search over `runs`, with the work it did: ranges read and search steps taken,
+/// a deterministic measure of effort.
+pub(super) struct Gaps<'a> {
+    runs: &'a [&'a [(u64, u64)]],
+    /// Per run, its first range not yet passed: offsets only rise during a search.
+    cursors: Vec<usize>,
+    pub(super) work: u64,
+}
+
+impl<'a> Gaps<'a> {
+    pub(super) fn new(runs: &'a [&'a [(u64, u64)]]) -> Self {
+        Gaps {
+            runs,
+            cursors: vec![0; runs.len()],
+            work: 0,
+        }
+    }
+
+    /// The highest end of every range, 0 without ranges.
+    pub(super) fn top(&self) -> u64 {
+        self.runs
+            .iter()
+            .filter_map(|r| r.last())
+            .map(|r| r.1)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The lowest `align`-aligned offset where `size` bytes avoid every range.
+    pub(super) fn lowest(&mut self, size: u64, align: u64) -> u64 {
+        let runs = self.runs.len();
+        let mut at = align_up(0, align);
+        let (mut clean, mut k) = (0, 0);
+        while clean < runs {
+            match self.first_ending_after(k, at) {
+                Some((start, end)) if start < at.saturating_add(size) => {
+                    at = align_up(end, align);
+                    clean = 0;
+                }
+                _ => {
+                    clean += 1;
+                    k = (k + 1) % runs;
+                }
+            }
+        }
+        at
+    }
+
+    /// Run `k`'s first range that ends after `at`, found by galloping from the run's
+    /// cursor (disjoint ascending ranges have ascending ends).
+    fn first_ending_after(&mut self, k: usize, at: u64) -> Option<(u64, u64)> {
+        let run = &self.runs[k][self.cursors[k]..];
+        let passed = |i: usize| run[i].1 <= at;
+        // Double the step while whole steps are passed, then bisect the last one.
+        let (mut lo, mut step) = (0, 1);
+        while lo + step <= run.len() && passed(lo + step - 1) {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(run.len());
+        let found = lo + run[lo..hi].partition_point(|r| r.1 <= at);
+        self.work += 1 + u64::from(step.ilog2());
+        self.cursors[k] += found;
+        run.get(found).copied()
+    }
+
+    /// The aligned offset of the smallest gap between the ranges that holds `size` bytes
+    /// (the lowest such gap on ties), or the aligned top of all ranges when no gap does.
+    pub(super) fn tightest(&mut self, size: u64, align: u64) -> u64 {
+        let mut best: Option<(u64, u64)> = None;
+        let top = self.free_ranges(|from, to| {
+            let at = align_up(from, align);
+            if at.saturating_add(size) <= to {
+                let gap = to - at;
+                if best.is_none_or(|(g, _)| gap < g) {
+                    best = Some((gap, at));
+                }
+                // Nothing is tighter than an exact fit, and this is the lowest of its kind.
+                return gap == size;
+            }
+            false
+        });
+        best.map_or_else(|| align_up(top, align), |(_, at)| at)
+    }
+
+    /// Calls `f(from, to)` for each free range `[from, to)` below the top of the ranges,
+    /// lowest first, until it returns true. Returns the highest end read (the top of all
+    /// when `f` never returned true).
+    fn free_ranges(&mut self, mut f: impl FnMut(u64, u64) -> bool) -> u64 {
+        let mut frontier = 0u64;
+        let mut read = 0u64;
+        // In ascending start order, a start above every end before it opens a gap;
+        // touching ranges leave none.
+        let mut step = |(start, end): (u64, u64)| {
+            read += 1;
+            if start > frontier && f(frontier, start) {
+                return true;
+            }
+            frontier = frontier.max(end);
+            false
+        };
+        let mut heap: BinaryHeap<Reverse<(u64, usize)>> = self
+            .runs
+            .iter()
+            .enumerate()
+            .filter_map(|(k, run)| Some(Reverse((run.first()?.0, k))))
+            .collect();
+        while let Some(mut top) = heap.peek_mut() {
+            let Reverse((_, k)) = *top;
+            let at = self.cursors[k];
+            if step(self.runs[k][at]) {
+                break;
+            }
+            match self.runs[k].get(at + 1) {
+                Some(next) => {
+                    self.cursors[k] = at + 1;
+                    *top = Reverse((next.0, k));
+                }
+                None => {
+                    PeekMut::pop(top);
+                }
+            }
+        }
+        self.work += read;
+        frontier
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both searches by brute force over a map of every address below the top.
+    fn brute(ranges: &[(u64, u64)], size: u64, align: u64) -> (u64, u64) {
+        let top = ranges.iter().map(|r| r.1).max().unwrap_or(0);
+        let mut used = vec![false; top as usize];
+        for &(s, e) in ranges {
+            used[s as usize..e as usize].fill(true);
+        }
+        let free = |at: u64| (at..at + size).all(|x| x >= top || !used[x as usize]);
+        let lowest = (0..).step_by(align as usize).find(|&at| free(at)).unwrap();
+        // The maximal free ranges below the top, and the tightest that holds it.
+        let mut best: Option<(u64, u64)> = None;
+        let mut x = 0;
+        while x < top {
+            if used[x as usize] {
+                x += 1;
+                continue;
+            }
+            let from = x;
+            while x < top && !used[x as usize] {
+                x += 1;
+            }
+            let at = align_up(from, align);
+            if at + size <= x && best.is_none_or(|(g, _)| x - at < g) {
+                best = Some((x - at, at));
+            }
+        }
+        (lowest, best.map_or(align_up(top, align), |(_, at)| at))
+    }
+
+    #[test]
+    fn searches_agree_with_brute_force_for_any_runs() {
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        for case in 0..3000 {
+            let mut runs: Vec<Vec<(u64, u64)>> = Vec::new();
+            for _ in 0..next(5) {
+                let mut at = next(6);
+                let mut run = Vec::new();
+                for _ in 0..next(12) {
+                    let len = 1 + next(5);
+                    run.push((at, at + len));
+                    // Disjoint within a run, sometimes touching.
+                    at += len + next(4);
+                }
+                runs.push(run);
+            }
+            let all: Vec<(u64, u64)> = runs.concat();
+            let slices: Vec<&[(u64, u64)]> = runs.iter().map(Vec::as_slice).collect();
+            let (size, align) = (1 + next(6), 1 << next(3));
+            let (lowest, best) = brute(&all, size, align);
+            assert_eq!(
+                Gaps::new(&slices).lowest(size, align),
+                lowest,
+                "case {case}: {all:?}"
+            );
+            assert_eq!(
+                Gaps::new(&slices).tightest(size, align),
+                best,
+                "case {case}: {all:?}"
+            );
+            // The same ranges as one sorted run.
+            let mut union = all.clone();
+            sorted_union(&mut union);
+            let one = [union.as_slice()];
+            assert_eq!(Gaps::new(&one).lowest(size, align), lowest, "case {case}");
+            assert_eq!(Gaps::new(&one).tightest(size, align), best, "case {case}");
+        }
+    }
+}
