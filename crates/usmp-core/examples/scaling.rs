@@ -31,8 +31,11 @@ fn random(n: u64, r: &mut Rng) -> String {
     s
 }
 
-/// Y_1's rows as (lower, upper, size).
-fn read_y1(path: &Path) -> Result<Vec<(u64, u64, u64)>, Box<dyn std::error::Error>> {
+/// One buffer: lower, upper, size.
+type Row = (u64, u64, u64);
+
+/// Y_1's rows.
+fn read_y1(path: &Path) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(path)?;
     let mut rows = Vec::new();
     for line in text.lines().skip(1) {
@@ -45,7 +48,7 @@ fn read_y1(path: &Path) -> Result<Vec<(u64, u64, u64)>, Box<dyn std::error::Erro
     Ok(rows)
 }
 
-fn tiled(rows: &[(u64, u64, u64)], n: u64) -> String {
+fn tiled(rows: &[Row], n: u64) -> String {
     let span = rows.iter().map(|r| r.1).max().unwrap_or(0);
     let mut s = String::from("id,lower,upper,size\n");
     for i in 0..n {
