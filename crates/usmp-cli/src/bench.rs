@@ -25,6 +25,10 @@ pub struct Args {
     /// work budget (the other algorithms ignore it).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = crate::seconds)]
     time_limit: Option<f64>,
+    /// For `exact` and `auto`: threads for independent work (0: every core); the plans
+    /// are the same whatever the count.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
 }
 
 struct Row {
@@ -94,7 +98,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             // The time limit only concerns the searching algorithms.
             let searches = matches!(name.as_str(), "exact" | "auto");
             let time_limit = args.time_limit.filter(|_| searches);
-            let algo = configured(name, None, time_limit, PoolChoice::Preference)?;
+            let algo = configured(name, None, time_limit, PoolChoice::Preference, args.threads)?;
             let mut best: Option<Result<(u64, Duration), String>> = None;
             for _ in 0..args.repeat {
                 let start = Instant::now();

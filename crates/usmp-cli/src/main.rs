@@ -53,6 +53,10 @@ enum Command {
         /// most-accessed bytes in the fastest pools (by each pool's `bandwidth`).
         #[arg(long, value_enum, default_value_t = PoolChoice::Preference)]
         assignment: PoolChoice,
+        /// For `exact` and `auto`: threads for independent work (0: every core). The plan
+        /// is the same whatever the count.
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
         /// For a model: the pools file (pools, I/O in pools, size rounding, scratch).
         #[arg(long, value_name = "POOLS")]
         pools: Option<PathBuf>,
@@ -134,6 +138,7 @@ fn configured(
     capacity: Option<u64>,
     time_limit: Option<f64>,
     assignment: PoolChoice,
+    threads: usize,
 ) -> Result<Box<dyn Algorithm>, Failure> {
     // `seconds` checked the range when the arguments were parsed.
     let time_limit = time_limit.map(std::time::Duration::from_secs_f64);
@@ -144,13 +149,14 @@ fn configured(
         work_budget: if time_limit.is_some() {
             u64::MAX
         } else {
-            usmp_core::Exact::default().work_budget
+            usmp_core::DEFAULT_WORK_BUDGET
         },
         assignment: match assignment {
             PoolChoice::Preference => usmp_core::Assignment::Preference,
             PoolChoice::SmallestTotal => usmp_core::Assignment::SmallestTotal,
             PoolChoice::Fastest => usmp_core::Assignment::Fastest,
         },
+        threads,
     };
     match name {
         "exact" => Ok(Box::new(exact)),
@@ -192,6 +198,7 @@ fn main() -> ExitCode {
             capacity,
             time_limit,
             assignment,
+            threads,
             pools,
             format,
             svg,
@@ -199,7 +206,7 @@ fn main() -> ExitCode {
             scratch,
         } => {
             if let Some(out) = write_tflm {
-                configured(&name, capacity, time_limit, assignment).and_then(|algorithm| {
+                configured(&name, capacity, time_limit, assignment, threads).and_then(|algorithm| {
                     let to = tflm::Output {
                         file: &out,
                         format,
@@ -218,7 +225,7 @@ fn main() -> ExitCode {
                 };
                 manifest_only(&file, &flags).and_then(|()| manifest(&file, svg.as_deref()))
             } else {
-                configured(&name, capacity, time_limit, assignment).and_then(|algorithm| {
+                configured(&name, capacity, time_limit, assignment, threads).and_then(|algorithm| {
                     // Speed's plan is shown next to the preference order's.
                     let preference = match assignment {
                         PoolChoice::Fastest => Some(configured(
@@ -226,6 +233,7 @@ fn main() -> ExitCode {
                             capacity,
                             time_limit,
                             PoolChoice::Preference,
+                            threads,
                         )?),
                         _ => None,
                     };

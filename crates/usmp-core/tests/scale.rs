@@ -261,3 +261,36 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
     );
     assert!(exact.plans > 8000 && exact.no_fit > 100 && proofs > 1000);
 }
+
+/// `auto` runs its greedy planners on several threads: the plan, and the planner it
+/// names, must not depend on how many.
+#[test]
+fn auto_plans_the_same_on_one_two_and_four_threads() {
+    let mut differ = 0;
+    for seed in 0..400 {
+        let problem = random_problem(seed, false);
+        let plans: Vec<_> = [1, 2, 4]
+            .iter()
+            .map(|&threads| {
+                let exact = Exact {
+                    work_budget: EXACT_BUDGET,
+                    threads,
+                    ..Exact::default()
+                };
+                plan(&problem, &Auto { exact })
+                    .map(|p| (p.allocations, p.algorithm))
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+        assert_eq!(plans[0], plans[1], "seed {seed}: 1 and 2 threads");
+        assert_eq!(plans[0], plans[2], "seed {seed}: 1 and 4 threads");
+        // Count the problems where the portfolio had to run past its first member.
+        if plans[0]
+            .as_ref()
+            .is_ok_and(|(_, by)| !by.contains("greedy_by_breadth"))
+        {
+            differ += 1;
+        }
+    }
+    assert!(differ > 100, "only {differ} problems ran the whole portfolio");
+}

@@ -1,7 +1,7 @@
 //! `auto`: the default. The fast greedy planners run first and the best plan they find
 //! goes to the exact solver, which shrinks it within a deterministic budget; the plan says
-//! which produced it. Members run in a fixed order and stop at the lower bound, so the
-//! result is the same on every machine.
+//! which produced it. Members run in a fixed order (on [`Exact::threads`] threads) and
+//! stop at the lower bound, so the result is the same on every machine and thread count.
 
 use super::{
     Algorithm, Assignment, BestFit, Exact, FirstFit, GreedyByBreadth, GreedyByConflicts,
@@ -10,7 +10,6 @@ use super::{
 use crate::bound::LowerBound;
 use crate::plan::{PlanError, Solution, pool_sizes};
 use crate::problem::Problem;
-use crate::verify;
 
 /// Greedy by breadth, first fit, best fit, greedy by size and by conflicts (and hill
 /// climbing when buffers have a choice of pools), then [`Exact`] on the smallest of their
@@ -39,7 +38,7 @@ impl Algorithm for Auto {
         let climb = HillClimb::default();
         // Breadth first: on real graphs it is the most often at the bound, which ends the
         // portfolio early (idealloc's Y_1: at the bound, 62,185 buffers).
-        let mut members: Vec<&dyn Algorithm> = vec![
+        let mut members: Vec<&(dyn Algorithm + Sync)> = vec![
             &GreedyByBreadth,
             &FirstFit,
             &BestFit,
@@ -69,49 +68,5 @@ impl Algorithm for Auto {
             }),
             (Err(_), _) => best,
         }
-    }
-}
-
-/// The smallest valid plan any of `members` makes (ties to the earlier), with the member's
-/// name; stops at the first that reaches the lower bound. Without any, the first error.
-pub(crate) fn best_of(
-    problem: &Problem,
-    lower_bound: &LowerBound,
-    members: &[&dyn Algorithm],
-) -> Result<(u64, Solution), PlanError> {
-    let mut best: Option<(u64, Solution)> = None;
-    let mut first_error = None;
-    for member in members {
-        let solution = match member.allocate(problem, lower_bound) {
-            Ok(s) => s,
-            Err(e) => {
-                first_error.get_or_insert(e);
-                continue;
-            }
-        };
-        // Only a valid plan may win; plan() verifies the winner again.
-        if verify::verify(problem, &solution.allocations).is_err() {
-            continue;
-        }
-        let total: u64 = pool_sizes(problem, &solution.allocations).iter().sum();
-        if best.as_ref().is_none_or(|(t, _)| total < *t) {
-            let proven = solution.proven_optimal;
-            let named = Solution {
-                produced_by: Some(member.name().to_string()),
-                ..solution
-            };
-            best = Some((total, named));
-            if proven || total <= lower_bound.total {
-                break;
-            }
-        }
-    }
-    match (best, first_error) {
-        (Some(best), _) => Ok(best),
-        (None, Some(e)) => Err(e),
-        (None, None) => Err(PlanError::Failed {
-            algorithm: "auto".into(),
-            reason: "no member produced a valid plan".into(),
-        }),
     }
 }

@@ -11,9 +11,13 @@ mod exact;
 mod greedy;
 mod hill_climb;
 mod place;
+mod portfolio;
 
 pub use auto::Auto;
-pub use exact::{Assignment, EXACT_MAX_BUFFERS, Exact, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS};
+pub use exact::{
+    Assignment, BOUND_PROBE_FACTOR, DEFAULT_WORK_BUDGET, EXACT_MAX_BUFFERS, Exact,
+    JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS,
+};
 pub use greedy::{BestFit, FirstFit, GreedyByBreadth, GreedyByConflicts, GreedyBySize};
 pub use hill_climb::HillClimb;
 

@@ -27,9 +27,9 @@ mod tests;
 use std::time::{Duration, Instant};
 
 use super::Algorithm;
-use super::auto::best_of;
 use super::greedy::FirstFit;
 use super::place::{Fit, Layout, place_in_order};
+use super::portfolio::best_of;
 use crate::bound::LowerBound;
 use crate::plan::{Allocation, PlanError, Solution, pool_sizes};
 use crate::problem::Problem;
@@ -40,6 +40,15 @@ use search::{Effort, Outcome, Preorder, Search};
 /// Pools with more buffers than this keep their greedy placement: the search's tables
 /// grow with buffers times sections, and greedy plans of such pools are already close.
 pub const EXACT_MAX_BUFFERS: usize = 2500;
+
+/// Before bisecting, minimising decides at the lower bound with this many times the work
+/// budget left, and never more than this many default budgets (see `minimise`).
+/// MiniMalloc's challenging instances whose optimum is the bound need up to 543 million
+/// units for that decision (E), 5.4 default budgets.
+pub const BOUND_PROBE_FACTOR: u64 = 6;
+
+/// [`Exact`]'s default work budget.
+pub const DEFAULT_WORK_BUDGET: u64 = 100_000_000;
 
 /// The exact solver, anytime, with a deterministic budget.
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +63,9 @@ pub struct Exact {
     pub capacity: Option<u64>,
     /// How the pool of each buffer with a choice is chosen.
     pub assignment: Assignment,
+    /// Threads for work that splits into independent parts (`auto`'s greedy planners); 0
+    /// takes every core. The plan is the same whatever the count.
+    pub threads: usize,
 }
 
 /// How [`Exact`] chooses the pool of each buffer that has a choice of pools.
@@ -82,10 +94,11 @@ pub enum Assignment {
 impl Default for Exact {
     fn default() -> Self {
         Exact {
-            work_budget: 100_000_000,
+            work_budget: DEFAULT_WORK_BUDGET,
             time_limit: None,
             capacity: None,
             assignment: Assignment::Preference,
+            threads: 0,
         }
     }
 }
@@ -134,14 +147,14 @@ impl Exact {
         &self,
         problem: &Problem,
         lower_bound: &LowerBound,
-        members: &[&dyn Algorithm],
+        members: &[&(dyn Algorithm + Sync)],
     ) -> Result<Solution, PlanError> {
-        let (start, overflow) = match best_of(problem, lower_bound, members) {
+        let (start, overflow) = match best_of(problem, lower_bound, members, self.threads) {
             Ok((total, s)) if total <= lower_bound.total => return Ok(s),
             Ok((_, s)) => (s, None),
             Err(e @ PlanError::NoFit { .. }) => {
                 let relaxed = problem.without_limits();
-                match best_of(&relaxed, &LowerBound::of(&relaxed), members) {
+                match best_of(&relaxed, &LowerBound::of(&relaxed), members, self.threads) {
                     Ok((_, s)) => (s, Some(e)),
                     Err(_) => return Err(e),
                 }
@@ -320,8 +333,41 @@ fn fastest(problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, Plan
 
 /// Shrinks one pool from `size` (its greedy size) toward its lower bound, or in decision
 /// mode only down to `target`. Returns offsets only when they beat `size`.
+///
+/// Minimising first decides at the bound exactly as decision mode would, with a work
+/// budget of its own: [`BOUND_PROBE_FACTOR`] times what `effort` has left, at most that
+/// many default budgets (and half the time left, under a deadline). Where the optimum is
+/// the bound, a probe there needs its whole share at once, which the bisection rounds
+/// below never give it. Only when that fails do the rounds run, with `effort` untouched.
 fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort) -> PoolResult {
-    let mut lo = inst.lower_bound();
+    let bound = inst.lower_bound();
+    if target.is_none() && bound < size && !effort.exhausted() {
+        let deadline = effort
+            .deadline
+            .map(|d| Instant::now() + d.saturating_duration_since(Instant::now()) / 2);
+        let left = effort.limit.saturating_sub(effort.spent);
+        let most = BOUND_PROBE_FACTOR * DEFAULT_WORK_BUDGET;
+        let mut decide = Effort::new(left.saturating_mul(BOUND_PROBE_FACTOR).min(most), deadline);
+        let at_bound = rounds(inst, bound, size, Some(bound), &mut decide);
+        if at_bound.offsets.is_some() {
+            return PoolResult {
+                proven: true,
+                ..at_bound
+            };
+        }
+    }
+    rounds(inst, bound, size, target, effort)
+}
+
+/// The probing rounds of [`minimise`], from the bound `lo` up to `size`.
+fn rounds(
+    inst: &Instance,
+    lo: u64,
+    size: u64,
+    target: Option<u64>,
+    effort: &mut Effort,
+) -> PoolResult {
+    let mut lo = lo;
     let mut hi = size;
     let mut best = None;
     let mut share = 16 * (inst.len() as u64 + 1).pow(2);
