@@ -292,5 +292,8 @@ fn auto_plans_the_same_on_one_two_and_four_threads() {
             differ += 1;
         }
     }
-    assert!(differ > 100, "only {differ} problems ran the whole portfolio");
+    assert!(
+        differ > 100,
+        "only {differ} problems ran the whole portfolio"
+    );
 }
