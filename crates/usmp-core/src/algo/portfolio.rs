@@ -56,29 +56,26 @@ pub(crate) fn best_of(
     let at_bound = |o: &Outcome| o.total.is_some_and(|t| t <= lower_bound.total);
     let slots: Vec<Mutex<Option<Outcome>>> = members.iter().map(|_| Mutex::new(None)).collect();
     let threads = thread_count(threads, members.len());
+    // Runs member `i` into its slot; true when its plan is at the bound.
+    let fill = |i: usize| {
+        let outcome = run(members[i], problem, lower_bound);
+        let stop = at_bound(&outcome);
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+        stop
+    };
     // The first member runs alone: it is the one most often at the bound (auto puts
     // greedy by breadth first), and then a second planner running beside it only takes
     // memory bandwidth from it (idealloc's Y_1: 0.74 s alone, 1.18 s beside first fit).
-    let first = match members.first() {
-        Some(member) if threads > 1 => {
-            let outcome = run(*member, problem, lower_bound);
-            let stop = at_bound(&outcome);
-            *slots[0].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
-            if stop { members.len() } else { 1 }
-        }
-        _ => 0,
-    };
-    if threads == 1 {
-        for (member, slot) in members.iter().zip(&slots) {
-            let outcome = run(*member, problem, lower_bound);
-            let stop = at_bound(&outcome);
-            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
-            if stop {
+    if members.is_empty() || fill(0) {
+        // Nothing more to run.
+    } else if threads == 1 {
+        for i in 1..members.len() {
+            if fill(i) {
                 break;
             }
         }
     } else {
-        let next = AtomicUsize::new(first);
+        let next = AtomicUsize::new(1);
         // The first member known to be at the bound; members after it need not run.
         let first_at_bound = AtomicUsize::new(usize::MAX);
         std::thread::scope(|scope| {
@@ -89,11 +86,9 @@ pub(crate) fn best_of(
                         if i >= members.len() || i > first_at_bound.load(Ordering::Relaxed) {
                             break;
                         }
-                        let outcome = run(members[i], problem, lower_bound);
-                        if at_bound(&outcome) {
+                        if fill(i) {
                             first_at_bound.fetch_min(i, Ordering::Relaxed);
                         }
-                        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
                     }
                 });
             }
@@ -106,7 +101,7 @@ pub(crate) fn best_of(
         let Some(outcome) = slot.into_inner().unwrap_or_else(|e| e.into_inner()) else {
             break;
         };
-        let solution = match (outcome.result, outcome.total) {
+        let (solution, total) = match (outcome.result, outcome.total) {
             (Err(e), _) => {
                 first_error.get_or_insert(e);
                 continue;
@@ -114,7 +109,6 @@ pub(crate) fn best_of(
             (Ok(_), None) => continue,
             (Ok(s), Some(total)) => (s, total),
         };
-        let (solution, total) = solution;
         if best.as_ref().is_none_or(|(t, _)| total < *t) {
             let proven = solution.proven_optimal;
             let named = Solution {
