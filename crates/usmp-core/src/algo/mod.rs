@@ -2,7 +2,8 @@
 //!
 //! Built in, with TVM's semantics and none of its defects (see the crate docs):
 //! [`GreedyBySize`], [`GreedyByConflicts`], [`FirstFit`] (TensorFlow Lite Micro's planner),
-//! [`BestFit`] and [`GreedyByBreadth`] (TensorFlow Lite's), [`HillClimb`], and the
+//! [`BestFit`] and [`GreedyByBreadth`] (TensorFlow Lite's), [`FirstFitByClass`] (ours),
+//! [`HillClimb`], and the
 //! [`Exact`] solver; [`Auto`] runs the fast ones, then the exact solver on the best. Any type implementing [`Algorithm`] can be passed to
 //! [`plan`](crate::plan()) instead; its result is verified all the same.
 
@@ -18,7 +19,9 @@ pub use exact::{
     Assignment, BOUND_PROBE_FACTOR, DEFAULT_WORK_BUDGET, EXACT_MAX_BUFFERS, Exact,
     JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS,
 };
-pub use greedy::{BestFit, FirstFit, GreedyByBreadth, GreedyByConflicts, GreedyBySize};
+pub use greedy::{
+    BestFit, FirstFit, FirstFitByClass, GreedyByBreadth, GreedyByConflicts, GreedyBySize,
+};
 pub use hill_climb::HillClimb;
 
 use crate::bound::LowerBound;
@@ -80,6 +83,7 @@ pub const BUILT_IN: &[&str] = &[
     "first_fit",
     "best_fit",
     "greedy_by_breadth",
+    "first_fit_by_class",
     "hill_climb",
     "exact",
     "auto",
@@ -93,6 +97,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Algorithm>> {
         "first_fit" => Box::new(FirstFit),
         "best_fit" => Box::new(BestFit),
         "greedy_by_breadth" => Box::new(GreedyByBreadth),
+        "first_fit_by_class" => Box::new(FirstFitByClass::default()),
         "hill_climb" => Box::new(HillClimb::default()),
         "exact" => Box::new(Exact::default()),
         "auto" => Box::new(Auto::default()),
