@@ -104,6 +104,11 @@ pub mod report;
 pub mod tflite;
 pub mod verify;
 
+// The integration tests' generator, so unit tests draw from the same one.
+#[cfg(test)]
+#[path = "../tests/common/rng.rs"]
+mod test_rng;
+
 pub use algo::{
     Algorithm, Assignment, Auto, BOUND_PROBE_FACTOR, BestFit, DEFAULT_WORK_BUDGET,
     EXACT_MAX_BUFFERS, Exact, FirstFit, FirstFitByClass, GreedyByBreadth, GreedyByConflicts,

@@ -205,11 +205,8 @@ mod tests {
     /// at the lower bound on every such problem; size-descending first fit is not.
     #[test]
     fn first_fit_by_class_is_optimal_when_sizes_are_equal() {
-        let mut seed = 0x51ab_u64;
-        let mut next = |n: u64| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) % n
-        };
+        let mut rng = crate::test_rng::Rng::seeded(0x51ab);
+        let mut next = |n: u64| rng.below(n);
         let mut first_fit_above = 0;
         for case in 0..300 {
             let mut b = Problem::builder();

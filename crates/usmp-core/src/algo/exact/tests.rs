@@ -2,21 +2,10 @@ use super::*;
 use crate::plan;
 use crate::problem::{Buffer, Pool};
 
-/// A tiny deterministic generator for test instances.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
-}
+use crate::test_rng::Rng;
 
 /// Random buffers with sizes 1..=4 and ranges in 0..8, some aligned to 2, in one pool.
-fn random_problem(rng: &mut Lcg, n: usize) -> Problem {
+fn random_problem(rng: &mut Rng, n: usize) -> Problem {
     let mut b = Problem::builder();
     let w = b.pool(Pool::workspace("w").with_alignment(1));
     for i in 0..n {
@@ -65,7 +54,7 @@ fn brute_force(problem: &Problem) -> u64 {
 
 #[test]
 fn matches_brute_force_on_small_instances() {
-    let mut rng = Lcg(7);
+    let mut rng = Rng::seeded(7);
     for case in 0..150 {
         let n = 3 + (case % 4);
         let problem = random_problem(&mut rng, n);
@@ -78,7 +67,7 @@ fn matches_brute_force_on_small_instances() {
 
 #[test]
 fn matches_brute_force_on_conflict_graphs() {
-    let mut rng = Lcg(11);
+    let mut rng = Rng::seeded(11);
     for case in 0..60 {
         let n = 4 + case % 3;
         let mut b = Problem::builder();
@@ -101,7 +90,7 @@ fn matches_brute_force_on_conflict_graphs() {
 
 #[test]
 fn same_budget_same_plan() {
-    let mut rng = Lcg(3);
+    let mut rng = Rng::seeded(3);
     let problem = random_problem(&mut rng, 40);
     let tight = Exact {
         work_budget: 20_000,

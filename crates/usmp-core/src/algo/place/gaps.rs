@@ -207,11 +207,8 @@ mod tests {
 
     #[test]
     fn searches_agree_with_brute_force_for_any_runs() {
-        let mut seed = 0x9e37_79b9_u64;
-        let mut next = |n: u64| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) % n
-        };
+        let mut rng = crate::test_rng::Rng::seeded(0x9e37_79b9);
+        let mut next = |n: u64| rng.below(n);
         for case in 0..3000 {
             let mut runs: Vec<Vec<(u64, u64)>> = Vec::new();
             for _ in 0..next(5) {

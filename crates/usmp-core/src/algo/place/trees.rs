@@ -221,11 +221,8 @@ mod tests {
     /// queries over 37 steps (not a power of two), 60 lives from a fixed generator.
     #[test]
     fn ranges_meeting_finds_exactly_the_ranges_live_in_the_query() {
-        let mut seed = 0x2545_f491_u64;
-        let mut next = |n: usize| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) as usize % n
-        };
+        let mut rng = crate::test_rng::Rng::seeded(0x2545_f491);
+        let mut next = |n: usize| rng.below(n as u64) as usize;
         let steps = 37;
         let lives: Vec<(usize, usize)> = (0..60)
             .map(|_| {
