@@ -6,18 +6,24 @@
 mod common;
 
 use usmp_core::input::parse_csv;
-use usmp_core::{Allocation, pool_sizes, verify};
+use usmp_core::{Allocation, Problem, pool_sizes, verify};
+
+/// The CSV instance at `path` under ../shared, or `None` (with the reason printed) when
+/// ../shared is absent.
+fn instance(path: &str) -> Option<Problem> {
+    let file = common::shared(path)?;
+    let text = std::fs::read_to_string(&file).unwrap();
+    Some(parse_csv(&text, path, None).unwrap())
+}
 
 /// MiniMalloc's challenging instance J (409 buffers): the best peak known before was
 /// 1,036,288 (../shared/benchmarks/README.md, "open"); `usmp plan J.1048576.csv
 /// --algorithm auto --time-limit 60` found this one of 1,035,264 on a 2-core machine.
 #[test]
 fn minimalloc_j_in_1035264_bytes() {
-    let Some(instance) = common::shared("benchmarks/minimalloc-challenging/J.1048576.csv") else {
+    let Some(problem) = instance("benchmarks/minimalloc-challenging/J.1048576.csv") else {
         return;
     };
-    let text = std::fs::read_to_string(&instance).unwrap();
-    let problem = parse_csv(&text, "J.1048576.csv", None).unwrap();
     let plan = include_str!("data/J.1035264.csv");
     let mut allocations = vec![None; problem.buffers().len()];
     for line in plan.lines().skip(1) {
@@ -41,11 +47,9 @@ fn minimalloc_j_in_1035264_bytes() {
 /// bound, in one pass; `auto` runs it, so the default plan is as small.
 #[test]
 fn idealloc_s1_below_idealloc_by_first_fit_by_class() {
-    let Some(instance) = common::shared("benchmarks/idealloc/S_1.csv") else {
+    let Some(problem) = instance("benchmarks/idealloc/S_1.csv") else {
         return;
     };
-    let text = std::fs::read_to_string(&instance).unwrap();
-    let problem = parse_csv(&text, "S_1.csv", None).unwrap();
     // `plan` runs the verifier on the allocations before returning them.
     let plan = usmp_core::plan(&problem, &usmp_core::FirstFitByClass::default()).unwrap();
     assert_eq!(plan.pool_sizes, vec![1_501_590_722]);
