@@ -65,13 +65,24 @@ impl<'p> Layout<'p> {
     }
 }
 
-/// Placed buffers, per pool.
+/// A pool's placed buffers indexed by time, for the one question its fit asks.
+#[derive(Debug)]
+enum TimeTree {
+    /// For stacking: the highest end at each step.
+    Skyline(MaxTree),
+    /// For gap searches: the address ranges taken at each step.
+    Filed(Filed),
+}
+
+/// Placed buffers, per pool, for placement under one fit.
 #[derive(Debug)]
 pub(crate) struct Occupancy<'l, 'p> {
     layout: &'l Layout<'p>,
+    fit: Fit,
     placed: Vec<Option<Allocation>>,
-    /// For live ranges: per pool, the skyline and the filed address ranges.
-    trees: Vec<(MaxTree, Filed)>,
+    /// For live ranges, per pool: only the tree `fit` reads is kept (filing ranges for a
+    /// stacking pass cost as much as the pass and a tree per pool of memory).
+    trees: Vec<TimeTree>,
     /// Address ranges a gap search examined so far: a deterministic measure of effort.
     pub(crate) work: u64,
     /// A conflict graph's placed neighbours' address ranges, collected per search.
@@ -79,16 +90,20 @@ pub(crate) struct Occupancy<'l, 'p> {
 }
 
 impl<'l, 'p> Occupancy<'l, 'p> {
-    pub(crate) fn new(layout: &'l Layout<'p>) -> Self {
+    pub(crate) fn new(layout: &'l Layout<'p>, fit: Fit) -> Self {
         let problem = layout.problem;
         let trees = match &layout.time {
             Some(t) => (0..problem.pools().len())
-                .map(|_| (MaxTree::new(t.segment_count), Filed::new(t.segment_count)))
+                .map(|_| match fit {
+                    Fit::Stack => TimeTree::Skyline(MaxTree::new(t.segment_count)),
+                    Fit::Lowest | Fit::Tightest => TimeTree::Filed(Filed::new(t.segment_count)),
+                })
                 .collect(),
             None => Vec::new(),
         };
         Occupancy {
             layout,
+            fit,
             placed: vec![None; problem.buffers().len()],
             trees,
             work: 0,
@@ -96,19 +111,19 @@ impl<'l, 'p> Occupancy<'l, 'p> {
         }
     }
 
-    /// The lowest offset for `buffer` in `pool` under `fit`, `u64::MAX` if none exists
+    /// The lowest offset for `buffer` in `pool` under the fit, `u64::MAX` if none exists
     /// in the address space.
-    pub(crate) fn offset(&mut self, buffer: usize, pool: usize, fit: Fit) -> u64 {
-        let problem = self.layout.problem;
+    pub(crate) fn offset(&mut self, buffer: usize, pool: usize) -> u64 {
+        let (problem, fit) = (self.layout.problem, self.fit);
         let align = problem.alignment_in(buffer, pool);
         let size = problem.buffers()[buffer].size;
         let (work, offset) = match &self.layout.time {
             Some(t) => {
                 let (lo, hi) = t.segments[buffer];
-                let (skyline, filed) = &self.trees[pool];
-                if fit == Fit::Stack {
-                    return align_up(skyline.max_of(lo, hi), align);
-                }
+                let filed = match &self.trees[pool] {
+                    TimeTree::Skyline(skyline) => return align_up(skyline.max_of(lo, hi), align),
+                    TimeTree::Filed(filed) => filed,
+                };
                 let mut runs = Vec::with_capacity(64);
                 filed.ranges_meeting(lo, hi, &mut runs);
                 search(&runs, fit, size, align)
@@ -140,10 +155,11 @@ impl<'l, 'p> Occupancy<'l, 'p> {
         self.placed[buffer] = Some(at);
         if let Some(t) = &self.layout.time {
             let end = at.offset + self.layout.problem.buffers()[buffer].size;
-            let (skyline, filed) = &mut self.trees[at.pool];
             let (lo, hi) = t.segments[buffer];
-            skyline.raise(lo, hi, end);
-            filed.file(lo, hi, (at.offset, end));
+            match &mut self.trees[at.pool] {
+                TimeTree::Skyline(skyline) => skyline.raise(lo, hi, end),
+                TimeTree::Filed(filed) => filed.file(lo, hi, (at.offset, end)),
+            }
         }
     }
 
@@ -178,13 +194,13 @@ pub(crate) fn place_in_order(
     lower_bound: u64,
 ) -> Result<(Vec<Allocation>, u64), PlanError> {
     let problem = layout.problem;
-    let mut occupancy = Occupancy::new(layout);
+    let mut occupancy = Occupancy::new(layout, fit);
     for &buffer in order {
         let b = &problem.buffers()[buffer];
         let mut attempts = Vec::new();
         let mut chosen = None;
         for &pool in &b.candidates {
-            let offset = occupancy.offset(buffer, pool, fit);
+            let offset = occupancy.offset(buffer, pool);
             let end = offset.checked_add(b.size);
             let p = &problem.pools()[pool];
             match end {
