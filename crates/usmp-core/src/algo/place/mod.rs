@@ -17,7 +17,7 @@ mod trees;
 
 use crate::plan::{Allocation, Attempt, PlanError};
 use crate::problem::{Conflicts, Problem};
-use gaps::Gaps;
+use gaps::{Gaps, Scratch};
 use trees::{Filed, MaxTree};
 
 /// How a buffer's offset is chosen within one pool.
@@ -87,6 +87,7 @@ pub(crate) struct Occupancy<'l, 'p> {
     pub(crate) work: u64,
     /// A conflict graph's placed neighbours' address ranges, collected per search.
     ranges: Vec<(u64, u64)>,
+    scratch: Scratch,
 }
 
 impl<'l, 'p> Occupancy<'l, 'p> {
@@ -108,6 +109,7 @@ impl<'l, 'p> Occupancy<'l, 'p> {
             trees,
             work: 0,
             ranges: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -126,7 +128,7 @@ impl<'l, 'p> Occupancy<'l, 'p> {
                 };
                 let mut runs = Vec::with_capacity(64);
                 filed.ranges_meeting(lo, hi, &mut runs);
-                search(&runs, fit, size, align)
+                search(&runs, fit, size, align, &mut self.scratch)
             }
             None => {
                 let Conflicts::Graph(adj) = problem.conflicts() else {
@@ -143,7 +145,8 @@ impl<'l, 'p> Occupancy<'l, 'p> {
                 // A conflict graph gives its ranges in no order: one sorted run of them.
                 let read = ranges.len() as u64;
                 gaps::sorted_union(ranges);
-                let (work, offset) = search(&[ranges.as_slice()], fit, size, align);
+                let (work, offset) =
+                    search(&[ranges.as_slice()], fit, size, align, &mut self.scratch);
                 (work + read, offset)
             }
         };
@@ -170,8 +173,14 @@ impl<'l, 'p> Occupancy<'l, 'p> {
 }
 
 /// One gap search under `fit` over `runs` (see `gaps`): the work done and the offset.
-fn search(runs: &[&[(u64, u64)]], fit: Fit, size: u64, align: u64) -> (u64, u64) {
-    let mut gaps = Gaps::new(runs);
+fn search(
+    runs: &[&[(u64, u64)]],
+    fit: Fit,
+    size: u64,
+    align: u64,
+    scratch: &mut Scratch,
+) -> (u64, u64) {
+    let mut gaps = Gaps::new(runs, scratch);
     let offset = match fit {
         Fit::Stack => align_up(gaps.top(), align),
         Fit::Lowest => gaps.lowest(size, align),
@@ -239,11 +248,25 @@ mod tests {
 
     /// The gap searches' offsets for `spans`, each span its own run.
     fn lowest(spans: &[(u64, u64)], size: u64, align: u64) -> u64 {
-        search(&runs(spans), Fit::Lowest, size, align).1
+        search(
+            &runs(spans),
+            Fit::Lowest,
+            size,
+            align,
+            &mut Scratch::default(),
+        )
+        .1
     }
 
     fn best(spans: &[(u64, u64)], size: u64, align: u64) -> u64 {
-        search(&runs(spans), Fit::Tightest, size, align).1
+        search(
+            &runs(spans),
+            Fit::Tightest,
+            size,
+            align,
+            &mut Scratch::default(),
+        )
+        .1
     }
 
     fn runs(spans: &[(u64, u64)]) -> Vec<&[(u64, u64)]> {
