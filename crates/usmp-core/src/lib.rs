@@ -14,7 +14,8 @@
 //!    and either a live range or explicit conflicts). [`input`] reads the benchmark CSV
 //!    format and the RFC-shaped JSON problem.
 //! 2. Pick an [`Algorithm`] (built in: [`GreedyBySize`], [`GreedyByConflicts`],
-//!    [`FirstFit`], [`HillClimb`]; or your own) and call [`plan()`].
+//!    [`FirstFit`], [`BestFit`], [`GreedyByBreadth`], [`FirstFitByClass`], [`HillClimb`],
+//!    [`Exact`], [`Auto`]; or your own) and call [`plan()`].
 //! 3. [`plan()`] runs the algorithm, checks its result with the independent
 //!    [`verify`](verify::verify) and reports it with a [`LowerBound`]. A failed check is
 //!    an error, never a silently wrong plan.
