@@ -53,7 +53,7 @@ pub struct Plan {
     pub lower_bound: LowerBound,
     /// Whether no plan with a smaller total exists (bound reached, or search exhausted).
     pub optimal: bool,
-    /// Per pool, the bound of the buffers this plan put there ([`crate::bound::assigned`]):
+    /// Per pool, the bound of the buffers this plan put there (`bound::assigned`):
     /// no placement of the same buffers makes the pool smaller.
     pub assigned_bounds: Vec<u64>,
 }
@@ -114,7 +114,7 @@ pub enum PlanError {
         lower_bound: u64,
         /// The algorithm that found no plan (filled in by [`plan`]).
         algorithm: String,
-        /// Why no plan can exist, when the bound proves it ([`crate::bound::infeasible`],
+        /// Why no plan can exist, when the bound proves it (`bound::infeasible`,
         /// filled in by [`plan`]); `None`: one may exist that this algorithm did not find.
         impossible: Option<String>,
     },
