@@ -1,6 +1,7 @@
 //! `auto`: the default. The fast greedy planners run first and the best plan they find
-//! goes to the exact solver, which shrinks it within a deterministic budget; the plan says
-//! which produced it. Members run in a fixed order (on [`Exact::threads`] threads) and
+//! goes to the exact solver, which shrinks it within a deterministic budget; first fit by
+//! size class then replaces the result where it is smaller. The plan says which produced
+//! it. Members run in a fixed order (on [`Exact::threads`] threads) and
 //! stop at the lower bound, so the result is the same on every machine and thread count.
 
 use super::{
@@ -66,7 +67,6 @@ impl Algorithm for Auto {
             });
         }
         let climb = HillClimb::default();
-
         // Breadth first: on real graphs it is the most often at the bound, which ends the
         // portfolio early (idealloc's Y_1: at the bound, 62,185 buffers).
         let mut members: Vec<&(dyn Algorithm + Sync)> = vec![
