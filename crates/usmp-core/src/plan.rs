@@ -37,6 +37,11 @@ impl Solution {
             produced_by: None,
         }
     }
+
+    /// The bytes of every pool this solution's allocations need, summed.
+    pub(crate) fn total(&self, problem: &Problem) -> u64 {
+        pool_sizes(problem, &self.allocations).iter().sum()
+    }
 }
 
 /// A verified plan: every buffer's place, every pool's size, and how good it is.

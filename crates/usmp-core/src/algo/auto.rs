@@ -9,7 +9,7 @@ use super::{
     GreedyByConflicts, GreedyBySize, HillClimb,
 };
 use crate::bound::LowerBound;
-use crate::plan::{PlanError, Solution, pool_sizes};
+use crate::plan::{PlanError, Solution};
 use crate::problem::Problem;
 
 /// Greedy by breadth, first fit, best fit, greedy by size and by conflicts (and hill
@@ -37,19 +37,33 @@ impl Auto {
         lower_bound: &LowerBound,
         start: Result<Solution, PlanError>,
     ) -> Result<Solution, PlanError> {
-        let total = |s: &Solution| pool_sizes(problem, &s.allocations).iter().sum::<u64>();
-        if start.as_ref().is_ok_and(|s| total(s) <= lower_bound.total) {
+        if start
+            .as_ref()
+            .is_ok_and(|s| s.total(problem) <= lower_bound.total)
+        {
             return start;
         }
         let by_class = FirstFitByClass::default();
-        match (by_class.allocate(problem, lower_bound), &start) {
-            (Ok(c), Ok(s)) if total(&c) >= total(s) => start,
-            (Ok(c), _) => Ok(Solution {
-                produced_by: Some(by_class.name().into()),
-                ..c
-            }),
-            (Err(_), _) => start,
-        }
+        let other = by_class.allocate(problem, lower_bound);
+        keep_smaller(problem, start, other, by_class.name())
+    }
+}
+
+/// `kept`, unless `other` is a plan and `kept` is not, or `other` is strictly smaller:
+/// then `other`, named as produced by `name`. Ties keep `kept`.
+fn keep_smaller(
+    problem: &Problem,
+    kept: Result<Solution, PlanError>,
+    other: Result<Solution, PlanError>,
+    name: &str,
+) -> Result<Solution, PlanError> {
+    match (other, &kept) {
+        (Ok(o), Ok(k)) if o.total(problem) >= k.total(problem) => kept,
+        (Ok(o), _) => Ok(Solution {
+            produced_by: Some(name.into()),
+            ..o
+        }),
+        (Err(_), _) => kept,
     }
 }
 
@@ -91,15 +105,8 @@ impl Algorithm for Auto {
         }
         // The best greedy total need not have the best assignment: also search from
         // first fit's, as `exact` alone does, and keep the smaller.
-        let total = |s: &Solution| pool_sizes(problem, &s.allocations).iter().sum::<u64>();
-        match (self.exact.allocate(problem, lower_bound), &best) {
-            (Ok(alt), Ok(b)) if total(&alt) >= total(b) => best,
-            (Ok(alt), _) => Ok(Solution {
-                produced_by: Some("exact".into()),
-                ..alt
-            }),
-            (Err(_), _) => best,
-        }
+        let alt = self.exact.allocate(problem, lower_bound);
+        keep_smaller(problem, best, alt, "exact")
     }
 }
 

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Algorithm;
 use crate::bound::LowerBound;
-use crate::plan::{PlanError, Solution, pool_sizes};
+use crate::plan::{PlanError, Solution};
 use crate::problem::Problem;
 use crate::verify;
 
@@ -36,9 +36,7 @@ fn run(member: &(dyn Algorithm + Sync), problem: &Problem, lower_bound: &LowerBo
     let result = member.allocate(problem, lower_bound);
     // Only a valid plan may win; plan() verifies the winner again.
     let total = match &result {
-        Ok(s) if verify::verify(problem, &s.allocations).is_ok() => {
-            Some(pool_sizes(problem, &s.allocations).iter().sum())
-        }
+        Ok(s) if verify::verify(problem, &s.allocations).is_ok() => Some(s.total(problem)),
         _ => None,
     };
     Outcome { result, total }

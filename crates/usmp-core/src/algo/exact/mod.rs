@@ -118,7 +118,7 @@ impl Algorithm for Exact {
             // the preference plan where it is quicker (or as quick and smaller).
             let (quick, _) = self.improve(problem, start);
             let cost = |s: &Solution| {
-                let total: u64 = pool_sizes(problem, &s.allocations).iter().sum();
+                let total = s.total(problem);
                 let traffic = crate::report::traffic(problem, &s.allocations);
                 (crate::report::memory_time(&traffic), total)
             };
@@ -202,7 +202,7 @@ impl Exact {
         if !wanted || !small {
             return start;
         }
-        let total = |s: &Solution| pool_sizes(problem, &s.allocations).iter().sum::<u64>();
+        let total = |s: &Solution| s.total(problem);
         let enough = match self.assignment {
             // The first plan found, in preference order.
             Assignment::Preference | Assignment::Fastest => u64::MAX,
