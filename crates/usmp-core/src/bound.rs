@@ -300,12 +300,17 @@ pub(crate) fn widest_step(problem: &Problem, members: &[usize]) -> Vec<u64> {
     points.sort_unstable();
     points.dedup();
     let at = |t: u64| points.partition_point(|&p| p < t);
+    // Each life as elementary steps `[lo, hi)`, searched for once.
+    let steps: Vec<Option<(usize, usize)>> = lives
+        .iter()
+        .map(|live| live.map(|(s, e)| (at(s), at(e))))
+        .collect();
     // Bytes live per elementary step, from a difference array.
     let mut delta = vec![0i128; points.len() + 1];
-    for (&i, live) in members.iter().zip(&lives) {
-        if let Some((s, e)) = live {
-            delta[at(*s)] += i128::from(b[i].size);
-            delta[at(*e)] -= i128::from(b[i].size);
+    for (&i, life) in members.iter().zip(&steps) {
+        if let Some((lo, hi)) = life {
+            delta[*lo] += i128::from(b[i].size);
+            delta[*hi] -= i128::from(b[i].size);
         }
     }
     let mut live = 0i128;
@@ -340,12 +345,10 @@ pub(crate) fn widest_step(problem: &Problem, members: &[usize]) -> Vec<u64> {
         }
         max
     };
-    lives
+    // An empty life (lo == hi) meets no step: 0.
+    steps
         .iter()
-        .map(|live| match live {
-            Some((s, e)) if at(*s) < at(*e) => widest(at(*s), at(*e)),
-            _ => 0,
-        })
+        .map(|life| life.map_or(0, |(lo, hi)| widest(lo, hi)))
         .collect()
 }
 

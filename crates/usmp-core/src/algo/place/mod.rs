@@ -248,25 +248,15 @@ mod tests {
 
     /// The gap searches' offsets for `spans`, each span its own run.
     fn lowest(spans: &[(u64, u64)], size: u64, align: u64) -> u64 {
-        search(
-            &runs(spans),
-            Fit::Lowest,
-            size,
-            align,
-            &mut Scratch::default(),
-        )
-        .1
+        found(spans, Fit::Lowest, size, align)
     }
 
     fn best(spans: &[(u64, u64)], size: u64, align: u64) -> u64 {
-        search(
-            &runs(spans),
-            Fit::Tightest,
-            size,
-            align,
-            &mut Scratch::default(),
-        )
-        .1
+        found(spans, Fit::Tightest, size, align)
+    }
+
+    fn found(spans: &[(u64, u64)], fit: Fit, size: u64, align: u64) -> u64 {
+        search(&runs(spans), fit, size, align, &mut Scratch::default()).1
     }
 
     fn runs(spans: &[(u64, u64)]) -> Vec<&[(u64, u64)]> {
