@@ -36,6 +36,21 @@ pub(super) fn sorted_union(ranges: &mut Vec<(u64, u64)>) {
     ranges.truncate(merged);
 }
 
+/// How many gaps that hold the buffer best fit finds by leapfrogging before it walks the
+/// rest range by range (see [`Gaps::tightest`]).
+const LEAPS_BEFORE_WALKING: usize = 4;
+
+/// Records the gap `[at, to)` in `best` (gap size, offset) if it is tighter than the one
+/// there; true when it fits exactly, which nothing beats (and, found lowest first, it is
+/// the lowest of its kind).
+fn keep_tighter(best: &mut Option<(u64, u64)>, at: u64, to: u64, size: u64) -> bool {
+    let gap = to - at;
+    if best.is_none_or(|(g, _)| gap < g) {
+        *best = Some((gap, at));
+    }
+    gap == size
+}
+
 /// The memory a gap search works in, kept from one search to the next: a placement pass
 /// makes one search per buffer, and allocating these each time cost a twentieth of best
 /// fit's time on a million buffers.
@@ -78,23 +93,38 @@ impl<'a> Gaps<'a> {
 
     /// The lowest `align`-aligned offset where `size` bytes avoid every range.
     pub(super) fn lowest(&mut self, size: u64, align: u64) -> u64 {
+        self.lowest_from::<false>(0, size, align).0
+    }
+
+    /// The lowest `align`-aligned offset `at`, at or above `from`, where `size` bytes
+    /// avoid every range, and the lowest start of a range above it (`u64::MAX` if none
+    /// is): `[at, to)` is free. Calls on one search must come with rising `from`s
+    /// (cursors only move up). Without `GAP_END`, `to` is not tracked (first fit needs
+    /// only `at`, and the tracking costs it a tenth of its time).
+    fn lowest_from<const GAP_END: bool>(&mut self, from: u64, size: u64, align: u64) -> (u64, u64) {
         let runs = self.runs.len();
-        let mut at = align_up(0, align);
-        let (mut clean, mut k) = (0, 0);
+        let mut at = align_up(from, align);
+        let (mut clean, mut k, mut to) = (0, 0, u64::MAX);
         while clean < runs {
             match self.first_ending_after(k, at) {
                 Some((start, end)) if start < at.saturating_add(size) => {
                     at = align_up(end, align);
                     clean = 0;
+                    to = u64::MAX;
                 }
-                _ => {
+                ahead => {
+                    // Every run passed since the last jump leaves `at` free up to its
+                    // next range.
+                    if GAP_END && let Some((start, _)) = ahead {
+                        to = to.min(start);
+                    }
                     clean += 1;
                     // Not `%`: a division per check costs more than the check.
                     k = if k + 1 == runs { 0 } else { k + 1 };
                 }
             }
         }
-        at
+        (at, to)
     }
 
     /// Run `k`'s first range that ends after `at`, found by galloping from the run's
@@ -124,28 +154,38 @@ impl<'a> Gaps<'a> {
 
     /// The aligned offset of the smallest gap between the ranges that holds `size` bytes
     /// (the lowest such gap on ties), or the aligned top of all ranges when no gap does.
+    ///
+    /// Gaps too small for the buffer are skipped by leapfrogging from one gap that holds
+    /// it to the next, as long as such gaps are rare; where they come often (a small
+    /// buffer among large gaps) the rest is walked range by range, where every gap costs
+    /// one step instead of a check of every run.
     pub(super) fn tightest(&mut self, size: u64, align: u64) -> u64 {
         let mut best: Option<(u64, u64)> = None;
-        let top = self.free_ranges(|from, to| {
-            let at = align_up(from, align);
-            if at.saturating_add(size) <= to {
-                let gap = to - at;
-                if best.is_none_or(|(g, _)| gap < g) {
-                    best = Some((gap, at));
-                }
-                // Nothing is tighter than an exact fit, and this is the lowest of its kind.
-                return gap == size;
+        let mut from = 0;
+        for _ in 0..LEAPS_BEFORE_WALKING {
+            let (at, to) = self.lowest_from::<true>(from, size, align);
+            if to == u64::MAX {
+                // Nothing lies above `at`: no gap is left.
+                return best.map_or_else(|| align_up(self.top(), align), |(_, at)| at);
             }
-            false
+            if keep_tighter(&mut best, at, to, size) {
+                return at;
+            }
+            from = to;
+        }
+        let top = self.free_ranges(from, |from, to| {
+            let at = align_up(from, align);
+            at.saturating_add(size) <= to && keep_tighter(&mut best, at, to, size)
         });
         best.map_or_else(|| align_up(top, align), |(_, at)| at)
     }
 
-    /// Calls `f(from, to)` for each free range `[from, to)` below the top of the ranges,
-    /// lowest first, until it returns true. Returns the highest end read (the top of all
-    /// when `f` never returned true).
-    fn free_ranges(&mut self, mut f: impl FnMut(u64, u64) -> bool) -> u64 {
-        let mut frontier = 0u64;
+    /// Calls `f(from, to)` for each free range `[from, to)` above `above` and below the
+    /// top of the ranges, lowest first, until it returns true. Returns the highest end
+    /// read (the top of all when `f` never returned true). Starts at each run's cursor:
+    /// every range before it must end at or below `above`.
+    fn free_ranges(&mut self, above: u64, mut f: impl FnMut(u64, u64) -> bool) -> u64 {
+        let mut frontier = above;
         let mut read = 0u64;
         // In ascending start order, a start above every end before it opens a gap;
         // touching ranges leave none.
@@ -159,14 +199,14 @@ impl<'a> Gaps<'a> {
         };
         let mut heads = std::mem::take(&mut self.scratch.heads);
         heads.clear();
+        let cursors = &mut self.scratch.cursors;
         heads.extend(
             self.runs
                 .iter()
                 .enumerate()
-                .filter_map(|(k, run)| Some(Reverse((run.first()?.0, k)))),
+                .filter_map(|(k, run)| Some(Reverse((run.get(cursors[k])?.0, k)))),
         );
         let mut heap = BinaryHeap::from(heads);
-        let cursors = &mut self.scratch.cursors;
         while let Some(mut top) = heap.peek_mut() {
             let Reverse((_, k)) = *top;
             let at = cursors[k];

@@ -173,7 +173,12 @@ impl Filed {
 /// overlaps too keeps the list sound whatever it is given.)
 fn merge_in(runs: &mut Vec<(u64, u64)>, (start, end): (u64, u64)) {
     let first = runs.partition_point(|r| r.1 < start);
-    let last = runs.partition_point(|r| r.0 <= end);
+    // A new range meets at most a few of the ranges from `first` on: stepping over them
+    // beats a second binary search, whose every probe is a cache miss on a long list.
+    let mut last = first;
+    while last < runs.len() && runs[last].0 <= end {
+        last += 1;
+    }
     if first == last {
         runs.insert(first, (start, end));
         return;
