@@ -13,6 +13,7 @@
 //!   about 170 steps.
 
 mod gaps;
+mod split;
 mod trees;
 
 use crate::plan::{Allocation, Attempt, PlanError};
@@ -208,44 +209,65 @@ pub(crate) fn place_in_order(
     fit: Fit,
     lower_bound: u64,
 ) -> Result<(Vec<Allocation>, u64), PlanError> {
-    let problem = layout.problem;
     let mut occupancy = Occupancy::new(layout, fit);
-    for &buffer in order {
-        let b = &problem.buffers()[buffer];
-        let mut attempts = Vec::new();
-        let mut chosen = None;
-        for &pool in &b.candidates {
-            let offset = occupancy.offset(buffer, pool);
-            let end = offset.checked_add(b.size);
-            let p = &problem.pools()[pool];
-            match end {
-                Some(end) if p.admits(end) => {
-                    chosen = Some(Allocation { pool, offset });
-                    break;
-                }
-                _ => attempts.push(Attempt {
-                    pool: p.name.clone(),
-                    limit: p.size_limit.unwrap_or(u64::MAX),
-                    needed: end.unwrap_or(u64::MAX),
-                }),
-            }
-        }
-        let Some(at) = chosen else {
-            return Err(PlanError::NoFit {
-                buffer: b.name.clone(),
-                size: b.size,
-                attempts,
-                lower_bound,
-                algorithm: String::new(),
-                impossible: None,
-            });
-        };
-        occupancy.place(buffer, at);
+    if split::applies(&occupancy, order.len()) {
+        split::place(&mut occupancy, order, lower_bound, true)?;
+    } else {
+        place_each(&mut occupancy, order, lower_bound)?;
     }
     occupancy.work += order.len() as u64;
     let work = occupancy.work;
 
     Ok((occupancy.into_allocations(), work))
+}
+
+/// Places the buffers of `order` one after the other.
+fn place_each(
+    occupancy: &mut Occupancy<'_, '_>,
+    order: &[usize],
+    lower_bound: u64,
+) -> Result<(), PlanError> {
+    let problem = occupancy.layout.problem;
+    for &buffer in order {
+        let at = choose(problem, buffer, lower_bound, |pool| {
+            occupancy.offset(buffer, pool)
+        })?;
+        occupancy.place(buffer, at);
+    }
+    Ok(())
+}
+
+/// The first of `buffer`'s candidate pools where the offset `offset(pool)` finds for it
+/// ends within the pool's limit, or the error naming every pool tried.
+fn choose(
+    problem: &Problem,
+    buffer: usize,
+    lower_bound: u64,
+    mut offset: impl FnMut(usize) -> u64,
+) -> Result<Allocation, PlanError> {
+    let b = &problem.buffers()[buffer];
+    let mut attempts = Vec::new();
+    for &pool in &b.candidates {
+        let offset = offset(pool);
+        let end = offset.checked_add(b.size);
+        let p = &problem.pools()[pool];
+        match end {
+            Some(end) if p.admits(end) => return Ok(Allocation { pool, offset }),
+            _ => attempts.push(Attempt {
+                pool: p.name.clone(),
+                limit: p.size_limit.unwrap_or(u64::MAX),
+                needed: end.unwrap_or(u64::MAX),
+            }),
+        }
+    }
+    Err(PlanError::NoFit {
+        buffer: b.name.clone(),
+        size: b.size,
+        attempts,
+        lower_bound,
+        algorithm: String::new(),
+        impossible: None,
+    })
 }
 
 #[cfg(test)]

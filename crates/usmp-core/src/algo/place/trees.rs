@@ -79,15 +79,18 @@ impl MaxTree {
     }
 }
 
+/// An address range `[start, end)`.
+type Range = (u64, u64);
+
 /// Placed buffers' address ranges filed by time (see the module docs).
 #[derive(Clone, Debug)]
 pub(super) struct Filed {
     len: usize,
     /// Per node, the ranges of the buffers live at every step of the node whose parent
     /// they do not cover (the node is one of the O(log T) that tile their life), merged.
-    own: Vec<Vec<(u64, u64)>>,
+    own: Vec<Vec<Range>>,
     /// Per node, the ranges of every buffer filed at the node or below it, merged.
-    below: Vec<Vec<(u64, u64)>>,
+    below: Vec<Vec<Range>>,
 }
 
 impl Filed {
@@ -101,31 +104,17 @@ impl Filed {
     }
 
     /// Files `range` for the steps `from..to`.
-    pub(super) fn file(&mut self, from: usize, to: usize, range: (u64, u64)) {
-        self.file_in(0, 0, self.len, from, to, range);
-    }
-
-    fn file_in(
-        &mut self,
-        node: usize,
-        nl: usize,
-        nr: usize,
-        from: usize,
-        to: usize,
-        range: (u64, u64),
-    ) {
-        if to <= nl || nr <= from {
-            return;
-        }
-        merge_in(&mut self.below[node], range);
-        if from <= nl && nr <= to {
-            merge_in(&mut self.own[node], range);
-            return;
-        }
-        let mid = (nl + nr) / 2;
-        let (left, right) = children(node, nl, mid);
-        self.file_in(left, nl, mid, from, to, range);
-        self.file_in(right, mid, nr, from, to, range);
+    pub(super) fn file(&mut self, from: usize, to: usize, range: Range) {
+        file_in(
+            &mut self.own,
+            &mut self.below,
+            0,
+            0,
+            self.len,
+            from,
+            to,
+            range,
+        );
     }
 
     /// Appends to `runs` the address ranges that together cover exactly those filed for
@@ -137,35 +126,121 @@ impl Filed {
         &'a self,
         from: usize,
         to: usize,
-        runs: &mut Vec<&'a [(u64, u64)]>,
+        runs: &mut Vec<&'a [Range]>,
     ) {
-        self.visit(0, 0, self.len, from, to, runs);
+        visit(&self.own, &self.below, 0, 0, self.len, from, to, runs);
     }
 
-    fn visit<'a>(
+    /// The two halves below the root, each to be worked on alone, and the ranges the
+    /// root owns (only a life covering every step files there). Filing into a half does
+    /// not reach the root's `below`: give those ranges to [`Filed::file_at_root`].
+    pub(super) fn halves(&mut self) -> (&[Range], Half<'_>, Half<'_>) {
+        let (len, mid) = (self.len, self.len / 2);
+        let (root_own, own) = self.own.split_at_mut(1);
+        let (_, below) = self.below.split_at_mut(1);
+        // The left subtree's 2 mid - 1 nodes follow the root, then the right one's.
+        let (own_left, own_right) = own.split_at_mut(2 * mid - 1);
+        let (below_left, below_right) = below.split_at_mut(2 * mid - 1);
+        let left = Half {
+            own: own_left,
+            below: below_left,
+            steps: (0, mid),
+        };
+        let right = Half {
+            own: own_right,
+            below: below_right,
+            steps: (mid, len),
+        };
+        (&root_own[0], left, right)
+    }
+
+    /// Adds to the root's `below` a range filed through a [`Half`].
+    pub(super) fn file_at_root(&mut self, range: Range) {
+        merge_in(&mut self.below[0], range);
+    }
+}
+
+/// The subtree under one child of a [`Filed`]'s root, for lives within its steps.
+#[derive(Debug)]
+pub(super) struct Half<'a> {
+    own: &'a mut [Vec<Range>],
+    below: &'a mut [Vec<Range>],
+    steps: (usize, usize),
+}
+
+impl Half<'_> {
+    /// As [`Filed::file`], for `from..to` within the half's steps.
+    pub(super) fn file(&mut self, from: usize, to: usize, range: Range) {
+        let (nl, nr) = self.steps;
+        file_in(self.own, self.below, 0, nl, nr, from, to, range);
+    }
+
+    /// As [`Filed::ranges_meeting`] without the root's own ranges, for `from..to` within
+    /// the half's steps.
+    pub(super) fn ranges_meeting<'a>(
         &'a self,
-        node: usize,
-        nl: usize,
-        nr: usize,
         from: usize,
         to: usize,
-        runs: &mut Vec<&'a [(u64, u64)]>,
+        runs: &mut Vec<&'a [Range]>,
     ) {
-        if to <= nl || nr <= from || self.below[node].is_empty() {
-            return;
-        }
-        if from <= nl && nr <= to {
-            runs.push(&self.below[node]);
-            return;
-        }
-        if !self.own[node].is_empty() {
-            runs.push(&self.own[node]);
-        }
-        let mid = (nl + nr) / 2;
-        let (left, right) = children(node, nl, mid);
-        self.visit(left, nl, mid, from, to, runs);
-        self.visit(right, mid, nr, from, to, runs);
+        let (nl, nr) = self.steps;
+        visit(self.own, self.below, 0, nl, nr, from, to, runs);
     }
+}
+
+/// Files `range` for the steps `from..to` in the subtree of `node` (steps `nl..nr`), node
+/// numbers counted from the subtree's first.
+#[allow(clippy::too_many_arguments)]
+fn file_in(
+    own: &mut [Vec<Range>],
+    below: &mut [Vec<Range>],
+    node: usize,
+    nl: usize,
+    nr: usize,
+    from: usize,
+    to: usize,
+    range: Range,
+) {
+    if to <= nl || nr <= from {
+        return;
+    }
+    merge_in(&mut below[node], range);
+    if from <= nl && nr <= to {
+        merge_in(&mut own[node], range);
+        return;
+    }
+    let mid = (nl + nr) / 2;
+    let (left, right) = children(node, nl, mid);
+    file_in(own, below, left, nl, mid, from, to, range);
+    file_in(own, below, right, mid, nr, from, to, range);
+}
+
+/// The runs meeting `from..to` in the subtree of `node`, as [`Filed::ranges_meeting`].
+#[allow(clippy::too_many_arguments)]
+fn visit<'a>(
+    own: &'a [Vec<Range>],
+    below: &'a [Vec<Range>],
+    node: usize,
+    nl: usize,
+    nr: usize,
+    from: usize,
+    to: usize,
+    runs: &mut Vec<&'a [Range]>,
+) {
+    if to <= nl || nr <= from || below[node].is_empty() {
+        return;
+    }
+    if from <= nl && nr <= to {
+        runs.push(&below[node]);
+        return;
+    }
+    if !own[node].is_empty() {
+        runs.push(&own[node]);
+    }
+    let mid = (nl + nr) / 2;
+    let (left, right) = children(node, nl, mid);
+    visit(own, below, left, nl, mid, from, to, runs);
+    visit(own, below, right, mid, nr, from, to, runs);
 }
 
 /// Adds `range` to the sorted disjoint `runs`, merging it with every run it overlaps or

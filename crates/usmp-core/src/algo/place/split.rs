@@ -1,0 +1,296 @@
+//! Gap-search placement in the two halves of time at once.
+//!
+//! A buffer whose life lies within the first half of the steps never meets one whose
+//! life lies within the second: its search reads, and its filing writes, only the root's
+//! own ranges and the left subtree of each pool's [`Filed`](super::trees::Filed) tree.
+//! So between two buffers whose lives cross the middle, the left buffers and the right
+//! buffers of the order are placed side by side, each side in the order's order, on two
+//! threads; a crossing buffer is placed alone, with both halves in hand. Each side sees
+//! exactly what the one-by-one placement would have shown it (the root's `below` list,
+//! which only a crossing query reads, is brought up to date before every crossing
+//! buffer), so the plan, the work counted and any error are the same for any thread
+//! count (tested against [`place_each`](super::place_each)).
+
+use super::gaps::Scratch;
+use super::trees::Half;
+use super::{Fit, Occupancy, TimeTree, choose, search};
+use crate::plan::{Allocation, PlanError};
+
+/// Below this many buffers a placement runs one by one: two threads would not pay.
+const MIN_BUFFERS: usize = 20_000;
+
+/// Below this many buffers on either side, a stretch between two crossing buffers is
+/// placed on one thread (side after side: the same result).
+const MIN_SIDE: usize = 16;
+
+/// Whether a placement of `n` buffers under `occupancy` is split in time.
+pub(super) fn applies(occupancy: &Occupancy<'_, '_>, n: usize) -> bool {
+    n >= MIN_BUFFERS
+        && !matches!(occupancy.fit, Fit::Stack)
+        && occupancy
+            .layout
+            .time
+            .as_ref()
+            .is_some_and(|t| t.segment_count >= 2)
+}
+
+/// Places `order` as [`place_each`](super::place_each) would, each stretch between two
+/// crossing buffers on two threads when `parallel` and both sides are long enough.
+pub(super) fn place(
+    occupancy: &mut Occupancy<'_, '_>,
+    order: &[usize],
+    lower_bound: u64,
+    parallel: bool,
+) -> Result<(), PlanError> {
+    let time = match &occupancy.layout.time {
+        Some(time) if time.segment_count >= 2 && !matches!(occupancy.fit, Fit::Stack) => time,
+        _ => return super::place_each(occupancy, order, lower_bound),
+    };
+    // Every pool's tree has the same steps, and so the same middle.
+    let middle = time.segment_count / 2;
+    let segments = &time.segments;
+    let mut left = Vec::new();
+    let mut right = Vec::new();
+    let mut position = 0;
+    while position < order.len() {
+        left.clear();
+        right.clear();
+        let mut crossing = None;
+        for (at, &buffer) in order.iter().enumerate().skip(position) {
+            let (lo, hi) = segments[buffer];
+            if hi <= middle {
+                left.push((at, buffer));
+            } else if lo >= middle {
+                right.push((at, buffer));
+            } else {
+                crossing = Some(at);
+                break;
+            }
+        }
+        let both = parallel && left.len().min(right.len()) >= MIN_SIDE;
+        place_sides(occupancy, &left, &right, lower_bound, both)?;
+        let Some(at) = crossing else { break };
+        let buffer = order[at];
+        let problem = occupancy.layout.problem;
+        let allocation = choose(problem, buffer, lower_bound, |pool| {
+            occupancy.offset(buffer, pool)
+        })?;
+        occupancy.place(buffer, allocation);
+        position = at + 1;
+    }
+    Ok(())
+}
+
+/// One side's placement: what it placed, where, and what it filed for the root.
+#[derive(Default)]
+struct Side {
+    scratch: Scratch,
+    work: u64,
+    placed: Vec<(usize, Allocation)>,
+    /// Per pool, the ranges filed through the half, for the root's `below`.
+    at_root: Vec<Vec<(u64, u64)>>,
+    /// The first buffer that fitted nowhere: its position in the order, and the error.
+    failed: Option<(usize, PlanError)>,
+}
+
+/// Places the left buffers in the first halves and the right ones in the second (each
+/// `(position in the order, buffer)`), then files what they placed at the roots.
+fn place_sides(
+    occupancy: &mut Occupancy<'_, '_>,
+    left: &[(usize, usize)],
+    right: &[(usize, usize)],
+    lower_bound: u64,
+    parallel: bool,
+) -> Result<(), PlanError> {
+    let (layout, fit) = (occupancy.layout, occupancy.fit);
+    let pools = occupancy.trees.len();
+    let mut sides = [Side::default(), Side::default()];
+    sides[0].scratch = std::mem::take(&mut occupancy.scratch);
+    {
+        let mut halves = (Vec::new(), Vec::new());
+        for tree in &mut occupancy.trees {
+            let TimeTree::Filed(filed) = tree else {
+                unreachable!("a split placement searches gaps (split::applies)")
+            };
+            let (root_own, l, r) = filed.halves();
+            halves.0.push((root_own, l));
+            halves.1.push((root_own, r));
+        }
+        let [left_side, right_side] = &mut sides;
+        let (mut left_halves, mut right_halves) = halves;
+        let mut run_left =
+            || place_side(layout, fit, lower_bound, left, &mut left_halves, left_side);
+        let mut run_right = || {
+            place_side(
+                layout,
+                fit,
+                lower_bound,
+                right,
+                &mut right_halves,
+                right_side,
+            )
+        };
+        if parallel {
+            std::thread::scope(|scope| {
+                let handle = scope.spawn(run_left);
+                run_right();
+                if let Err(panic) = handle.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            });
+        } else {
+            run_left();
+            run_right();
+        }
+    }
+    occupancy.scratch = std::mem::take(&mut sides[0].scratch);
+    let mut failed: Option<(usize, PlanError)> = None;
+    for side in sides {
+        occupancy.work += side.work;
+        for (buffer, allocation) in side.placed {
+            occupancy.placed[buffer] = Some(allocation);
+        }
+        for (pool, ranges) in side.at_root.into_iter().enumerate().take(pools) {
+            if let TimeTree::Filed(filed) = &mut occupancy.trees[pool] {
+                for range in ranges {
+                    filed.file_at_root(range);
+                }
+            }
+        }
+        if let Some((at, error)) = side.failed
+            && failed.as_ref().is_none_or(|(first, _)| at < *first)
+        {
+            failed = Some((at, error));
+        }
+    }
+    match failed {
+        Some((_, error)) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// Places `buffers` in order within one half of each pool's tree (`halves`, with the
+/// root's own ranges), until one fits nowhere.
+fn place_side(
+    layout: &super::Layout<'_>,
+    fit: Fit,
+    lower_bound: u64,
+    buffers: &[(usize, usize)],
+    halves: &mut [(&[(u64, u64)], Half<'_>)],
+    side: &mut Side,
+) {
+    let problem = layout.problem;
+    let Some(time) = &layout.time else { return };
+    side.at_root = vec![Vec::new(); halves.len()];
+    for &(at, buffer) in buffers {
+        let (lo, hi) = time.segments[buffer];
+        let size = problem.buffers()[buffer].size;
+        let chosen = choose(problem, buffer, lower_bound, |pool| {
+            let (root_own, half) = &halves[pool];
+            let mut runs = Vec::with_capacity(64);
+            // As the whole tree's query: the root's own ranges first, then the half's.
+            if !root_own.is_empty() {
+                runs.push(*root_own);
+            }
+            half.ranges_meeting(lo, hi, &mut runs);
+            let align = problem.alignment_in(buffer, pool);
+            let (work, offset) = search(&runs, fit, size, align, &mut side.scratch);
+            side.work += work;
+            offset
+        });
+        match chosen {
+            Ok(allocation) => {
+                let range = (allocation.offset, allocation.offset + size);
+                halves[allocation.pool].1.file(lo, hi, range);
+                side.at_root[allocation.pool].push(range);
+                side.placed.push((buffer, allocation));
+            }
+            Err(error) => {
+                side.failed = Some((at, error));
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Layout, Occupancy, place_each};
+    use super::*;
+    use crate::problem::{Buffer, Pool, Problem, ProblemBuilder};
+
+    /// Buffers with short lives over `steps` steps in two pools, the first too small
+    /// for all of them (so some fall back, and some problems fit nowhere).
+    fn problem(rng: &mut crate::test_rng::Rng, n: u64, steps: u64) -> Problem {
+        let mut b = ProblemBuilder::default();
+        let fast = b.pool(Pool::workspace("fast").with_limit(2_000 + rng.below(6_000)));
+        let slow = Pool::workspace("slow");
+        let slow = b.pool(if rng.below(4) == 0 {
+            slow.with_limit(20_000)
+        } else {
+            slow
+        });
+        for i in 0..n {
+            let start = rng.below(steps);
+            let longest = if rng.below(8) == 0 { steps } else { 12 };
+            let end = start + 1 + rng.below(longest);
+            let buffer = Buffer::new(format!("b{i}"), 1 + rng.below(300))
+                .with_alignment(1 << rng.below(4))
+                .with_live(start, end)
+                .with_candidates([fast, slow]);
+            b.buffer(buffer);
+        }
+        b.build().unwrap()
+    }
+
+    /// The split placement, on one thread and on two, gives the one-by-one placement's
+    /// allocations, work count and error, under both gap searches, for orders where
+    /// crossing buffers come rarely (long stretches, two threads) and often.
+    #[test]
+    fn split_placement_is_the_one_by_one_placement() {
+        let mut rng = crate::test_rng::Rng::seeded(0x5eed_5e11);
+        let mut errors = 0;
+        for case in 0..60 {
+            let steps = 40 + rng.below(400);
+            let n = 300 + rng.below(900);
+            let problem = problem(&mut rng, n, steps);
+            let layout = Layout::new(&problem);
+            let n = problem.buffers().len();
+            let mut order: Vec<usize> = (0..n).collect();
+            for k in (1..n).rev() {
+                order.swap(k, rng.below(k as u64 + 1) as usize);
+            }
+            for fit in [Fit::Lowest, Fit::Tightest] {
+                let run = |how: Option<bool>| {
+                    let mut occupancy = Occupancy::new(&layout, fit);
+                    let result = match how {
+                        None => place_each(&mut occupancy, &order, 0),
+                        Some(parallel) => place(&mut occupancy, &order, 0, parallel),
+                    };
+                    let work = occupancy.work;
+                    match result {
+                        Ok(()) => Ok((occupancy.into_allocations(), work)),
+                        Err(e) => Err(format!("{e:?}")),
+                    }
+                };
+                let expected = run(None);
+                errors += usize::from(expected.is_err());
+                assert_eq!(
+                    run(Some(false)),
+                    expected,
+                    "case {case}, {fit:?}, one thread"
+                );
+                assert_eq!(
+                    run(Some(true)),
+                    expected,
+                    "case {case}, {fit:?}, two threads"
+                );
+            }
+        }
+        // Both outcomes are covered.
+        assert!(
+            errors > 0 && errors < 120,
+            "{errors} of 120 placements failed"
+        );
+    }
+}
