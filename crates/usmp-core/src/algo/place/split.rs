@@ -13,8 +13,9 @@
 
 use super::gaps::Scratch;
 use super::trees::Half;
-use super::{Fit, Occupancy, TimeTree, choose, search};
+use super::{Fit, Occupancy, TimeIndex, TimeTree, choose, place_each, search};
 use crate::plan::{Allocation, PlanError};
+use crate::problem::Problem;
 
 /// Below this many buffers a placement runs one by one: two threads would not pay.
 const MIN_BUFFERS: usize = 20_000;
@@ -25,13 +26,14 @@ const MIN_SIDE: usize = 16;
 
 /// Whether a placement of `n` buffers under `occupancy` is split in time.
 pub(super) fn applies(occupancy: &Occupancy<'_, '_>, n: usize) -> bool {
-    n >= MIN_BUFFERS
-        && !matches!(occupancy.fit, Fit::Stack)
-        && occupancy
-            .layout
-            .time
-            .as_ref()
-            .is_some_and(|t| t.segment_count >= 2)
+    n >= MIN_BUFFERS && splittable(occupancy).is_some()
+}
+
+/// The time index, when the placement searches gaps over at least two steps: then each
+/// pool's tree is [`Filed`](super::trees::Filed) and its root has two halves.
+fn splittable<'l>(occupancy: &Occupancy<'l, '_>) -> Option<&'l TimeIndex> {
+    let time = occupancy.layout.time.as_ref()?;
+    (time.segment_count >= 2 && !matches!(occupancy.fit, Fit::Stack)).then_some(time)
 }
 
 /// Places `order` as [`place_each`](super::place_each) would, each stretch between two
@@ -42,9 +44,8 @@ pub(super) fn place(
     lower_bound: u64,
     parallel: bool,
 ) -> Result<(), PlanError> {
-    let time = match &occupancy.layout.time {
-        Some(time) if time.segment_count >= 2 && !matches!(occupancy.fit, Fit::Stack) => time,
-        _ => return super::place_each(occupancy, order, lower_bound),
+    let Some(time) = splittable(occupancy) else {
+        return place_each(occupancy, order, lower_bound);
     };
     // Every pool's tree has the same steps, and so the same middle.
     let middle = time.segment_count / 2;
@@ -68,14 +69,9 @@ pub(super) fn place(
             }
         }
         let both = parallel && left.len().min(right.len()) >= MIN_SIDE;
-        place_sides(occupancy, &left, &right, lower_bound, both)?;
+        place_sides(occupancy, segments, &left, &right, lower_bound, both)?;
         let Some(at) = crossing else { break };
-        let buffer = order[at];
-        let problem = occupancy.layout.problem;
-        let allocation = choose(problem, buffer, lower_bound, |pool| {
-            occupancy.offset(buffer, pool)
-        })?;
-        occupancy.place(buffer, allocation);
+        place_each(occupancy, &order[at..=at], lower_bound)?;
         position = at + 1;
     }
     Ok(())
@@ -97,13 +93,13 @@ struct Side {
 /// `(position in the order, buffer)`), then files what they placed at the roots.
 fn place_sides(
     occupancy: &mut Occupancy<'_, '_>,
+    segments: &[(usize, usize)],
     left: &[(usize, usize)],
     right: &[(usize, usize)],
     lower_bound: u64,
     parallel: bool,
 ) -> Result<(), PlanError> {
-    let (layout, fit) = (occupancy.layout, occupancy.fit);
-    let pools = occupancy.trees.len();
+    let (problem, fit) = (occupancy.layout.problem, occupancy.fit);
     let mut sides = [Side::default(), Side::default()];
     sides[0].scratch = std::mem::take(&mut occupancy.scratch);
     {
@@ -118,14 +114,24 @@ fn place_sides(
         }
         let [left_side, right_side] = &mut sides;
         let (mut left_halves, mut right_halves) = halves;
-        let mut run_left =
-            || place_side(layout, fit, lower_bound, left, &mut left_halves, left_side);
+        let mut run_left = || {
+            place_side(
+                problem,
+                fit,
+                lower_bound,
+                left,
+                segments,
+                &mut left_halves,
+                left_side,
+            )
+        };
         let mut run_right = || {
             place_side(
-                layout,
+                problem,
                 fit,
                 lower_bound,
                 right,
+                segments,
                 &mut right_halves,
                 right_side,
             )
@@ -150,7 +156,7 @@ fn place_sides(
         for (buffer, allocation) in side.placed {
             occupancy.placed[buffer] = Some(allocation);
         }
-        for (pool, ranges) in side.at_root.into_iter().enumerate().take(pools) {
+        for (pool, ranges) in side.at_root.into_iter().enumerate() {
             if let TimeTree::Filed(filed) = &mut occupancy.trees[pool] {
                 for range in ranges {
                     filed.file_at_root(range);
@@ -169,21 +175,21 @@ fn place_sides(
     }
 }
 
-/// Places `buffers` in order within one half of each pool's tree (`halves`, with the
-/// root's own ranges), until one fits nowhere.
+/// Places `buffers` (each with its position in the order) in order within one half of
+/// each pool's tree (`halves`, with the root's own ranges), until one fits nowhere;
+/// `segments` are every buffer's steps.
 fn place_side(
-    layout: &super::Layout<'_>,
+    problem: &Problem,
     fit: Fit,
     lower_bound: u64,
     buffers: &[(usize, usize)],
+    segments: &[(usize, usize)],
     halves: &mut [(&[(u64, u64)], Half<'_>)],
     side: &mut Side,
 ) {
-    let problem = layout.problem;
-    let Some(time) = &layout.time else { return };
     side.at_root = vec![Vec::new(); halves.len()];
     for &(at, buffer) in buffers {
-        let (lo, hi) = time.segments[buffer];
+        let (lo, hi) = segments[buffer];
         let size = problem.buffers()[buffer].size;
         let chosen = choose(problem, buffer, lower_bound, |pool| {
             let (root_own, half) = &halves[pool];
@@ -215,9 +221,9 @@ fn place_side(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Layout, Occupancy, place_each};
+    use super::super::Layout;
     use super::*;
-    use crate::problem::{Buffer, Pool, Problem, ProblemBuilder};
+    use crate::problem::{Buffer, Pool, ProblemBuilder};
 
     /// Buffers with short lives over `steps` steps in two pools, the first too small
     /// for all of them (so some fall back, and some problems fit nowhere).
