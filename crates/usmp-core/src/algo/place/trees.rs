@@ -86,11 +86,19 @@ type Range = (u64, u64);
 #[derive(Clone, Debug)]
 pub(super) struct Filed {
     len: usize,
-    /// Per node, the ranges of the buffers live at every step of the node whose parent
-    /// they do not cover (the node is one of the O(log T) that tile their life), merged.
-    own: Vec<Vec<Range>>,
-    /// Per node, the ranges of every buffer filed at the node or below it, merged.
-    below: Vec<Vec<Range>>,
+    /// Per node (numbered as [`children`] says), its lists.
+    nodes: Vec<Node>,
+}
+
+/// One node's two lists, side by side: a filing or a query reads both, and apart they
+/// cost two cache misses per node on a large tree.
+#[derive(Clone, Debug, Default)]
+struct Node {
+    /// The ranges of the buffers live at every step of the node whose parent they do not
+    /// cover (the node is one of the O(log T) that tile their life), merged.
+    own: Vec<Range>,
+    /// The ranges of every buffer filed at the node or below it, merged.
+    below: Vec<Range>,
 }
 
 impl Filed {
@@ -98,23 +106,13 @@ impl Filed {
         let nodes = 2 * len.max(1) - 1;
         Filed {
             len: len.max(1),
-            own: vec![Vec::new(); nodes],
-            below: vec![Vec::new(); nodes],
+            nodes: vec![Node::default(); nodes],
         }
     }
 
     /// Files `range` for the steps `from..to`.
     pub(super) fn file(&mut self, from: usize, to: usize, range: Range) {
-        file_in(
-            &mut self.own,
-            &mut self.below,
-            0,
-            0,
-            self.len,
-            from,
-            to,
-            range,
-        );
+        file_in(&mut self.nodes, 0, 0, self.len, from, to, range);
     }
 
     /// Appends to `runs` the address ranges that together cover exactly those filed for
@@ -128,7 +126,7 @@ impl Filed {
         to: usize,
         runs: &mut Vec<&'a [Range]>,
     ) {
-        visit(&self.own, &self.below, 0, 0, self.len, from, to, runs);
+        visit(&self.nodes, 0, 0, self.len, from, to, runs);
     }
 
     /// The two halves below the root, each to be worked on alone, and the ranges the
@@ -136,35 +134,30 @@ impl Filed {
     /// not reach the root's `below`: give those ranges to [`Filed::file_at_root`].
     pub(super) fn halves(&mut self) -> (&[Range], Half<'_>, Half<'_>) {
         let (len, mid) = (self.len, self.len / 2);
-        let (root_own, own) = self.own.split_at_mut(1);
-        let (_, below) = self.below.split_at_mut(1);
+        let (root, nodes) = self.nodes.split_at_mut(1);
         // The left subtree's 2 mid - 1 nodes follow the root, then the right one's.
-        let (own_left, own_right) = own.split_at_mut(2 * mid - 1);
-        let (below_left, below_right) = below.split_at_mut(2 * mid - 1);
+        let (left, right) = nodes.split_at_mut(2 * mid - 1);
         let left = Half {
-            own: own_left,
-            below: below_left,
+            nodes: left,
             steps: (0, mid),
         };
         let right = Half {
-            own: own_right,
-            below: below_right,
+            nodes: right,
             steps: (mid, len),
         };
-        (&root_own[0], left, right)
+        (&root[0].own, left, right)
     }
 
     /// Adds to the root's `below` a range filed through a [`Half`].
     pub(super) fn file_at_root(&mut self, range: Range) {
-        merge_in(&mut self.below[0], range);
+        merge_in(&mut self.nodes[0].below, range);
     }
 }
 
 /// The subtree under one child of a [`Filed`]'s root, for lives within its steps.
 #[derive(Debug)]
 pub(super) struct Half<'a> {
-    own: &'a mut [Vec<Range>],
-    below: &'a mut [Vec<Range>],
+    nodes: &'a mut [Node],
     steps: (usize, usize),
 }
 
@@ -172,7 +165,7 @@ impl Half<'_> {
     /// As [`Filed::file`], for `from..to` within the half's steps.
     pub(super) fn file(&mut self, from: usize, to: usize, range: Range) {
         let (nl, nr) = self.steps;
-        file_in(self.own, self.below, 0, nl, nr, from, to, range);
+        file_in(self.nodes, 0, nl, nr, from, to, range);
     }
 
     /// As [`Filed::ranges_meeting`] without the root's own ranges, for `from..to` within
@@ -184,16 +177,14 @@ impl Half<'_> {
         runs: &mut Vec<&'a [Range]>,
     ) {
         let (nl, nr) = self.steps;
-        visit(self.own, self.below, 0, nl, nr, from, to, runs);
+        visit(self.nodes, 0, nl, nr, from, to, runs);
     }
 }
 
 /// Files `range` for the steps `from..to` in the subtree of `node` (steps `nl..nr`), node
 /// numbers counted from the subtree's first.
-#[allow(clippy::too_many_arguments)]
 fn file_in(
-    own: &mut [Vec<Range>],
-    below: &mut [Vec<Range>],
+    nodes: &mut [Node],
     node: usize,
     nl: usize,
     nr: usize,
@@ -204,22 +195,21 @@ fn file_in(
     if to <= nl || nr <= from {
         return;
     }
-    merge_in(&mut below[node], range);
+    let lists = &mut nodes[node];
+    merge_in(&mut lists.below, range);
     if from <= nl && nr <= to {
-        merge_in(&mut own[node], range);
+        merge_in(&mut lists.own, range);
         return;
     }
     let mid = (nl + nr) / 2;
     let (left, right) = children(node, nl, mid);
-    file_in(own, below, left, nl, mid, from, to, range);
-    file_in(own, below, right, mid, nr, from, to, range);
+    file_in(nodes, left, nl, mid, from, to, range);
+    file_in(nodes, right, mid, nr, from, to, range);
 }
 
 /// The runs meeting `from..to` in the subtree of `node`, as [`Filed::ranges_meeting`].
-#[allow(clippy::too_many_arguments)]
 fn visit<'a>(
-    own: &'a [Vec<Range>],
-    below: &'a [Vec<Range>],
+    nodes: &'a [Node],
     node: usize,
     nl: usize,
     nr: usize,
@@ -227,20 +217,21 @@ fn visit<'a>(
     to: usize,
     runs: &mut Vec<&'a [Range]>,
 ) {
-    if to <= nl || nr <= from || below[node].is_empty() {
+    let lists = &nodes[node];
+    if to <= nl || nr <= from || lists.below.is_empty() {
         return;
     }
     if from <= nl && nr <= to {
-        runs.push(&below[node]);
+        runs.push(&lists.below);
         return;
     }
-    if !own[node].is_empty() {
-        runs.push(&own[node]);
+    if !lists.own.is_empty() {
+        runs.push(&lists.own);
     }
     let mid = (nl + nr) / 2;
     let (left, right) = children(node, nl, mid);
-    visit(own, below, left, nl, mid, from, to, runs);
-    visit(own, below, right, mid, nr, from, to, runs);
+    visit(nodes, left, nl, mid, from, to, runs);
+    visit(nodes, right, mid, nr, from, to, runs);
 }
 
 /// Adds `range` to the sorted disjoint `runs`, merging it with every run it overlaps or
