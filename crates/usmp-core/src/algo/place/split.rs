@@ -12,7 +12,7 @@
 //! count (tested against [`place_each`](super::place_each)).
 
 use super::gaps::Scratch;
-use super::trees::Half;
+use super::trees::{Filed, Half};
 use super::{Fit, Occupancy, TimeIndex, TimeTree, choose, place_each, search};
 use crate::plan::{Allocation, PlanError};
 use crate::problem::Problem;
@@ -77,14 +77,13 @@ pub(super) fn place(
     Ok(())
 }
 
-/// One side's placement: what it placed, where, and what it filed for the root.
+/// One side's placement: what it placed and where (which the root's `below` lists are
+/// told afterwards).
 #[derive(Default)]
 struct Side {
     scratch: Scratch,
     work: u64,
     placed: Vec<(usize, Allocation)>,
-    /// Per pool, the ranges filed through the half, for the root's `below`.
-    at_root: Vec<Vec<(u64, u64)>>,
     /// The first buffer that fitted nowhere: its position in the order, and the error.
     failed: Option<(usize, PlanError)>,
 }
@@ -105,12 +104,9 @@ fn place_sides(
     {
         let mut halves = (Vec::new(), Vec::new());
         for tree in &mut occupancy.trees {
-            let TimeTree::Filed(filed) = tree else {
-                unreachable!("a split placement searches gaps (split::applies)")
-            };
-            let (root_own, l, r) = filed.halves();
-            halves.0.push((root_own, l));
-            halves.1.push((root_own, r));
+            let (l, r) = filed(tree).halves();
+            halves.0.push(l);
+            halves.1.push(r);
         }
         let [left_side, right_side] = &mut sides;
         let (mut left_halves, mut right_halves) = halves;
@@ -155,13 +151,8 @@ fn place_sides(
         occupancy.work += side.work;
         for (buffer, allocation) in side.placed {
             occupancy.placed[buffer] = Some(allocation);
-        }
-        for (pool, ranges) in side.at_root.into_iter().enumerate() {
-            if let TimeTree::Filed(filed) = &mut occupancy.trees[pool] {
-                for range in ranges {
-                    filed.file_at_root(range);
-                }
-            }
+            let end = allocation.offset + problem.buffers()[buffer].size;
+            filed(&mut occupancy.trees[allocation.pool]).file_at_root((allocation.offset, end));
         }
         if let Some((at, error)) = side.failed
             && failed.as_ref().is_none_or(|(first, _)| at < *first)
@@ -175,30 +166,32 @@ fn place_sides(
     }
 }
 
+/// A split placement's pool tree: gap searches keep [`Filed`] trees.
+fn filed(tree: &mut TimeTree) -> &mut Filed {
+    let TimeTree::Filed(filed) = tree else {
+        unreachable!("a split placement searches gaps (split::applies)")
+    };
+    filed
+}
+
 /// Places `buffers` (each with its position in the order) in order within one half of
-/// each pool's tree (`halves`, with the root's own ranges), until one fits nowhere;
-/// `segments` are every buffer's steps.
+/// each pool's tree (`halves`), until one fits nowhere; `segments` are every buffer's
+/// steps.
 fn place_side(
     problem: &Problem,
     fit: Fit,
     lower_bound: u64,
     buffers: &[(usize, usize)],
     segments: &[(usize, usize)],
-    halves: &mut [(&[(u64, u64)], Half<'_>)],
+    halves: &mut [Half<'_>],
     side: &mut Side,
 ) {
-    side.at_root = vec![Vec::new(); halves.len()];
     for &(at, buffer) in buffers {
         let (lo, hi) = segments[buffer];
         let size = problem.buffers()[buffer].size;
         let chosen = choose(problem, buffer, lower_bound, |pool| {
-            let (root_own, half) = &halves[pool];
             let mut runs = Vec::with_capacity(64);
-            // As the whole tree's query: the root's own ranges first, then the half's.
-            if !root_own.is_empty() {
-                runs.push(*root_own);
-            }
-            half.ranges_meeting(lo, hi, &mut runs);
+            halves[pool].ranges_meeting(lo, hi, &mut runs);
             let align = problem.alignment_in(buffer, pool);
             let (work, offset) = search(&runs, fit, size, align, &mut side.scratch);
             side.work += work;
@@ -207,8 +200,7 @@ fn place_side(
         match chosen {
             Ok(allocation) => {
                 let range = (allocation.offset, allocation.offset + size);
-                halves[allocation.pool].1.file(lo, hi, range);
-                side.at_root[allocation.pool].push(range);
+                halves[allocation.pool].file(lo, hi, range);
                 side.placed.push((buffer, allocation));
             }
             Err(error) => {

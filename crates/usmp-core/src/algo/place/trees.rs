@@ -129,23 +129,26 @@ impl Filed {
         visit(&self.nodes, 0, 0, self.len, from, to, runs);
     }
 
-    /// The two halves below the root, each to be worked on alone, and the ranges the
-    /// root owns (only a life covering every step files there). Filing into a half does
+    /// The two halves below the root, each to be worked on alone (both read the ranges the
+    /// root owns, which only a life covering every step files). Filing into a half does
     /// not reach the root's `below`: give those ranges to [`Filed::file_at_root`].
-    pub(super) fn halves(&mut self) -> (&[Range], Half<'_>, Half<'_>) {
+    pub(super) fn halves(&mut self) -> (Half<'_>, Half<'_>) {
         let (len, mid) = (self.len, self.len / 2);
         let (root, nodes) = self.nodes.split_at_mut(1);
+        let root_own = &root[0].own;
         // The left subtree's 2 mid - 1 nodes follow the root, then the right one's.
         let (left, right) = nodes.split_at_mut(2 * mid - 1);
         let left = Half {
+            root_own,
             nodes: left,
             steps: (0, mid),
         };
         let right = Half {
+            root_own,
             nodes: right,
             steps: (mid, len),
         };
-        (&root[0].own, left, right)
+        (left, right)
     }
 
     /// Adds to the root's `below` a range filed through a [`Half`].
@@ -157,6 +160,8 @@ impl Filed {
 /// The subtree under one child of a [`Filed`]'s root, for lives within its steps.
 #[derive(Debug)]
 pub(super) struct Half<'a> {
+    /// The root's own ranges, which meet every query.
+    root_own: &'a [Range],
     nodes: &'a mut [Node],
     steps: (usize, usize),
 }
@@ -168,14 +173,17 @@ impl Half<'_> {
         file_in(self.nodes, 0, nl, nr, from, to, range);
     }
 
-    /// As [`Filed::ranges_meeting`] without the root's own ranges, for `from..to` within
-    /// the half's steps.
+    /// As [`Filed::ranges_meeting`], for `from..to` within the half's steps: the same
+    /// runs in the same order (the root's own ranges, then the half's).
     pub(super) fn ranges_meeting<'a>(
         &'a self,
         from: usize,
         to: usize,
         runs: &mut Vec<&'a [Range]>,
     ) {
+        if !self.root_own.is_empty() {
+            runs.push(self.root_own);
+        }
         let (nl, nr) = self.steps;
         visit(self.nodes, 0, nl, nr, from, to, runs);
     }
