@@ -13,9 +13,7 @@
 //!
 //! A conflict graph gives one range per buffer; [`sorted_union`] makes them one run.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-use std::collections::binary_heap::PeekMut;
+use std::hint::select_unpredictable;
 
 use super::align_up;
 
@@ -34,6 +32,18 @@ pub(super) fn sorted_union(ranges: &mut Vec<(u64, u64)>) {
         }
     }
     ranges.truncate(merged);
+}
+
+/// The work counted for finding position `found` in a run of `len` ranges whose first is
+/// passed: the probes of a gallop from the front (doubling the step while a whole step
+/// is passed, then bisecting the last), the count kept whatever way `found` was reached.
+fn gallop_steps(found: usize, len: usize) -> u64 {
+    let (mut lo, mut step) = (0, 1);
+    while lo + step <= len && lo + step - 1 < found {
+        lo += step;
+        step *= 2;
+    }
+    1 + u64::from(step.ilog2())
 }
 
 /// How many gaps that hold the buffer best fit finds by leapfrogging before it walks the
@@ -58,39 +68,72 @@ fn keep_tighter(best: &mut Option<(u64, u64)>, at: u64, to: u64, size: u64) -> b
 pub(super) struct Scratch {
     /// Per run, its first range not yet passed: offsets only rise during a search.
     cursors: Vec<usize>,
-    /// Best fit's heap of run heads.
-    heads: Vec<Head>,
+    /// Best fit's tournament of run heads.
+    heads: Tournament,
 }
 
-/// A run's first range not yet walked, in best fit's heap: the lowest start comes out
-/// first. Runs whose heads start together come out in any order: the walk reads them
-/// all before it can pass their start, and finds the same gaps and work either way, so
-/// only the start is compared (also comparing the run took 18 % more instructions and
-/// 7-9 % more time for greedy by breadth on the random scaling problems).
-#[derive(Clone, Copy, Debug)]
-struct Head {
-    start: u64,
-    run: usize,
+/// Best fit's walk merges the runs by start with a tournament over their heads: each
+/// internal node keeps the loser of the match played there, the root's slot the winner.
+/// Replacing the winner's head replays one path, a compare and two selects per level, no
+/// branch to mispredict; a binary heap's sift has two unpredictable branches per level.
+/// Heads that start together may come out in any order: the walk reads them all before
+/// it can pass their start, and finds the same gaps and work either way.
+#[derive(Debug, Default)]
+struct Tournament {
+    /// `[0]` the winner, `[n]` for `n` in `1..leaves` the loser at node `n`, whose
+    /// children are `2n` and `2n + 1` (leaf `k` is node `leaves + k`).
+    nodes: Vec<Head>,
+    /// Scratch for building: the winner of every node.
+    winners: Vec<Head>,
+    leaves: usize,
 }
 
-impl PartialEq for Head {
-    fn eq(&self, other: &Self) -> bool {
-        self.start == other.start
+/// A run's first range not yet walked: `(start, run)`.
+type Head = (u64, usize);
+
+/// The head of a run with no range left, after every real head: no range starts at
+/// `u64::MAX` (buffers have at least one byte, so a range ends above its start).
+const SPENT: Head = (u64::MAX, usize::MAX);
+
+impl Tournament {
+    /// Plays the tournament over `heads`, one per run.
+    fn start(&mut self, heads: impl ExactSizeIterator<Item = Head>) {
+        let leaves = heads.len().next_power_of_two();
+        self.leaves = leaves;
+        self.winners.clear();
+        self.winners.resize(leaves, SPENT);
+        self.winners.extend(heads);
+        self.winners.resize(2 * leaves, SPENT);
+        self.nodes.clear();
+        self.nodes.resize(leaves, SPENT);
+        for n in (1..leaves).rev() {
+            let (a, b) = (self.winners[2 * n], self.winners[2 * n + 1]);
+            let (low, high) = if b.0 < a.0 { (b, a) } else { (a, b) };
+            self.winners[n] = low;
+            self.nodes[n] = high;
+        }
+        // With one leaf, node 1 is that leaf.
+        self.nodes[0] = self.winners[1];
     }
-}
 
-impl Eq for Head {}
-
-impl PartialOrd for Head {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+    /// The run of the lowest head, `None` when every run is spent.
+    fn winner(&self) -> Option<usize> {
+        let (_, run) = self.nodes[0];
+        (run != SPENT.1).then_some(run)
     }
-}
 
-impl Ord for Head {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: `BinaryHeap` is a max-heap.
-        other.start.cmp(&self.start)
+    /// Replaces run `k`'s head (the winner's) by `next` and replays its path.
+    fn replace(&mut self, k: usize, next: Head) {
+        let mut winner = next;
+        let mut n = (self.leaves + k) / 2;
+        while n > 0 {
+            let loser = self.nodes[n];
+            let swap = loser.0 < winner.0;
+            self.nodes[n] = select_unpredictable(swap, winner, loser);
+            winner = select_unpredictable(swap, loser, winner);
+            n /= 2;
+        }
+        self.nodes[0] = winner;
     }
 }
 
@@ -161,25 +204,35 @@ impl<'a> Gaps<'a> {
 
     /// Run `k`'s first range that ends after `at`, found by galloping from the run's
     /// cursor (disjoint ascending ranges have ascending ends).
+    #[inline(always)]
     fn first_ending_after(&mut self, k: usize, at: u64) -> Option<(u64, u64)> {
         let run = &self.runs[k][self.scratch.cursors[k]..];
         // Most checks find the cursor's range still ahead: one read, one step.
-        if let Some(&first) = run.first()
-            && first.1 > at
-        {
-            self.work += 1;
-            return Some(first);
+        match run.first() {
+            Some(&first) if first.1 <= at => {}
+            first => {
+                self.work += 1;
+                return first.copied();
+            }
         }
+        // The cursor's range is passed: most often the one after it is the answer, so the
+        // next few (in the same cache line) are stepped over before galloping.
         let passed = |i: usize| run[i].1 <= at;
-        // Double the step while whole steps are passed, then bisect the last one.
-        let (mut lo, mut step) = (0, 1);
-        while lo + step <= run.len() && passed(lo + step - 1) {
-            lo += step;
-            step *= 2;
+        let mut found = 1;
+        while found < run.len().min(4) && passed(found) {
+            found += 1;
         }
-        let hi = (lo + step).min(run.len());
-        let found = lo + run[lo..hi].partition_point(|r| r.1 <= at);
-        self.work += 1 + u64::from(step.ilog2());
+        if found == 4 && found < run.len() {
+            // Double the step while whole steps are passed, then bisect the last one.
+            let (mut lo, mut step) = (3, 4);
+            while lo + step <= run.len() && passed(lo + step - 1) {
+                lo += step;
+                step *= 2;
+            }
+            let hi = (lo + step).min(run.len());
+            found = lo + run[lo..hi].partition_point(|r| r.1 <= at);
+        }
+        self.work += gallop_steps(found, run.len());
         self.scratch.cursors[k] += found;
         run.get(found).copied()
     }
@@ -229,31 +282,23 @@ impl<'a> Gaps<'a> {
             frontier = frontier.max(end);
             false
         };
-        let mut heads = std::mem::take(&mut self.scratch.heads);
-        heads.clear();
         let cursors = &mut self.scratch.cursors;
-        heads.extend(self.runs.iter().enumerate().filter_map(|(k, run)| {
-            let start = run.get(cursors[k])?.0;
-            Some(Head { start, run: k })
-        }));
-        let mut heap = BinaryHeap::from(heads);
-        while let Some(mut top) = heap.peek_mut() {
-            let k = top.run;
+        let heads = &mut self.scratch.heads;
+        heads.start(
+            self.runs
+                .iter()
+                .enumerate()
+                .map(|(k, run)| run.get(cursors[k]).map_or(SPENT, |r| (r.0, k))),
+        );
+        while let Some(k) = heads.winner() {
             let at = cursors[k];
             if step(self.runs[k][at]) {
                 break;
             }
-            match self.runs[k].get(at + 1) {
-                Some(next) => {
-                    cursors[k] = at + 1;
-                    top.start = next.0;
-                }
-                None => {
-                    PeekMut::pop(top);
-                }
-            }
+            cursors[k] = at + 1;
+            let next = self.runs[k].get(at + 1).map_or(SPENT, |r| (r.0, k));
+            heads.replace(k, next);
         }
-        self.scratch.heads = heap.into_vec();
         self.work += read;
         frontier
     }
@@ -290,6 +335,35 @@ mod tests {
             }
         }
         (lowest, best.map_or(align_up(top, align), |(_, at)| at))
+    }
+
+    /// The tournament gives every head in ascending start order, for any number of runs
+    /// (leaves padded to a power of two), each head replaced by its run's next start.
+    #[test]
+    fn tournament_merges_runs_by_start() {
+        let mut rng = crate::test_rng::Rng::seeded(0x7e57_0a11);
+        let mut tournament = Tournament::default();
+        for runs in 0..40 {
+            let lists: Vec<Vec<u64>> = (0..runs)
+                .map(|_| {
+                    let mut starts: Vec<u64> = (0..rng.below(6)).map(|_| rng.below(50)).collect();
+                    starts.sort_unstable();
+                    starts
+                })
+                .collect();
+            let mut next = vec![0; runs];
+            let head = |k: usize, i: usize| lists[k].get(i).map_or(SPENT, |&s| (s, k));
+            tournament.start((0..runs).map(|k| head(k, 0)));
+            let mut seen = Vec::new();
+            while let Some(k) = tournament.winner() {
+                seen.push(lists[k][next[k]]);
+                next[k] += 1;
+                tournament.replace(k, head(k, next[k]));
+            }
+            let mut expected = lists.concat();
+            expected.sort_unstable();
+            assert_eq!(seen, expected, "{runs} runs: {lists:?}");
+        }
     }
 
     #[test]
