@@ -246,7 +246,7 @@ fn visit<'a>(
 /// touches. (Buffers filed at one node are live together and so never overlap; merging
 /// overlaps too keeps the list sound whatever it is given.)
 fn merge_in(runs: &mut Vec<(u64, u64)>, (start, end): (u64, u64)) {
-    let first = runs.partition_point(|r| r.1 < start);
+    let first = first_ending_from(runs, start);
     // A new range meets at most a few of the ranges from `first` on: stepping over them
     // beats a second binary search, whose every probe is a cache miss on a long list.
     let mut last = first;
@@ -262,9 +262,81 @@ fn merge_in(runs: &mut Vec<(u64, u64)>, (start, end): (u64, u64)) {
     runs.drain(first + 1..last);
 }
 
+/// The index of the first of `runs` that ends at or after `start`.
+///
+/// A list filed at a node spreads its ranges over the addresses in use about evenly, so
+/// the search starts where `start` would sit if they were spread exactly evenly up to
+/// the last end, and gallops from there: on a long list of a large tree that reads two
+/// or three cache lines where a bisection from the middle misses on six or seven (the
+/// filings took over a quarter of first fit's time on a million buffers, a sixth after).
+/// However the ranges are spread, the index is the same.
+fn first_ending_from(runs: &[(u64, u64)], start: u64) -> usize {
+    let n = runs.len();
+    if n < 16 {
+        return runs.partition_point(|r| r.1 < start);
+    }
+    let before = |i: usize| runs[i].1 < start;
+    // The guess only steers the search: floating point cannot change the answer.
+    let top = runs[n - 1].1.max(1) as f64;
+    let guess = ((start as f64 / top) * n as f64) as usize;
+    let guess = guess.min(n - 1);
+    // The answer lies in `lo..=hi`: double the step away from the guess while the
+    // probes stay on the guess's side, then bisect the last step.
+    let (lo, hi) = if before(guess) {
+        let (mut lo, mut step) = (guess + 1, 1);
+        while lo + step <= n && before(lo + step - 1) {
+            lo += step;
+            step *= 2;
+        }
+        (lo, (lo + step - 1).min(n))
+    } else {
+        let (mut hi, mut step) = (guess, 1);
+        while hi >= step && !before(hi - step) {
+            hi -= step;
+            step *= 2;
+        }
+        (hi.saturating_sub(step - 1), hi)
+    };
+    lo + runs[lo..hi].partition_point(|r| r.1 < start)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The guided search finds the same index as a bisection, for lists short and long,
+    /// spread evenly or crowded at either end, and starts below, among and above the
+    /// ranges.
+    #[test]
+    fn first_ending_from_is_the_partition_point() {
+        let mut rng = crate::test_rng::Rng::seeded(0x1e55_0f1e);
+        for case in 0..2000 {
+            let n = rng.below(80) as usize;
+            let skew = rng.below(3);
+            let mut at = rng.below(10);
+            let runs: Vec<(u64, u64)> = (0..n)
+                .map(|i| {
+                    let len = 1 + rng.below(8);
+                    let hole = match skew {
+                        0 => rng.below(8),
+                        1 => rng.below(8) * (i as u64 / 8).pow(2),
+                        _ => rng.below(8) * ((n - i) as u64 / 8).pow(2),
+                    };
+                    let r = (at + hole, at + hole + len);
+                    at = r.1;
+                    r
+                })
+                .collect();
+            let top = runs.last().map_or(10, |r| r.1 + 10);
+            for start in (0..top).step_by(1 + (top / 97) as usize) {
+                assert_eq!(
+                    first_ending_from(&runs, start),
+                    runs.partition_point(|r| r.1 < start),
+                    "case {case}, start {start}: {runs:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn max_tree_raises_ranges_and_answers_ranges() {
