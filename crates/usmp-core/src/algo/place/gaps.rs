@@ -15,10 +15,11 @@
 
 use std::hint::select_unpredictable;
 
+use super::addr::Addr;
 use super::align_up;
 
 /// Sorts `ranges` and merges those that overlap or touch: one run of disjoint ranges.
-pub(super) fn sorted_union(ranges: &mut Vec<(u64, u64)>) {
+pub(super) fn sorted_union<W: Addr>(ranges: &mut Vec<(W, W)>) {
     ranges.sort_unstable();
     let mut merged = 0;
     for k in 0..ranges.len() {
@@ -139,14 +140,14 @@ impl Tournament {
 
 /// One gap search over `runs`, with the work it did: ranges read and search steps taken,
 /// a deterministic measure of effort.
-pub(super) struct Gaps<'a> {
-    runs: &'a [&'a [(u64, u64)]],
+pub(super) struct Gaps<'a, W> {
+    runs: &'a [&'a [(W, W)]],
     scratch: &'a mut Scratch,
     pub(super) work: u64,
 }
 
-impl<'a> Gaps<'a> {
-    pub(super) fn new(runs: &'a [&'a [(u64, u64)]], scratch: &'a mut Scratch) -> Self {
+impl<'a, W: Addr> Gaps<'a, W> {
+    pub(super) fn new(runs: &'a [&'a [(W, W)]], scratch: &'a mut Scratch) -> Self {
         scratch.cursors.clear();
         scratch.cursors.resize(runs.len(), 0);
         Gaps {
@@ -161,7 +162,7 @@ impl<'a> Gaps<'a> {
         self.runs
             .iter()
             .filter_map(|r| r.last())
-            .map(|r| r.1)
+            .map(|r| r.1.into())
             .max()
             .unwrap_or(0)
     }
@@ -209,15 +210,15 @@ impl<'a> Gaps<'a> {
         let run = &self.runs[k][self.scratch.cursors[k]..];
         // Most checks find the cursor's range still ahead: one read, one step.
         match run.first() {
-            Some(&first) if first.1 <= at => {}
+            Some(&first) if first.1.into() <= at => {}
             first => {
                 self.work += 1;
-                return first.copied();
+                return first.map(|&(start, end)| (start.into(), end.into()));
             }
         }
         // The cursor's range is passed: most often the one after it is the answer, so the
         // next few (in the same cache line) are stepped over before galloping.
-        let passed = |i: usize| run[i].1 <= at;
+        let passed = |i: usize| run[i].1.into() <= at;
         let mut found = 1;
         while found < run.len().min(4) && passed(found) {
             found += 1;
@@ -230,11 +231,12 @@ impl<'a> Gaps<'a> {
                 step *= 2;
             }
             let hi = (lo + step).min(run.len());
-            found = lo + run[lo..hi].partition_point(|r| r.1 <= at);
+            found = lo + run[lo..hi].partition_point(|r| r.1.into() <= at);
         }
         self.work += gallop_steps(found, run.len());
         self.scratch.cursors[k] += found;
-        run.get(found).copied()
+        run.get(found)
+            .map(|&(start, end)| (start.into(), end.into()))
     }
 
     /// The aligned offset of the smallest gap between the ranges that holds `size` bytes
@@ -288,15 +290,16 @@ impl<'a> Gaps<'a> {
             self.runs
                 .iter()
                 .enumerate()
-                .map(|(k, run)| run.get(cursors[k]).map_or(SPENT, |r| (r.0, k))),
+                .map(|(k, run)| run.get(cursors[k]).map_or(SPENT, |r| (r.0.into(), k))),
         );
         while let Some(k) = heads.winner() {
             let at = cursors[k];
-            if step(self.runs[k][at]) {
+            let (start, end) = self.runs[k][at];
+            if step((start.into(), end.into())) {
                 break;
             }
             cursors[k] = at + 1;
-            let next = self.runs[k].get(at + 1).map_or(SPENT, |r| (r.0, k));
+            let next = self.runs[k].get(at + 1).map_or(SPENT, |r| (r.0.into(), k));
             heads.replace(k, next);
         }
         self.work += read;

@@ -12,12 +12,14 @@
 //!   idealloc's Y_1 (62,185 buffers, thousands live at once) a first-fit search takes
 //!   about 170 steps.
 
+mod addr;
 mod gaps;
 mod split;
 mod trees;
 
 use crate::plan::{Allocation, Attempt, PlanError};
 use crate::problem::{Conflicts, Problem};
+use addr::Addr;
 use gaps::{Gaps, Scratch};
 use trees::{Filed, MaxTree};
 
@@ -39,6 +41,8 @@ pub(crate) enum Fit {
 pub(crate) struct Layout<'p> {
     problem: &'p Problem,
     time: Option<TimeIndex>,
+    /// Whether every end a placement can produce fits in 32 bits (see `addr`).
+    narrow: bool,
 }
 
 #[derive(Debug)]
@@ -62,37 +66,45 @@ impl<'p> Layout<'p> {
                 segment_count: steps.len().saturating_sub(1),
             }
         });
-        Layout { problem, time }
+        let narrow = addr::fits_in_32_bits(problem.buffers().iter().enumerate().map(|(i, b)| {
+            let align = b.candidates.iter().map(|&p| problem.alignment_in(i, p));
+            (b.size, align.max().unwrap_or(1))
+        }));
+        Layout {
+            problem,
+            time,
+            narrow,
+        }
     }
 }
 
 /// A pool's placed buffers indexed by time, for the one question its fit asks.
 #[derive(Debug)]
-enum TimeTree {
+enum TimeTree<W> {
     /// For stacking: the highest end at each step.
     Skyline(MaxTree),
     /// For gap searches: the address ranges taken at each step.
-    Filed(Filed),
+    Filed(Filed<W>),
 }
 
 /// Placed buffers, per pool, for placement under one fit.
 #[derive(Debug)]
-pub(crate) struct Occupancy<'l, 'p> {
+struct Occupancy<'l, 'p, W> {
     layout: &'l Layout<'p>,
     fit: Fit,
     placed: Vec<Option<Allocation>>,
     /// For live ranges, per pool: only the tree `fit` reads is kept (filing ranges for a
     /// stacking pass cost as much as the pass and a tree per pool of memory).
-    trees: Vec<TimeTree>,
+    trees: Vec<TimeTree<W>>,
     /// Address ranges a gap search examined so far: a deterministic measure of effort.
-    pub(crate) work: u64,
+    work: u64,
     /// A conflict graph's placed neighbours' address ranges, collected per search.
-    ranges: Vec<(u64, u64)>,
+    ranges: Vec<(W, W)>,
     scratch: Scratch,
 }
 
-impl<'l, 'p> Occupancy<'l, 'p> {
-    pub(crate) fn new(layout: &'l Layout<'p>, fit: Fit) -> Self {
+impl<'l, 'p, W: Addr> Occupancy<'l, 'p, W> {
+    fn new(layout: &'l Layout<'p>, fit: Fit) -> Self {
         let problem = layout.problem;
         let trees = match &layout.time {
             Some(t) => (0..problem.pools().len())
@@ -116,7 +128,7 @@ impl<'l, 'p> Occupancy<'l, 'p> {
 
     /// The lowest offset for `buffer` in `pool` under the fit, `u64::MAX` if none exists
     /// in the address space.
-    pub(crate) fn offset(&mut self, buffer: usize, pool: usize) -> u64 {
+    fn offset(&mut self, buffer: usize, pool: usize) -> u64 {
         let (problem, fit) = (self.layout.problem, self.fit);
         let align = problem.alignment_in(buffer, pool);
         let size = problem.buffers()[buffer].size;
@@ -140,7 +152,7 @@ impl<'l, 'p> Occupancy<'l, 'p> {
                 ranges.clear();
                 for &j in &adj[buffer] {
                     if let Some(a) = self.placed[j].filter(|a| a.pool == pool) {
-                        ranges.push((a.offset, a.offset + buffers[j].size));
+                        ranges.push((W::narrow(a.offset), W::narrow(a.offset + buffers[j].size)));
                     }
                 }
                 // A conflict graph gives its ranges in no order: one sorted run of them.
@@ -155,7 +167,7 @@ impl<'l, 'p> Occupancy<'l, 'p> {
         offset
     }
 
-    pub(crate) fn place(&mut self, buffer: usize, at: Allocation) {
+    fn place(&mut self, buffer: usize, at: Allocation) {
         self.placed[buffer] = Some(at);
         if let Some(t) = &self.layout.time {
             let end = at.offset + self.layout.problem.buffers()[buffer].size;
@@ -168,14 +180,14 @@ impl<'l, 'p> Occupancy<'l, 'p> {
     }
 
     /// The allocations, once every buffer is placed.
-    pub(crate) fn into_allocations(self) -> Vec<Allocation> {
+    fn into_allocations(self) -> Vec<Allocation> {
         self.placed.into_iter().flatten().collect()
     }
 }
 
 /// One gap search under `fit` over `runs` (see `gaps`): the work done and the offset.
-fn search(
-    runs: &[&[(u64, u64)]],
+fn search<W: Addr>(
+    runs: &[&[(W, W)]],
     fit: Fit,
     size: u64,
     align: u64,
@@ -209,7 +221,21 @@ pub(crate) fn place_in_order(
     fit: Fit,
     lower_bound: u64,
 ) -> Result<(Vec<Allocation>, u64), PlanError> {
-    let mut occupancy = Occupancy::new(layout, fit);
+    if layout.narrow {
+        place_with::<u32>(layout, order, fit, lower_bound)
+    } else {
+        place_with::<u64>(layout, order, fit, lower_bound)
+    }
+}
+
+/// [`place_in_order`] with address ranges kept in the width `W`.
+fn place_with<W: Addr>(
+    layout: &Layout<'_>,
+    order: &[usize],
+    fit: Fit,
+    lower_bound: u64,
+) -> Result<(Vec<Allocation>, u64), PlanError> {
+    let mut occupancy = Occupancy::<W>::new(layout, fit);
     if split::applies(&occupancy, order.len()) {
         split::place(&mut occupancy, order, lower_bound, true)?;
     } else {
@@ -222,8 +248,8 @@ pub(crate) fn place_in_order(
 }
 
 /// Places the buffers of `order` one after the other.
-fn place_each(
-    occupancy: &mut Occupancy<'_, '_>,
+fn place_each<W: Addr>(
+    occupancy: &mut Occupancy<'_, '_, W>,
     order: &[usize],
     lower_bound: u64,
 ) -> Result<(), PlanError> {

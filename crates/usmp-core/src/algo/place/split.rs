@@ -11,6 +11,7 @@
 //! buffer), so the plan, the work counted and any error are the same for any thread
 //! count (tested against [`place_each`](super::place_each)).
 
+use super::addr::Addr;
 use super::gaps::Scratch;
 use super::trees::{Filed, Half};
 use super::{Fit, Occupancy, TimeIndex, TimeTree, choose, place_each, search};
@@ -25,21 +26,21 @@ const MIN_BUFFERS: usize = 20_000;
 const MIN_SIDE: usize = 16;
 
 /// Whether a placement of `n` buffers under `occupancy` is split in time.
-pub(super) fn applies(occupancy: &Occupancy<'_, '_>, n: usize) -> bool {
+pub(super) fn applies<W: Addr>(occupancy: &Occupancy<'_, '_, W>, n: usize) -> bool {
     n >= MIN_BUFFERS && splittable(occupancy).is_some()
 }
 
 /// The time index, when the placement searches gaps over at least two steps: then each
 /// pool's tree is [`Filed`](super::trees::Filed) and its root has two halves.
-fn splittable<'l>(occupancy: &Occupancy<'l, '_>) -> Option<&'l TimeIndex> {
+fn splittable<'l, W>(occupancy: &Occupancy<'l, '_, W>) -> Option<&'l TimeIndex> {
     let time = occupancy.layout.time.as_ref()?;
     (time.segment_count >= 2 && !matches!(occupancy.fit, Fit::Stack)).then_some(time)
 }
 
 /// Places `order` as [`place_each`](super::place_each) would, each stretch between two
 /// crossing buffers on two threads when `parallel` and both sides are long enough.
-pub(super) fn place(
-    occupancy: &mut Occupancy<'_, '_>,
+pub(super) fn place<W: Addr>(
+    occupancy: &mut Occupancy<'_, '_, W>,
     order: &[usize],
     lower_bound: u64,
     parallel: bool,
@@ -90,8 +91,8 @@ struct Side {
 
 /// Places the left buffers in the first halves and the right ones in the second (each
 /// `(position in the order, buffer)`), then files what they placed at the roots.
-fn place_sides(
-    occupancy: &mut Occupancy<'_, '_>,
+fn place_sides<W: Addr>(
+    occupancy: &mut Occupancy<'_, '_, W>,
     segments: &[(usize, usize)],
     left: &[(usize, usize)],
     right: &[(usize, usize)],
@@ -167,7 +168,7 @@ fn place_sides(
 }
 
 /// A split placement's pool tree: gap searches keep [`Filed`] trees.
-fn filed(tree: &mut TimeTree) -> &mut Filed {
+fn filed<W>(tree: &mut TimeTree<W>) -> &mut Filed<W> {
     let TimeTree::Filed(filed) = tree else {
         unreachable!("a split placement searches gaps (split::applies)")
     };
@@ -177,13 +178,13 @@ fn filed(tree: &mut TimeTree) -> &mut Filed {
 /// Places `buffers` (each with its position in the order) in order within one half of
 /// each pool's tree (`halves`), until one fits nowhere; `segments` are every buffer's
 /// steps.
-fn place_side(
+fn place_side<W: Addr>(
     problem: &Problem,
     fit: Fit,
     lower_bound: u64,
     buffers: &[(usize, usize)],
     segments: &[(usize, usize)],
-    halves: &mut [Half<'_>],
+    halves: &mut [Half<'_, W>],
     side: &mut Side,
 ) {
     for &(at, buffer) in buffers {
@@ -241,9 +242,31 @@ mod tests {
         b.build().unwrap()
     }
 
+    /// A placement of `order` one by one (`how` `None`) or split (on two threads or
+    /// not), with address ranges kept in the width `W`: the allocations and the work, or
+    /// the error.
+    fn placed<W: Addr>(
+        layout: &Layout<'_>,
+        order: &[usize],
+        fit: Fit,
+        how: Option<bool>,
+    ) -> Result<(Vec<Allocation>, u64), String> {
+        let mut occupancy = Occupancy::<W>::new(layout, fit);
+        let result = match how {
+            None => place_each(&mut occupancy, order, 0),
+            Some(parallel) => place(&mut occupancy, order, 0, parallel),
+        };
+        let work = occupancy.work;
+        match result {
+            Ok(()) => Ok((occupancy.into_allocations(), work)),
+            Err(e) => Err(format!("{e:?}")),
+        }
+    }
+
     /// The split placement, on one thread and on two, gives the one-by-one placement's
     /// allocations, work count and error, under both gap searches, for orders where
-    /// crossing buffers come rarely (long stretches, two threads) and often.
+    /// crossing buffers come rarely (long stretches, two threads) and often; and so does
+    /// either placement with ranges kept in 32 bits.
     #[test]
     fn split_placement_is_the_one_by_one_placement() {
         let mut rng = crate::test_rng::Rng::seeded(0x5eed_5e11);
@@ -253,36 +276,23 @@ mod tests {
             let n = 300 + rng.below(900);
             let problem = problem(&mut rng, n, steps);
             let layout = Layout::new(&problem);
+            assert!(layout.narrow, "case {case}: small problems fit in 32 bits");
             let n = problem.buffers().len();
             let mut order: Vec<usize> = (0..n).collect();
             for k in (1..n).rev() {
                 order.swap(k, rng.below(k as u64 + 1) as usize);
             }
             for fit in [Fit::Lowest, Fit::Tightest] {
-                let run = |how: Option<bool>| {
-                    let mut occupancy = Occupancy::new(&layout, fit);
-                    let result = match how {
-                        None => place_each(&mut occupancy, &order, 0),
-                        Some(parallel) => place(&mut occupancy, &order, 0, parallel),
-                    };
-                    let work = occupancy.work;
-                    match result {
-                        Ok(()) => Ok((occupancy.into_allocations(), work)),
-                        Err(e) => Err(format!("{e:?}")),
-                    }
-                };
-                let expected = run(None);
+                let expected = placed::<u64>(&layout, &order, fit, None);
                 errors += usize::from(expected.is_err());
-                assert_eq!(
-                    run(Some(false)),
-                    expected,
-                    "case {case}, {fit:?}, one thread"
-                );
-                assert_eq!(
-                    run(Some(true)),
-                    expected,
-                    "case {case}, {fit:?}, two threads"
-                );
+                for (how, name) in [(Some(false), "one thread"), (Some(true), "two threads")] {
+                    let found = placed::<u64>(&layout, &order, fit, how);
+                    assert_eq!(found, expected, "case {case}, {fit:?}, {name}");
+                }
+                for (how, name) in [(None, "one by one"), (Some(true), "two threads")] {
+                    let found = placed::<u32>(&layout, &order, fit, how);
+                    assert_eq!(found, expected, "case {case}, {fit:?}, 32 bits, {name}");
+                }
             }
         }
         // Both outcomes are covered.

@@ -11,6 +11,8 @@
 //! query from one side of a node's middle: on idealloc's Y_1 that was 143 million ranges
 //! over 62,185 queries, and the searches spent most of their time merging them.)
 
+use super::addr::Addr;
+
 /// The children of `node`, whose steps `[nl, nr)` split at `mid`. A subtree of k steps
 /// takes 2k - 1 consecutive nodes, its left subtree right after it and then its right
 /// one, so a tree over T steps takes 2T - 1 nodes where heap numbering takes up to 4T.
@@ -79,29 +81,29 @@ impl MaxTree {
     }
 }
 
-/// An address range `[start, end)`.
-type Range = (u64, u64);
+/// An address range `[start, end)`, kept in the width `W` (see `addr`).
+type Range<W> = (W, W);
 
 /// Placed buffers' address ranges filed by time (see the module docs).
 #[derive(Clone, Debug)]
-pub(super) struct Filed {
+pub(super) struct Filed<W> {
     len: usize,
     /// Per node (numbered as [`children`] says), its lists.
-    nodes: Vec<Node>,
+    nodes: Vec<Node<W>>,
 }
 
 /// One node's two lists, side by side: a filing or a query reads both, and apart they
 /// cost two cache misses per node on a large tree.
 #[derive(Clone, Debug, Default)]
-struct Node {
+struct Node<W> {
     /// The ranges of the buffers live at every step of the node whose parent they do not
     /// cover (the node is one of the O(log T) that tile their life), merged.
-    own: Vec<Range>,
+    own: Vec<Range<W>>,
     /// The ranges of every buffer filed at the node or below it, merged.
-    below: Vec<Range>,
+    below: Vec<Range<W>>,
 }
 
-impl Filed {
+impl<W: Addr> Filed<W> {
     pub(super) fn new(len: usize) -> Self {
         let nodes = 2 * len.max(1) - 1;
         Filed {
@@ -111,8 +113,8 @@ impl Filed {
     }
 
     /// Files `range` for the steps `from..to`.
-    pub(super) fn file(&mut self, from: usize, to: usize, range: Range) {
-        file_in(&mut self.nodes, 0, 0, self.len, from, to, range);
+    pub(super) fn file(&mut self, from: usize, to: usize, range: (u64, u64)) {
+        file_in(&mut self.nodes, 0, 0, self.len, from, to, narrow(range));
     }
 
     /// Appends to `runs` the address ranges that together cover exactly those filed for
@@ -124,7 +126,7 @@ impl Filed {
         &'a self,
         from: usize,
         to: usize,
-        runs: &mut Vec<&'a [Range]>,
+        runs: &mut Vec<&'a [Range<W>]>,
     ) {
         visit(&self.nodes, 0, 0, self.len, from, to, runs);
     }
@@ -132,7 +134,7 @@ impl Filed {
     /// The two halves below the root, each to be worked on alone (both read the ranges the
     /// root owns, which only a life covering every step files). Filing into a half does
     /// not reach the root's `below`: give those ranges to [`Filed::file_at_root`].
-    pub(super) fn halves(&mut self) -> (Half<'_>, Half<'_>) {
+    pub(super) fn halves(&mut self) -> (Half<'_, W>, Half<'_, W>) {
         let (len, mid) = (self.len, self.len / 2);
         let (root, nodes) = self.nodes.split_at_mut(1);
         let root_own = &root[0].own;
@@ -152,25 +154,25 @@ impl Filed {
     }
 
     /// Adds to the root's `below` a range filed through a [`Half`].
-    pub(super) fn file_at_root(&mut self, range: Range) {
-        merge_in(&mut self.nodes[0].below, range);
+    pub(super) fn file_at_root(&mut self, range: (u64, u64)) {
+        merge_in(&mut self.nodes[0].below, narrow(range));
     }
 }
 
 /// The subtree under one child of a [`Filed`]'s root, for lives within its steps.
 #[derive(Debug)]
-pub(super) struct Half<'a> {
+pub(super) struct Half<'a, W> {
     /// The root's own ranges, which meet every query.
-    root_own: &'a [Range],
-    nodes: &'a mut [Node],
+    root_own: &'a [Range<W>],
+    nodes: &'a mut [Node<W>],
     steps: (usize, usize),
 }
 
-impl Half<'_> {
+impl<W: Addr> Half<'_, W> {
     /// As [`Filed::file`], for `from..to` within the half's steps.
-    pub(super) fn file(&mut self, from: usize, to: usize, range: Range) {
+    pub(super) fn file(&mut self, from: usize, to: usize, range: (u64, u64)) {
         let (nl, nr) = self.steps;
-        file_in(self.nodes, 0, nl, nr, from, to, range);
+        file_in(self.nodes, 0, nl, nr, from, to, narrow(range));
     }
 
     /// As [`Filed::ranges_meeting`], for `from..to` within the half's steps: the same
@@ -179,7 +181,7 @@ impl Half<'_> {
         &'a self,
         from: usize,
         to: usize,
-        runs: &mut Vec<&'a [Range]>,
+        runs: &mut Vec<&'a [Range<W>]>,
     ) {
         if !self.root_own.is_empty() {
             runs.push(self.root_own);
@@ -191,14 +193,14 @@ impl Half<'_> {
 
 /// Files `range` for the steps `from..to` in the subtree of `node` (steps `nl..nr`), node
 /// numbers counted from the subtree's first.
-fn file_in(
-    nodes: &mut [Node],
+fn file_in<W: Addr>(
+    nodes: &mut [Node<W>],
     node: usize,
     nl: usize,
     nr: usize,
     from: usize,
     to: usize,
-    range: Range,
+    range: Range<W>,
 ) {
     if to <= nl || nr <= from {
         return;
@@ -216,14 +218,14 @@ fn file_in(
 }
 
 /// The runs meeting `from..to` in the subtree of `node`, as [`Filed::ranges_meeting`].
-fn visit<'a>(
-    nodes: &'a [Node],
+fn visit<'a, W>(
+    nodes: &'a [Node<W>],
     node: usize,
     nl: usize,
     nr: usize,
     from: usize,
     to: usize,
-    runs: &mut Vec<&'a [Range]>,
+    runs: &mut Vec<&'a [Range<W>]>,
 ) {
     let lists = &nodes[node];
     if to <= nl || nr <= from || lists.below.is_empty() {
@@ -242,10 +244,15 @@ fn visit<'a>(
     visit(nodes, right, mid, nr, from, to, runs);
 }
 
+/// `range` in the width `W`.
+fn narrow<W: Addr>((start, end): (u64, u64)) -> Range<W> {
+    (W::narrow(start), W::narrow(end))
+}
+
 /// Adds `range` to the sorted disjoint `runs`, merging it with every run it overlaps or
 /// touches. (Buffers filed at one node are live together and so never overlap; merging
 /// overlaps too keeps the list sound whatever it is given.)
-fn merge_in(runs: &mut Vec<(u64, u64)>, (start, end): (u64, u64)) {
+fn merge_in<W: Addr>(runs: &mut Vec<Range<W>>, (start, end): Range<W>) {
     let first = first_ending_from(runs, start);
     // A new range meets at most a few of the ranges from `first` on: stepping over them
     // beats a second binary search, whose every probe is a cache miss on a long list.
@@ -270,15 +277,15 @@ fn merge_in(runs: &mut Vec<(u64, u64)>, (start, end): (u64, u64)) {
 /// or three cache lines where a bisection from the middle misses on six or seven (the
 /// filings took over a quarter of first fit's time on a million buffers, a sixth after).
 /// However the ranges are spread, the index is the same.
-fn first_ending_from(runs: &[(u64, u64)], start: u64) -> usize {
+fn first_ending_from<W: Addr>(runs: &[Range<W>], start: W) -> usize {
     let n = runs.len();
     if n < 16 {
         return runs.partition_point(|r| r.1 < start);
     }
     let before = |i: usize| runs[i].1 < start;
     // The guess only steers the search: floating point cannot change the answer.
-    let top = runs[n - 1].1.max(1) as f64;
-    let guess = ((start as f64 / top) * n as f64) as usize;
+    let top = runs[n - 1].1.into().max(1) as f64;
+    let guess = ((start.into() as f64 / top) * n as f64) as usize;
     let guess = guess.min(n - 1);
     // The answer lies in `lo..=hi`: double the step away from the guess while the
     // probes stay on the guess's side, then bisect the last step.
@@ -353,7 +360,7 @@ mod tests {
 
     #[test]
     fn merge_in_joins_touching_and_overlapping_runs() {
-        let mut runs = Vec::new();
+        let mut runs: Vec<(u64, u64)> = Vec::new();
         merge_in(&mut runs, (10, 20));
         merge_in(&mut runs, (30, 40));
         merge_in(&mut runs, (0, 5));
@@ -385,7 +392,7 @@ mod tests {
             .collect();
         // Buffers far apart in address, so no two merge into one run.
         let range = |k: usize| (100 * k as u64, 100 * k as u64 + 10);
-        let mut filed = Filed::new(steps);
+        let mut filed = Filed::<u64>::new(steps);
         for (k, &(from, to)) in lives.iter().enumerate() {
             filed.file(from, to, range(k));
         }
