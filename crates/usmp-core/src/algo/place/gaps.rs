@@ -8,8 +8,8 @@
 //!   range that blocks it, until every run lets it through. In a region packed solid
 //!   this skips every range not at the frontier.
 //! - **Tightest fit** must see every gap, so it walks the union of the runs from the
-//!   bottom up, merging them lazily by start (a heap of one cursor per run); an exact fit
-//!   ends the walk.
+//!   bottom up, merging them lazily by start (a tournament over one cursor per run); an
+//!   exact fit ends the walk.
 //!
 //! A conflict graph gives one range per buffer; [`sorted_union`] makes them one run.
 
