@@ -30,6 +30,16 @@ impl Addr for u32 {
     }
 }
 
+/// The range `[start, end)` in the width `W`.
+pub(super) fn narrow<W: Addr>((start, end): (u64, u64)) -> (W, W) {
+    (W::narrow(start), W::narrow(end))
+}
+
+/// The range `[start, end)` in 64 bits, where the searches compute.
+pub(super) fn widen<W: Addr>(&(start, end): &(W, W)) -> (u64, u64) {
+    (start.into(), end.into())
+}
+
 /// Whether every end a gap-search placement can produce fits in 32 bits, given each
 /// buffer's size and its largest alignment among its candidate pools: a buffer goes at
 /// most its alignment less one byte above the ranges already placed, so no end passes

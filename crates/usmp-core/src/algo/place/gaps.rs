@@ -15,7 +15,7 @@
 
 use std::hint::select_unpredictable;
 
-use super::addr::Addr;
+use super::addr::{Addr, widen};
 use super::align_up;
 
 /// Sorts `ranges` and merges those that overlap or touch: one run of disjoint ranges.
@@ -213,7 +213,7 @@ impl<'a, W: Addr> Gaps<'a, W> {
             Some(&first) if first.1.into() <= at => {}
             first => {
                 self.work += 1;
-                return first.map(|&(start, end)| (start.into(), end.into()));
+                return first.map(widen);
             }
         }
         // The cursor's range is passed: most often the one after it is the answer, so the
@@ -235,8 +235,7 @@ impl<'a, W: Addr> Gaps<'a, W> {
         }
         self.work += gallop_steps(found, run.len());
         self.scratch.cursors[k] += found;
-        run.get(found)
-            .map(|&(start, end)| (start.into(), end.into()))
+        run.get(found).map(widen)
     }
 
     /// The aligned offset of the smallest gap between the ranges that holds `size` bytes
@@ -294,8 +293,7 @@ impl<'a, W: Addr> Gaps<'a, W> {
         );
         while let Some(k) = heads.winner() {
             let at = cursors[k];
-            let (start, end) = self.runs[k][at];
-            if step((start.into(), end.into())) {
+            if step(widen(&self.runs[k][at])) {
                 break;
             }
             cursors[k] = at + 1;

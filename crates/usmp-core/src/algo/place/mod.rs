@@ -152,7 +152,7 @@ impl<'l, 'p, W: Addr> Occupancy<'l, 'p, W> {
                 ranges.clear();
                 for &j in &adj[buffer] {
                     if let Some(a) = self.placed[j].filter(|a| a.pool == pool) {
-                        ranges.push((W::narrow(a.offset), W::narrow(a.offset + buffers[j].size)));
+                        ranges.push(addr::narrow((a.offset, a.offset + buffers[j].size)));
                     }
                 }
                 // A conflict graph gives its ranges in no order: one sorted run of them.

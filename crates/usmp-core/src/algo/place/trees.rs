@@ -11,7 +11,7 @@
 //! query from one side of a node's middle: on idealloc's Y_1 that was 143 million ranges
 //! over 62,185 queries, and the searches spent most of their time merging them.)
 
-use super::addr::Addr;
+use super::addr::{Addr, narrow};
 
 /// The children of `node`, whose steps `[nl, nr)` split at `mid`. A subtree of k steps
 /// takes 2k - 1 consecutive nodes, its left subtree right after it and then its right
@@ -242,11 +242,6 @@ fn visit<'a, W>(
     let (left, right) = children(node, nl, mid);
     visit(nodes, left, nl, mid, from, to, runs);
     visit(nodes, right, mid, nr, from, to, runs);
-}
-
-/// `range` in the width `W`.
-fn narrow<W: Addr>((start, end): (u64, u64)) -> Range<W> {
-    (W::narrow(start), W::narrow(end))
 }
 
 /// Adds `range` to the sorted disjoint `runs`, merging it with every run it overlaps or
