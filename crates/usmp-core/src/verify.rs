@@ -202,25 +202,120 @@ fn overlaps_in_graph(
     }
 }
 
+/// Below this many events the sweep runs in one piece: a second thread would not pay.
+const MIN_EVENTS_TO_SPLIT: usize = 200_000;
+
+/// A buffer's start or end: `(step, starts, buffer)`. `false` (an end) sorts before
+/// `true` (a start) at the same step, so buffers that only touch in time never meet.
+type Event = (u64, bool, usize);
+
 /// Sweeps time; at each step the live buffers of one pool must be disjoint, so a new
 /// buffer only has to be compared with its neighbours by address.
 fn overlaps_in_time(problem: &Problem, allocs: &[Allocation], found: &mut Vec<Violation>) {
     let buffers = problem.buffers();
-    let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(buffers.len() * 2);
+    let mut events: Vec<Event> = Vec::with_capacity(buffers.len() * 2);
     for (i, b) in buffers.iter().enumerate() {
         if let Some(live) = b.live {
-            // `false` (an end) sorts before `true` (a start) at the same step.
             events.push((live.start, true, i));
             events.push((live.end, false, i));
         }
     }
-    events.sort_unstable();
+    let halves = events.len() >= MIN_EVENTS_TO_SPLIT;
+    if halves {
+        sort_on_two_threads(&mut events);
+    } else {
+        events.sort_unstable();
+    }
+    sweep_in_halves(problem, allocs, &events, halves, found);
+}
+
+/// Sorts `events`, each half on its own thread, then merges the halves.
+fn sort_on_two_threads(events: &mut Vec<Event>) {
+    let middle = events.len() / 2;
+    let (left, right) = events.split_at_mut(middle);
+    std::thread::scope(|scope| {
+        let handle = scope.spawn(|| left.sort_unstable());
+        right.sort_unstable();
+        if let Err(panic) = handle.join() {
+            std::panic::resume_unwind(panic);
+        }
+    });
+    let (left, right) = events.split_at(middle);
+    let mut merged = Vec::with_capacity(events.len());
+    let (mut l, mut r) = (0, 0);
+    while l < left.len() && r < right.len() {
+        if right[r] < left[l] {
+            merged.push(right[r]);
+            r += 1;
+        } else {
+            merged.push(left[l]);
+            l += 1;
+        }
+    }
+    merged.extend_from_slice(&left[l..]);
+    merged.extend_from_slice(&right[r..]);
+    *events = merged;
+}
+
+/// Sweeps the sorted `events`, when `halves` in two halves on two threads: the second
+/// half starts from the buffers live across its first event. Either way the first
+/// [`MAX_VIOLATIONS`] violations, in order, are those of one sweep from the first event
+/// (each half stops once it has that many, and the second's come after the first's).
+fn sweep_in_halves(
+    problem: &Problem,
+    allocs: &[Allocation],
+    events: &[Event],
+    halves: bool,
+    found: &mut Vec<Violation>,
+) {
+    if !halves || events.len() < 2 {
+        sweep(problem, allocs, events, &[], found);
+        return;
+    }
+    let (left, right) = events.split_at(events.len() / 2);
+    let mut later = Vec::new();
+    std::thread::scope(|scope| {
+        let handle = scope.spawn(|| {
+            let first = right[0];
+            // Live across `first`: started before it, ending at or after it.
+            let across: Vec<usize> = (0..problem.buffers().len())
+                .filter(|&i| {
+                    problem.buffers()[i]
+                        .live
+                        .is_some_and(|l| (l.start, true, i) < first && first <= (l.end, false, i))
+                })
+                .collect();
+            sweep(problem, allocs, right, &across, &mut later);
+        });
+        sweep(problem, allocs, left, &[], found);
+        if let Err(panic) = handle.join() {
+            std::panic::resume_unwind(panic);
+        }
+    });
+    if found.len() < MAX_VIOLATIONS {
+        found.extend(later);
+    }
+}
+
+/// One sweep over `events`, starting with the buffers `live` (already checked) in place.
+fn sweep(
+    problem: &Problem,
+    allocs: &[Allocation],
+    events: &[Event],
+    live: &[usize],
+    found: &mut Vec<Violation>,
+) {
+    let buffers = problem.buffers();
     // Per pool, the live buffers keyed by (offset, buffer).
-    let mut live: Vec<BTreeMap<(u64, usize), u64>> = vec![BTreeMap::new(); problem.pools().len()];
-    for (_, starts, i) in events {
+    let mut sets: Vec<BTreeMap<(u64, usize), u64>> = vec![BTreeMap::new(); problem.pools().len()];
+    for &i in live {
+        let a = allocs[i];
+        sets[a.pool].insert((a.offset, i), a.offset + buffers[i].size);
+    }
+    for &(_, starts, i) in events {
         let a = allocs[i];
         let key = (a.offset, i);
-        let set = &mut live[a.pool];
+        let set = &mut sets[a.pool];
         if !starts {
             set.remove(&key);
             continue;
@@ -298,6 +393,71 @@ mod tests {
             verify(&p, &[at(3, 0), at(0, 20), at(0, 40)]).unwrap_err()[0],
             Violation::UnknownPool { .. }
         ));
+    }
+
+    /// The sweep in two halves (the second starting from the buffers live across its
+    /// first event) finds the violations of one sweep, in the same order: problems with
+    /// no overlap, a few, and more than are reported, in one pool and in two.
+    #[test]
+    fn sweep_in_halves_is_one_sweep() {
+        let mut rng = crate::test_rng::Rng::seeded(0x5e1f_c4ec);
+        let mut counts = Vec::new();
+        for case in 0..300 {
+            let mut b = Problem::builder();
+            let pools = [b.pool(Pool::workspace("p")), b.pool(Pool::workspace("q"))];
+            let n = 20 + rng.below(300) as usize;
+            // Wider address ranges make overlaps rarer.
+            let spread = 10 + rng.below(4) * 4_000;
+            let mut allocs = Vec::new();
+            for i in 0..n {
+                let start = rng.below(100);
+                let pool = rng.below(2) as usize;
+                b.buffer(
+                    Buffer::new(format!("b{i}"), 1 + rng.below(8))
+                        .with_candidates(pools)
+                        .with_live(start, start + 1 + rng.below(30)),
+                );
+                allocs.push(at(pool, rng.below(spread)));
+            }
+            let p = b.build().unwrap();
+            let mut events: Vec<Event> = Vec::new();
+            for (i, buffer) in p.buffers().iter().enumerate() {
+                let live = buffer.live.unwrap();
+                events.extend([(live.start, true, i), (live.end, false, i)]);
+            }
+            events.sort_unstable();
+            let mut once = Vec::new();
+            sweep_in_halves(&p, &allocs, &events, false, &mut once);
+            let mut halves = Vec::new();
+            sweep_in_halves(&p, &allocs, &events, true, &mut halves);
+            // `verify` reports the first `MAX_VIOLATIONS` (a sweep may pass it by one).
+            once.truncate(MAX_VIOLATIONS);
+            halves.truncate(MAX_VIOLATIONS);
+            assert_eq!(halves, once, "case {case}");
+            counts.push(once.len());
+        }
+        // Plans with no overlap, with a few, and with more than are reported.
+        assert!(counts.contains(&0), "{counts:?}");
+        assert!(
+            counts.iter().any(|&c| c > 0 && c < MAX_VIOLATIONS),
+            "{counts:?}"
+        );
+        assert!(counts.iter().any(|&c| c >= MAX_VIOLATIONS), "{counts:?}");
+    }
+
+    /// Sorting in two halves and merging gives the one sort's order.
+    #[test]
+    fn events_sorted_on_two_threads_are_sorted() {
+        let mut rng = crate::test_rng::Rng::seeded(0x50_27ed);
+        for n in [0, 1, 2, 3, 17, 1000] {
+            let mut events: Vec<Event> = (0..n)
+                .map(|i| (rng.below(50), rng.below(2) == 0, i))
+                .collect();
+            let mut expected = events.clone();
+            expected.sort_unstable();
+            sort_on_two_threads(&mut events);
+            assert_eq!(events, expected, "{n} events");
+        }
     }
 
     #[test]
