@@ -131,63 +131,81 @@ impl<W: Addr> Filed<W> {
         visit(&self.nodes, 0, 0, self.len, from, to, runs);
     }
 
-    /// The two halves below the root, each to be worked on alone (both read the ranges the
-    /// root owns, which only a life covering every step files). Filing into a half does
-    /// not reach the root's `below`: give those ranges to [`Filed::file_at_root`].
-    pub(super) fn halves(&mut self) -> (Half<'_, W>, Half<'_, W>) {
-        let (len, mid) = (self.len, self.len / 2);
-        let (root, nodes) = self.nodes.split_at_mut(1);
-        let root_own = &root[0].own;
-        // The left subtree's 2 mid - 1 nodes follow the root, then the right one's.
-        let (left, right) = nodes.split_at_mut(2 * mid - 1);
-        let left = Half {
-            root_own,
-            nodes: left,
-            steps: (0, mid),
-        };
-        let right = Half {
-            root_own,
-            nodes: right,
-            steps: (mid, len),
-        };
-        (left, right)
-    }
-
-    /// Adds to the root's `below` a range filed through a [`Half`].
-    pub(super) fn file_at_root(&mut self, range: (u64, u64)) {
-        merge_in(&mut self.nodes[0].below, narrow(range));
+    /// The whole tree as a [`Part`], to be split into halves.
+    pub(super) fn whole(&mut self) -> Part<'_, W> {
+        Part {
+            above: Vec::new(),
+            nodes: &mut self.nodes,
+            steps: (0, self.len),
+        }
     }
 }
 
-/// The subtree under one child of a [`Filed`]'s root, for lives within its steps.
+/// A subtree of a [`Filed`] tree, for lives within its steps, worked on alone: the whole
+/// tree, or one half of a part. The own ranges of the nodes above it are read as they
+/// are (only a life covering every step of such a node files there).
 #[derive(Debug)]
-pub(super) struct Half<'a, W> {
-    /// The root's own ranges, which meet every query.
-    root_own: &'a [Range<W>],
+pub(super) struct Part<'a, W> {
+    /// The own ranges of every node above the subtree, the root's first.
+    above: Vec<&'a [Range<W>]>,
     nodes: &'a mut [Node<W>],
     steps: (usize, usize),
 }
 
-impl<W: Addr> Half<'_, W> {
-    /// As [`Filed::file`], for `from..to` within the half's steps.
+impl<W: Addr> Part<'_, W> {
+    /// As [`Filed::file`], for `from..to` within the part's steps.
     pub(super) fn file(&mut self, from: usize, to: usize, range: (u64, u64)) {
         let (nl, nr) = self.steps;
         file_in(self.nodes, 0, nl, nr, from, to, narrow(range));
     }
 
-    /// As [`Filed::ranges_meeting`], for `from..to` within the half's steps: the same
-    /// runs in the same order (the root's own ranges, then the half's).
+    /// As [`Filed::ranges_meeting`], for `from..to` within the part's steps: the same
+    /// runs in the same order (the own ranges above the part, then the part's).
     pub(super) fn ranges_meeting<'a>(
         &'a self,
         from: usize,
         to: usize,
         runs: &mut Vec<&'a [Range<W>]>,
     ) {
-        if !self.root_own.is_empty() {
-            runs.push(self.root_own);
-        }
+        runs.extend(self.above.iter().filter(|own| !own.is_empty()));
         let (nl, nr) = self.steps;
         visit(self.nodes, 0, nl, nr, from, to, runs);
+    }
+
+    /// The step that splits the part into halves, if it has two steps or more.
+    pub(super) fn middle(&self) -> Option<usize> {
+        let (nl, nr) = self.steps;
+        (nr - nl >= 2).then_some((nl + nr) / 2)
+    }
+
+    /// The two halves below the part's top node, each to be worked on alone (both read
+    /// the top's own ranges, which only a life covering every step of the part files).
+    /// Filing into a half does not reach the top's `below`: give those ranges to
+    /// [`Part::file_at_top`].
+    pub(super) fn halves(&mut self) -> Option<(Part<'_, W>, Part<'_, W>)> {
+        let mid = self.middle()?;
+        let (nl, nr) = self.steps;
+        let (top, nodes) = self.nodes.split_at_mut(1);
+        // The left subtree's 2 (mid - nl) - 1 nodes follow the top, then the right one's.
+        let (left, right) = nodes.split_at_mut(2 * (mid - nl) - 1);
+        let mut above = self.above.clone();
+        above.push(&top[0].own);
+        let left = Part {
+            above: above.clone(),
+            nodes: left,
+            steps: (nl, mid),
+        };
+        let right = Part {
+            above,
+            nodes: right,
+            steps: (mid, nr),
+        };
+        Some((left, right))
+    }
+
+    /// Adds to the top's `below` a range filed through one of its [`Part::halves`].
+    pub(super) fn file_at_top(&mut self, range: (u64, u64)) {
+        merge_in(&mut self.nodes[0].below, narrow(range));
     }
 }
 
@@ -338,6 +356,69 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The halves of the whole tree, and their halves, meet every query within their
+    /// steps with the runs the whole tree meets, in the same order (the leapfrog's work
+    /// depends on it), lives covering whole nodes included.
+    #[test]
+    fn parts_meet_the_runs_of_the_whole_tree() {
+        fn spans(nl: usize, nr: usize, depth: u32, out: &mut Vec<(usize, usize)>) {
+            out.push((nl, nr));
+            let mid = (nl + nr) / 2;
+            if depth > 0 && nr - nl >= 2 {
+                spans(nl, mid, depth - 1, out);
+                spans(mid, nr, depth - 1, out);
+            }
+        }
+        let mut rng = crate::test_rng::Rng::seeded(0x9a27_5e7e);
+        let steps = 37;
+        // Every node's span down to the eighths, and short and long random lives.
+        let mut lives = Vec::new();
+        spans(0, steps, 3, &mut lives);
+        for _ in 0..80 {
+            let from = rng.below(steps as u64) as usize;
+            let longest = if rng.below(4) == 0 { 37 } else { 4 };
+            let len = 1 + rng.below(longest) as usize;
+            lives.push((from, (from + len).min(steps)));
+        }
+        let mut filed = Filed::<u64>::new(steps);
+        for (k, &(from, to)) in lives.iter().enumerate() {
+            filed.file(from, to, (100 * k as u64, 100 * k as u64 + 10));
+        }
+        let runs_of = |runs: Vec<&[(u64, u64)]>| -> Vec<Vec<(u64, u64)>> {
+            runs.into_iter().map(<[_]>::to_vec).collect()
+        };
+        let mut expected = std::collections::BTreeMap::new();
+        for lo in 0..steps {
+            for hi in lo + 1..=steps {
+                let mut runs = Vec::new();
+                filed.ranges_meeting(lo, hi, &mut runs);
+                expected.insert((lo, hi), runs_of(runs));
+            }
+        }
+        let check = |part: &Part<'_, u64>, checked: &mut usize| {
+            let (nl, nr) = part.steps;
+            for lo in nl..nr {
+                for hi in lo + 1..=nr {
+                    let mut runs = Vec::new();
+                    part.ranges_meeting(lo, hi, &mut runs);
+                    assert_eq!(runs_of(runs), expected[&(lo, hi)], "{nl}..{nr}: {lo}..{hi}");
+                    *checked += 1;
+                }
+            }
+        };
+        let mut checked = 0;
+        let mut whole = filed.whole();
+        check(&whole, &mut checked);
+        let (mut left, mut right) = whole.halves().unwrap();
+        for half in [&mut left, &mut right] {
+            check(half, &mut checked);
+            let (quarter_l, quarter_r) = half.halves().unwrap();
+            check(&quarter_l, &mut checked);
+            check(&quarter_r, &mut checked);
+        }
+        assert!(checked > 1000, "{checked}");
     }
 
     #[test]
