@@ -270,31 +270,11 @@ fn place_sides<W: Addr>(
         }
         let [left, right] = &mut results;
         let (mut left_halves, mut right_halves) = halves;
-        // Set by each side once its own buffers are placed (or it stopped), and once it
-        // has nothing left to do (after running ahead).
-        let done = [AtomicBool::new(false), AtomicBool::new(false)];
-        let idle = [AtomicBool::new(false), AtomicBool::new(false)];
-        let split = run.depth < MAX_DEPTH;
-        let stop = |k: usize| split.then_some(&idle[1 - k]);
-        let (done, idle, ahead) = (&done, &idle, run.ahead.as_ref());
-        let mut run_left = || {
-            let placed = place_side(shared, sides[0], &mut left_halves, left, stop(0));
-            done[0].store(true, Ordering::Release);
-            if let Some(ahead) = ahead {
-                place_ahead(shared, ahead, 0, &done[1], &mut left_halves, left);
-            }
-            idle[0].store(true, Ordering::Release);
-            placed
-        };
-        let mut run_right = || {
-            let placed = place_side(shared, sides[1], &mut right_halves, right, stop(1));
-            done[1].store(true, Ordering::Release);
-            if let Some(ahead) = ahead {
-                place_ahead(shared, ahead, 1, &done[0], &mut right_halves, right);
-            }
-            idle[1].store(true, Ordering::Release);
-            placed
-        };
+        let signals = Signals::default();
+        let (run, signals) = (&run, &signals);
+        let mut run_left = || run_side(shared, run, 0, sides[0], &mut left_halves, left, signals);
+        let mut run_right =
+            || run_side(shared, run, 1, sides[1], &mut right_halves, right, signals);
         let placed = if run.parallel {
             std::thread::scope(|scope| {
                 let handle = scope.spawn(run_left);
@@ -333,6 +313,37 @@ fn place_sides<W: Addr>(
         }
     }
     ahead
+}
+
+/// What the two sides of a stretch tell each other, per side.
+#[derive(Default)]
+struct Signals {
+    /// Its own buffers are placed (or it stopped early): the other stops running ahead.
+    done: [AtomicBool; 2],
+    /// It has nothing left to do (after running ahead): the other may stop early.
+    idle: [AtomicBool; 2],
+}
+
+/// Side `k` of a stretch: its `buffers` (stopping early once the other side is idle,
+/// while [`MAX_DEPTH`] allows splitting its rest again), then what it may run ahead to.
+/// Returns how many of its buffers it went through.
+fn run_side<W: Addr>(
+    shared: &Shared<'_>,
+    run: &Run<'_>,
+    k: usize,
+    buffers: &[(usize, usize)],
+    halves: &mut [Part<'_, W>],
+    side: &mut Side,
+    signals: &Signals,
+) -> usize {
+    let stop = (run.depth < MAX_DEPTH).then_some(&signals.idle[1 - k]);
+    let placed = place_side(shared, buffers, halves, side, stop);
+    signals.done[k].store(true, Ordering::Release);
+    if let Some(ahead) = &run.ahead {
+        place_ahead(shared, ahead, k, &signals.done[1 - k], halves, side);
+    }
+    signals.idle[k].store(true, Ordering::Release);
+    placed
 }
 
 /// A split placement's pool tree: gap searches keep [`Filed`] trees.
