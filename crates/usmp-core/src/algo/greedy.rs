@@ -87,14 +87,30 @@ fn tvm_order(problem: &Problem, conflicts_first: bool) -> Vec<usize> {
     order
 }
 
+/// From this many buffers on, a greedy algorithm computes its order and the placement's
+/// layout (each a sort or two of every buffer) side by side on two threads.
+const MIN_BUFFERS_TO_SPLIT: usize = 20_000;
+
+/// Places the buffers in the order `order` computes, under `fit`.
 fn run(
     problem: &Problem,
-    order: &[usize],
+    order: impl FnOnce() -> Vec<usize> + Send,
     fit: Fit,
     lower_bound: &LowerBound,
 ) -> Result<Solution, PlanError> {
-    let layout = Layout::new(problem);
-    let (allocations, _) = place_in_order(&layout, order, fit, lower_bound.total)?;
+    let (order, layout) = if problem.buffers().len() >= MIN_BUFFERS_TO_SPLIT {
+        std::thread::scope(|scope| {
+            let handle = scope.spawn(order);
+            let layout = Layout::new(problem);
+            match handle.join() {
+                Ok(order) => (order, layout),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
+    } else {
+        (order(), Layout::new(problem))
+    };
+    let (allocations, _) = place_in_order(&layout, &order, fit, lower_bound.total)?;
     Ok(Solution::new(allocations))
 }
 
@@ -104,7 +120,12 @@ impl Algorithm for GreedyBySize {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        run(problem, &tvm_order(problem, false), Fit::Stack, lower_bound)
+        run(
+            problem,
+            || tvm_order(problem, false),
+            Fit::Stack,
+            lower_bound,
+        )
     }
 }
 
@@ -114,7 +135,12 @@ impl Algorithm for GreedyByConflicts {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        run(problem, &tvm_order(problem, true), Fit::Stack, lower_bound)
+        run(
+            problem,
+            || tvm_order(problem, true),
+            Fit::Stack,
+            lower_bound,
+        )
     }
 }
 
@@ -135,7 +161,12 @@ impl Algorithm for FirstFit {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        run(problem, &first_fit_order(problem), Fit::Lowest, lower_bound)
+        run(
+            problem,
+            || first_fit_order(problem),
+            Fit::Lowest,
+            lower_bound,
+        )
     }
 }
 
@@ -147,7 +178,7 @@ impl Algorithm for BestFit {
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
         run(
             problem,
-            &first_fit_order(problem),
+            || first_fit_order(problem),
             Fit::Tightest,
             lower_bound,
         )
@@ -160,7 +191,12 @@ impl Algorithm for GreedyByBreadth {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        run(problem, &breadth_order(problem), Fit::Tightest, lower_bound)
+        run(
+            problem,
+            || breadth_order(problem),
+            Fit::Tightest,
+            lower_bound,
+        )
     }
 }
 
@@ -170,8 +206,13 @@ impl Algorithm for FirstFitByClass {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        let order = class_order(problem, self.class_bits.max(1));
-        run(problem, &order, Fit::Lowest, lower_bound)
+        let class_bits = self.class_bits.max(1);
+        run(
+            problem,
+            || class_order(problem, class_bits),
+            Fit::Lowest,
+            lower_bound,
+        )
     }
 }
 
