@@ -513,6 +513,44 @@ mod tests {
         }
     }
 
+    /// A buffer that fits nowhere while its side runs ahead is held back, and so is a
+    /// later one whose life meets it: placed first, that one would raise the offset the
+    /// failing buffer's error reports.
+    #[test]
+    fn a_buffer_that_fails_ahead_holds_back_those_meeting_it() {
+        let mut b = ProblemBuilder::default();
+        let p = b.pool(Pool::workspace("p").with_limit(40));
+        let mut buffer = |name: &str, size: u64, (start, end): (u64, u64)| {
+            let buffer = Buffer::new(name, size).with_live(start, end);
+            b.buffer(buffer.with_candidates([p]))
+        };
+        // Nine steps between the bounds 0, 10, 20, ..., 80, 100: the middle is the fifth,
+        // 40..50, which `c` crosses; `f` and `x` come after it on the left, `x` meeting
+        // `f` only.
+        let order = [
+            buffer("a", 1, (0, 10)),
+            buffer("b", 1, (50, 60)),
+            buffer("d", 1, (70, 80)),
+            buffer("e", 1, (30, 40)),
+            buffer("c", 10, (20, 100)),
+            buffer("f", 50, (0, 20)),
+            buffer("x", 5, (10, 20)),
+        ];
+        let problem = b.build().unwrap();
+        let layout = Layout::new(&problem);
+        let one_by_one = placed::<u64>(&layout, &order, Fit::Lowest, None);
+        let error = one_by_one.clone().unwrap_err();
+        assert!(
+            error.contains("\"f\"") && error.contains("needed: 51"),
+            "{error}"
+        );
+        // On one thread the left side runs ahead as far as it may.
+        assert_eq!(
+            placed::<u64>(&layout, &order, Fit::Lowest, Some(false)),
+            one_by_one
+        );
+    }
+
     /// The split placement, on one thread and on two, gives the one-by-one placement's
     /// allocations, work count and error, under both gap searches, for orders where
     /// crossing buffers come rarely (long stretches, two threads) and often; and so does
