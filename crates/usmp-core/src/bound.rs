@@ -247,13 +247,7 @@ fn peak_sorted(problem: &Problem, members: &[usize], split: bool) -> u64 {
     let mut starts: Vec<(u64, u64)> = lives().map(|(l, size)| (l.start, size)).collect();
     let mut ends: Vec<(u64, u64)> = lives().map(|(l, size)| (l.end, size)).collect();
     if split {
-        std::thread::scope(|scope| {
-            let handle = scope.spawn(|| ends.sort_unstable());
-            starts.sort_unstable();
-            if let Err(panic) = handle.join() {
-                std::panic::resume_unwind(panic);
-            }
-        });
+        crate::parallel::join(|| ends.sort_unstable(), || starts.sort_unstable());
     } else {
         starts.sort_unstable();
         ends.sort_unstable();

@@ -99,6 +99,7 @@ mod bound;
 pub mod input;
 pub mod liveness;
 pub mod model;
+mod parallel;
 mod plan;
 mod problem;
 pub mod report;

@@ -233,13 +233,7 @@ fn overlaps_in_time(problem: &Problem, allocs: &[Allocation], found: &mut Vec<Vi
 fn sort_on_two_threads(events: &mut Vec<Event>) {
     let middle = events.len() / 2;
     let (left, right) = events.split_at_mut(middle);
-    std::thread::scope(|scope| {
-        let handle = scope.spawn(|| left.sort_unstable());
-        right.sort_unstable();
-        if let Err(panic) = handle.join() {
-            std::panic::resume_unwind(panic);
-        }
-    });
+    crate::parallel::join(|| left.sort_unstable(), || right.sort_unstable());
     let (left, right) = events.split_at(middle);
     let mut merged = Vec::with_capacity(events.len());
     let (mut l, mut r) = (0, 0);
@@ -274,8 +268,8 @@ fn sweep_in_halves(
     }
     let (left, right) = events.split_at(events.len() / 2);
     let mut later = Vec::new();
-    std::thread::scope(|scope| {
-        let handle = scope.spawn(|| {
+    crate::parallel::join(
+        || {
             let first = right[0];
             // Live across `first`: started before it, ending at or after it.
             let across: Vec<usize> = (0..problem.buffers().len())
@@ -286,12 +280,9 @@ fn sweep_in_halves(
                 })
                 .collect();
             sweep(problem, allocs, right, &across, &mut later);
-        });
-        sweep(problem, allocs, left, &[], found);
-        if let Err(panic) = handle.join() {
-            std::panic::resume_unwind(panic);
-        }
-    });
+        },
+        || sweep(problem, allocs, left, &[], found),
+    );
     if found.len() < MAX_VIOLATIONS {
         found.extend(later);
     }

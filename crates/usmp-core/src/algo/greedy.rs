@@ -99,14 +99,7 @@ fn run(
     lower_bound: &LowerBound,
 ) -> Result<Solution, PlanError> {
     let (order, layout) = if problem.buffers().len() >= MIN_BUFFERS_TO_SPLIT {
-        std::thread::scope(|scope| {
-            let handle = scope.spawn(order);
-            let layout = Layout::new(problem);
-            match handle.join() {
-                Ok(order) => (order, layout),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        })
+        crate::parallel::join(order, || Layout::new(problem))
     } else {
         (order(), Layout::new(problem))
     };

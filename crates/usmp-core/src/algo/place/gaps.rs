@@ -257,7 +257,7 @@ impl<'a, W: Addr> Gaps<'a, W> {
             best.map_or_else(|| align_up(top, align), |(_, at)| at)
         };
         if self.runs.len() < 1 << RUN_BITS && self.top() < SPENT >> RUN_BITS {
-            let top = self.free_ranges(0, |from, to| {
+            let top = self.free_ranges(|from, to| {
                 let at = align_up(from, align);
                 at.saturating_add(size) <= to && keep_tighter(&mut best, at, to, size)
             });
@@ -277,12 +277,12 @@ impl<'a, W: Addr> Gaps<'a, W> {
         }
     }
 
-    /// Calls `f(from, to)` for each free range `[from, to)` above `above` and below the
-    /// top of the ranges, lowest first, until it returns true. Returns the highest end
-    /// read (the top of all when `f` never returned true). Starts at each run's cursor:
-    /// every range before it must end at or below `above`.
-    fn free_ranges(&mut self, above: u64, mut f: impl FnMut(u64, u64) -> bool) -> u64 {
-        let mut frontier = above;
+    /// Calls `f(from, to)` for each free range `[from, to)` below the top of the ranges,
+    /// lowest first, until it returns true. Returns the highest end read (the top of all
+    /// when `f` never returned true). The walk starts at each run's cursor, which must
+    /// still be at its first range.
+    fn free_ranges(&mut self, mut f: impl FnMut(u64, u64) -> bool) -> u64 {
+        let mut frontier = 0;
         let mut read = 0u64;
         // In ascending start order, a start above every end before it opens a gap;
         // touching ranges leave none.

@@ -276,14 +276,8 @@ fn place_sides<W: Addr>(
         let mut run_right =
             || run_side(shared, run, 1, sides[1], &mut right_halves, right, signals);
         let placed = if run.parallel {
-            std::thread::scope(|scope| {
-                let handle = scope.spawn(run_left);
-                let right = run_right();
-                match handle.join() {
-                    Ok(left) => [left, right],
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            })
+            let (left, right) = crate::parallel::join(run_left, run_right);
+            [left, right]
         } else {
             [run_left(), run_right()]
         };
