@@ -230,25 +230,11 @@ fn overlaps_in_time(problem: &Problem, allocs: &[Allocation], found: &mut Vec<Vi
 }
 
 /// Sorts `events`, each half on its own thread, then merges the halves.
-fn sort_on_two_threads(events: &mut Vec<Event>) {
-    let middle = events.len() / 2;
-    let (left, right) = events.split_at_mut(middle);
+fn sort_on_two_threads(events: &mut [Event]) {
+    let (left, right) = events.split_at_mut(events.len() / 2);
     crate::parallel::join(|| left.sort_unstable(), || right.sort_unstable());
-    let (left, right) = events.split_at(middle);
-    let mut merged = Vec::with_capacity(events.len());
-    let (mut l, mut r) = (0, 0);
-    while l < left.len() && r < right.len() {
-        if right[r] < left[l] {
-            merged.push(right[r]);
-            r += 1;
-        } else {
-            merged.push(left[l]);
-            l += 1;
-        }
-    }
-    merged.extend_from_slice(&left[l..]);
-    merged.extend_from_slice(&right[r..]);
-    *events = merged;
+    // The standard stable sort finds the two sorted halves and merges them in one pass.
+    events.sort();
 }
 
 /// Sweeps the sorted `events`, when `halves` in two halves on two threads: the second
