@@ -83,6 +83,15 @@ pub enum Error {
     Invalid(Vec<String>),
     /// No output folder: `OUT_DIR` is unset (not run by cargo) and none was given.
     NoOutDir,
+    /// The manifest (`usmp.toml`) does not exist: the path looked at.
+    NoManifest(PathBuf),
+}
+
+/// `path` from the current folder (a build script's is the crate's root), for messages.
+fn absolute(path: &Path) -> PathBuf {
+    std::env::current_dir()
+        .map(|d| d.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 impl fmt::Display for Error {
@@ -93,6 +102,11 @@ impl fmt::Display for Error {
             Error::NoOutDir => write!(
                 f,
                 "OUT_DIR is not set: run from a build script, or call Config::out_dir"
+            ),
+            Error::NoManifest(path) => write!(
+                f,
+                "{}: no such file; usmp_build::build() plans the usmp.toml beside the crate's Cargo.toml: create it with a [[pool]] and a [[model]] (see usmp-build's docs), or name your file with Config::from_file",
+                path.display()
             ),
         }
     }
@@ -197,10 +211,27 @@ impl Config {
 
     /// Reads, validates (with the `memory.x` beside the manifest, if any) and plans.
     fn planned(&self, read: &mut Vec<PathBuf>) -> Result<(Planned, bool), Error> {
-        let text = std::fs::read_to_string(&self.manifest).map_err(|source| Error::Io {
-            path: self.manifest.clone(),
-            source,
-        })?;
+        let text = match usmp_core::input::read_file(&self.manifest) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|e| Error::Io {
+                path: self.manifest.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "not UTF-8 text (byte {}); save it as UTF-8",
+                        e.utf8_error().valid_up_to()
+                    ),
+                ),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::NoManifest(absolute(&self.manifest)));
+            }
+            Err(source) => {
+                return Err(Error::Io {
+                    path: self.manifest.clone(),
+                    source,
+                });
+            }
+        };
         let base = self
             .manifest
             .parent()

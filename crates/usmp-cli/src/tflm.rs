@@ -63,7 +63,7 @@ pub(crate) fn write(
             out.display()
         )));
     }
-    let bytes = std::fs::read(file)
+    let bytes = usmp_core::input::read_file(file)
         .map_err(|e| Failure::Input(format!("{shown}: cannot read the file: {e}")))?;
     let name = file
         .file_stem()

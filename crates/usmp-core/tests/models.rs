@@ -204,7 +204,7 @@ fn bad_models_are_named_at_the_place() {
     assert!(
         message.starts_with("kws.json:5:52: tensors[1] (\"conv_w\").file: cannot read")
             && message
-                .ends_with("it is not a regular file; name a file holding the constant's bytes"),
+                .ends_with("it is not a regular file (a folder, a FIFO or a device); name a file"),
         "{message}"
     );
 }

@@ -48,8 +48,11 @@
 //! // build.rs: OUT_DIR on the linker's search path (cargo sets OUT_DIR only for crates
 //! // with a build script; cortex-m-rt's link.x finds memory.x there too)
 //! fn main() {
-//!     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
-//!     std::fs::copy("memory.x", out.join("memory.x")).unwrap();
+//!     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+//!     if let Err(e) = std::fs::copy("memory.x", out.join("memory.x")) {
+//!         println!("cargo::error=memory.x: cannot copy it to OUT_DIR: {e}");
+//!         return;
+//!     }
 //!     println!("cargo::rerun-if-changed=memory.x");
 //!     println!("cargo::rustc-link-search={}", out.display());
 //! }

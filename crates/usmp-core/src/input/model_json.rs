@@ -397,14 +397,7 @@ fn constant_data(
                 let shown = path.display();
                 r.err(f.pos, format!("{what}.file: cannot read \"{shown}\": {e}"))
             };
-            // A device or a pipe (`/dev/zero`, a FIFO) would never end or never fit.
-            let meta = std::fs::metadata(&path).map_err(|e| cannot(e.to_string()))?;
-            if !meta.is_file() {
-                return Err(cannot(
-                    "it is not a regular file; name a file holding the constant's bytes".into(),
-                ));
-            }
-            let all = std::fs::read(&path).map_err(|e| cannot(e.to_string()))?;
+            let all = super::read_file(&path).map_err(|e| cannot(e.to_string()))?;
             read.push(path);
             let offset = match r.get(e, "file_offset") {
                 Some(o) => r
