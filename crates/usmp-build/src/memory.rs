@@ -191,7 +191,10 @@ fn check<S: Clone>(pools: &[PoolSpec<S>], file: &str, regions: &[Region]) -> Vec
                     r.span.clone(),
                     format!("region `{}` is not declared in {file}", r.value),
                 )
-                .help(format!("write one of its MEMORY regions: {}", all.join(", "))),
+                .help(format!(
+                    "write one of its MEMORY regions: {}",
+                    all.join(", ")
+                )),
             );
             continue;
         };

@@ -182,7 +182,10 @@ fn a_pool_in_the_wrong_kind_of_memory_is_refused() {
         )
     };
     // A workspace where the firmware cannot write: it would hang or fault.
-    for (case, region, line) in [("workspace_in_flash", "FLASH", 3), ("workspace_in_qspi", "QSPI", 5)] {
+    for (case, region, line) in [
+        ("workspace_in_flash", "FLASH", 3),
+        ("workspace_in_qspi", "QSPI", 5),
+    ] {
         one_with(
             case,
             &toml(region, "FLASH"),
@@ -208,7 +211,11 @@ fn a_pool_in_the_wrong_kind_of_memory_is_refused() {
         ],
     );
     // The right kinds plan.
-    let dir = setup("right_kinds", &toml("DTCM", "QSPI"), &[("memory.x", memory_x)]);
+    let dir = setup(
+        "right_kinds",
+        &toml("DTCM", "QSPI"),
+        &[("memory.x", memory_x)],
+    );
     let out = Config::from_file(dir.join("usmp.toml"))
         .out_dir(dir.join("out"))
         .cargo_directives(false)
@@ -221,7 +228,9 @@ fn a_pool_in_the_wrong_kind_of_memory_is_refused() {
 fn a_memory_x_that_is_not_a_file_is_refused_without_blocking() {
     let dir = setup(
         "memory_x_fifo",
-        &format!("[[pool]]\nname = \"sram\"\nregion = \"RAM\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n{MODEL}"),
+        &format!(
+            "[[pool]]\nname = \"sram\"\nregion = \"RAM\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n{MODEL}"
+        ),
         &[],
     );
     // A FIFO nobody writes to: reading it would wait for ever.
@@ -273,7 +282,10 @@ fn a_missing_manifest_names_the_path_and_what_to_write() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("nowhere/usmp.toml: no such file"), "{e}");
-    assert!(e.contains("create it with a [[pool]] and a [[model]]"), "{e}");
+    assert!(
+        e.contains("create it with a [[pool]] and a [[model]]"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -51,7 +51,7 @@ pub(super) fn relu(call: &Call<'_, '_>, six: bool) -> Result<String, String> {
         let q6 = (in_zero + (6.0f32 / in_scale).round() as i32).clamp(-128, 127);
         (1 << 30, 1, 0, 0, [in_zero, q6])
     } else {
-        let (m, s) = quantize_multiplier(f64::from(in_scale / out_scale));
+        let (m, s) = quantize_multiplier(f64::from(in_scale / out_scale))?;
         let lo = (out_zero + (0.0f32 / out_scale).round() as i32).max(-128);
         (m, s, in_zero, out_zero, [lo, 127])
     };
@@ -112,9 +112,10 @@ pub(super) fn add(call: &Call<'_, '_>) -> Result<String, String> {
     let (s2, z2) = call.input(1, "input 2")?.int8("input 2")?;
     let (so, zo) = call.output()?.int8("the output")?;
     let twice_max = 2.0 * f64::from(s1.max(s2));
-    let (m1, e1) = quantize_multiplier(f64::from(s1) / twice_max);
-    let (m2, e2) = quantize_multiplier(f64::from(s2) / twice_max);
-    let (mo, eo) = quantize_multiplier(twice_max / (f64::from(1u32 << LEFT_SHIFT) * f64::from(so)));
+    let (m1, e1) = quantize_multiplier(f64::from(s1) / twice_max)?;
+    let (m2, e2) = quantize_multiplier(f64::from(s2) / twice_max)?;
+    let (mo, eo) =
+        quantize_multiplier(twice_max / (f64::from(1u32 << LEFT_SHIFT) * f64::from(so)))?;
     let range = elementwise_activation(call, so, zo)?;
     Ok(format!(
         "{K}::Kernel::Add(&{K}::Add {{ shape: {}, first_offset: {}, second_offset: {}, left_shift: {LEFT_SHIFT}, \
@@ -129,7 +130,7 @@ pub(super) fn mul(call: &Call<'_, '_>) -> Result<String, String> {
     let (s1, z1) = call.input(0, "input 1")?.int8("input 1")?;
     let (s2, z2) = call.input(1, "input 2")?.int8("input 2")?;
     let (so, zo) = call.output()?.int8("the output")?;
-    let (m, e) = quantize_multiplier(f64::from(s1) * f64::from(s2) / f64::from(so));
+    let (m, e) = quantize_multiplier(f64::from(s1) * f64::from(s2) / f64::from(so))?;
     let range = elementwise_activation(call, so, zo)?;
     Ok(format!(
         "{K}::Kernel::Mul(&{K}::Mul {{ shape: {}, first_offset: {}, second_offset: {}, output: [{m}, {e}], \
@@ -165,7 +166,7 @@ pub(super) fn mean(call: &Call<'_, '_>) -> Result<String, String> {
         ));
     }
     let count = i32::try_from(count).map_err(|_| "more than 2^31 elements per mean".to_string())?;
-    let (m, s) = quantize_multiplier(f64::from(si) / f64::from(so));
+    let (m, s) = quantize_multiplier(f64::from(si) / f64::from(so))?;
     // `QuantizedMeanOrSum` folds the division by the count into the multiplier.
     let shift = (63 - (count as u64).leading_zeros() as i32)
         .min(32)

@@ -66,12 +66,35 @@ impl Operand<'_> {
                 self.element
             ));
         }
-        match (self.scales.first(), self.zero_points.first()) {
-            (Some(&s), Some(&z)) => Ok((s, z as i32)),
-            _ => Err(format!(
+        let (Some(&s), Some(&z)) = (self.scales.first(), self.zero_points.first()) else {
+            return Err(format!(
                 "{what} is not quantized; these kernels run quantized models"
-            )),
+            ));
+        };
+        // Every scale (a per-channel filter has several) and the zero point, checked
+        // here once: a zero, infinite or NaN scale, or a zero point outside the element's
+        // range, would overflow the integer arithmetic or compute garbage later.
+        if let Some(bad) = self.scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+            return Err(format!(
+                "{what} has quantization scale {bad}; a scale is a finite number above zero: \
+                 the model's quantization is broken, re-export it"
+            ));
         }
+        let range = match element {
+            ElementType::Int8 => i64::from(i8::MIN)..=i64::from(i8::MAX),
+            ElementType::UInt8 => 0..=i64::from(u8::MAX),
+            ElementType::Int16 => i64::from(i16::MIN)..=i64::from(i16::MAX),
+            _ => i64::from(i32::MIN)..=i64::from(i32::MAX),
+        };
+        if let Some(bad) = self.zero_points.iter().find(|z| !range.contains(z)) {
+            return Err(format!(
+                "{what} has zero point {bad}, outside {element:?}'s range {}..={}: \
+                 the model's quantization is broken, re-export it",
+                range.start(),
+                range.end()
+            ));
+        }
+        Ok((s, z as i32))
     }
 
     /// [`Operand::quantized`] for int8.
@@ -196,10 +219,25 @@ pub(super) fn int(o: &Operand<'_>, what: &str) -> Result<(&'static str, f32, i32
     Ok((name, scale, zero))
 }
 
+/// The largest left shift the kernels' rescaling takes: `x * 2^shift` is computed in 32
+/// bits, and TFLite's own single-rounding path saturates at 30 as well.
+const MAX_LEFT_SHIFT: i32 = 30;
+
 /// TFLite's `QuantizeMultiplier`: `m = q * 2^shift` with `q` in [0.5, 1) as Q0.31.
-pub fn quantize_multiplier(m: f64) -> (i32, i32) {
-    if m == 0.0 || !m.is_finite() {
-        return (0, 0);
+///
+/// A factor that is not finite, is negative, or needs a left shift past 30 comes only
+/// from broken quantization (a scale of 3e38, say): TFLite Micro's C++ shifts by it all the
+/// same, undefined behaviour; here it is an error, so such a model fails the build instead
+/// of computing garbage.
+pub fn quantize_multiplier(m: f64) -> Result<(i32, i32), String> {
+    if !m.is_finite() || m < 0.0 {
+        return Err(format!(
+            "the quantization scales give a rescale factor of {m}; a factor is finite and \
+             not negative, so a scale is a finite number above zero: re-export the model"
+        ));
+    }
+    if m == 0.0 {
+        return Ok((0, 0));
     }
     let (q, mut shift) = frexp(m);
     // `TfRound`: half away from zero, as Rust's `round`.
@@ -212,7 +250,14 @@ pub fn quantize_multiplier(m: f64) -> (i32, i32) {
         shift = 0;
         fixed = 0;
     }
-    (fixed as i32, shift)
+    if shift > MAX_LEFT_SHIFT {
+        return Err(format!(
+            "the quantization scales give a rescale factor of {m:e}, which would shift \
+             accumulators left by {shift} bits (at most {MAX_LEFT_SHIFT} fit in 32 bits): \
+             the model's scales are broken; re-export it"
+        ));
+    }
+    Ok((fixed as i32, shift))
 }
 
 /// `x = q * 2^e`, `q` in [0.5, 1), for positive finite `x` (C's `frexp`).
@@ -312,17 +357,23 @@ mod tests {
 
     #[test]
     fn multipliers_are_q31_mantissas_and_exponents() {
-        assert_eq!(quantize_multiplier(0.5), (1 << 30, 0));
-        assert_eq!(quantize_multiplier(1.0), (1 << 30, 1));
-        assert_eq!(quantize_multiplier(0.75), (3 << 29, 0));
+        assert_eq!(quantize_multiplier(0.5), Ok((1 << 30, 0)));
+        assert_eq!(quantize_multiplier(1.0), Ok((1 << 30, 1)));
+        assert_eq!(quantize_multiplier(0.75), Ok((3 << 29, 0)));
         // Just below one the mantissa rounds up to 2^31: halved, and the exponent grows.
-        assert_eq!(quantize_multiplier(1.0 - 1e-12), (1 << 30, 1));
+        assert_eq!(quantize_multiplier(1.0 - 1e-12), Ok((1 << 30, 1)));
         assert_eq!(
             quantize_multiplier(1e-12),
-            (0, 0),
+            Ok((0, 0)),
             "below 2^-31: flushed to zero"
         );
-        assert_eq!(quantize_multiplier(f64::NAN), (0, 0));
+        assert_eq!(quantize_multiplier(0.0), Ok((0, 0)));
+        // The largest factor whose shift fits, and the first past it.
+        assert_eq!(quantize_multiplier(2f64.powi(29)), Ok((1 << 30, 30)));
+        for broken in [2f64.powi(30), 3e38, f64::INFINITY, f64::NAN, -0.5] {
+            let e = quantize_multiplier(broken).unwrap_err();
+            assert!(e.contains("re-export"), "{broken}: {e}");
+        }
         assert_eq!(frexp(f64::MIN_POSITIVE / 4.0), (0.5, -1023));
     }
 
@@ -381,6 +432,112 @@ mod tests {
             "{k}"
         );
         assert!(k.contains("activation: [0.0, 3.4028235e38]"), "{k}");
+    }
+
+    /// Prepare over extreme quantization (every scale and zero point of a
+    /// FULLY_CONNECTED's and a CONV_2D's operands drawn from values that broke it before:
+    /// -2^31 zero points, 3e38, zero, NaN and infinite scales): never a panic, an error
+    /// exactly when a value is broken, and when accepted, shifts the kernels can take.
+    #[test]
+    fn extreme_quantization_is_refused_never_a_panic() {
+        let scales = [
+            0.5f32,
+            1e-3,
+            3e38,
+            0.0,
+            -0.25,
+            f32::NAN,
+            f32::INFINITY,
+            1e-45,
+        ];
+        let zeros = [0i64, -128, 127, 128, -129, -(1 << 31), i64::MIN, i64::MAX];
+        let weights = [1u8; 4 * 3 * 9];
+        let mut accepted = 0;
+        let mut refused = 0;
+        // A small deterministic generator: every operand's scale and zero point vary.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for case in 0..4000 {
+            // Mostly ordinary values, so that whole calls are accepted too.
+            let picks: [(f32, i64); 3] = core::array::from_fn(|_| {
+                let n = if next(3) == 0 { scales.len() } else { 2 };
+                let scale = scales[next(n)];
+                let n = if next(3) == 0 { zeros.len() } else { 3 };
+                let zero = zeros[next(n)];
+                (scale, zero)
+            });
+            let [(si, zi), (sf, zf), (so, zo)] = picks;
+            let good = |s: f32, z: i64| s.is_finite() && s > 0.0 && (-128..=127).contains(&z);
+            let all_good = good(si, zi) && good(sf, zf) && good(so, zo);
+            let conv = case % 2 == 1;
+            let (in_shape, f_shape, out_shape): (&[i32], &[i32], &[i32]) = if conv {
+                (&[1, 3, 3, 4], &[3, 3, 3, 4], &[1, 1, 1, 3])
+            } else {
+                (&[1, 4], &[3, 4], &[1, 3])
+            };
+            let (si_, zi_, sf_, zf_, so_, zo_) = ([si], [zi], [sf], [zf], [so], [zo]);
+            let operand = |shape, scales, zero_points, constant| Operand {
+                element: ElementType::Int8,
+                shape,
+                scales,
+                zero_points,
+                constant,
+            };
+            let inputs = [
+                Some(operand(in_shape, &si_[..], &zi_[..], None)),
+                Some(operand(f_shape, &sf_[..], &zf_[..], Some(&weights[..]))),
+                None,
+            ];
+            let outputs = [operand(out_shape, &so_[..], &zo_[..], None)];
+            let (op, options) = if conv {
+                let options = Options::Conv2d {
+                    padding: usmp::Padding::Valid,
+                    stride: [1, 1],
+                    dilation: [1, 1],
+                    activation: Activation::None,
+                };
+                ("CONV_2D", options)
+            } else {
+                let options = Options::FullyConnected {
+                    activation: Activation::None,
+                    keep_num_dims: false,
+                };
+                ("FULLY_CONNECTED", options)
+            };
+            match kernel(op, &options, &inputs, &outputs) {
+                Ok(k) => {
+                    accepted += 1;
+                    assert!(all_good, "{op} accepted broken {picks:?}: {k}");
+                    // The shifts generated are within what the kernels shift by.
+                    let shifts = k.split("shift").skip(1).filter_map(|rest| {
+                        let digits: String = rest
+                            .trim_start_matches(|c: char| !(c == '-' || c.is_ascii_digit()))
+                            .chars()
+                            .take_while(|c| *c == '-' || c.is_ascii_digit())
+                            .collect();
+                        digits.parse::<i32>().ok()
+                    });
+                    for shift in shifts {
+                        assert!(shift <= MAX_LEFT_SHIFT, "{op} {picks:?}: {k}");
+                    }
+                }
+                Err(e) => {
+                    refused += 1;
+                    let large = (f64::from(si) * f64::from(sf) / f64::from(so)) >= 2f64.powi(30);
+                    assert!(!all_good || large, "{op} refused {picks:?}: {e}");
+                    assert!(e.contains("re-export"), "{op} {picks:?}: {e}");
+                }
+            }
+        }
+        assert!(
+            accepted > 100 && refused > 100,
+            "{accepted} accepted, {refused} refused"
+        );
     }
 
     #[test]

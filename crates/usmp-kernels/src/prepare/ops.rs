@@ -58,7 +58,7 @@ fn per_channel(
     for c in 0..channels {
         let s = scales[if scales.len() == 1 { 0 } else { c }];
         let (m, sh) =
-            quantize_multiplier(f64::from(input_scale) * f64::from(s) / f64::from(output_scale));
+            quantize_multiplier(f64::from(input_scale) * f64::from(s) / f64::from(output_scale))?;
         mult.push(m);
         shift.push(sh);
     }
@@ -202,6 +202,8 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
     }
     let (in_scale, in_zero) = input.int8("the input")?;
     let (out_scale, out_zero) = output.int8("the output")?;
+    // Every filter scale and zero point checked, as for the operands above.
+    filter.int8("the filter")?;
     let (mult, shift) = per_channel(in_scale, &filter, out_scale, channels)?;
     let range = activation_range(activation, out_scale, out_zero)?;
     Ok(format!(
@@ -248,7 +250,7 @@ pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
         (m, s, 0)
     } else {
         // The two float scales multiplied in float, then divided in double.
-        let (m, s) = quantize_multiplier(f64::from(in_scale * f_scale) / f64::from(out_scale));
+        let (m, s) = quantize_multiplier(f64::from(in_scale * f_scale) / f64::from(out_scale))?;
         (std::vec![m], std::vec![s], -f_zero)
     };
     let range = activation_range(activation, out_scale, out_zero)?;
@@ -355,7 +357,7 @@ pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
         * f64::from(in_scale)
         * f64::from(1u32 << (31 - SCALED_DIFF_INTEGER_BITS)))
     .min(f64::from(i32::MAX));
-    let (multiplier, left_shift) = quantize_multiplier(real);
+    let (multiplier, left_shift) = quantize_multiplier(real)?;
     if !(0..31).contains(&left_shift) {
         return Err(format!(
             "beta * input scale gives a left shift of {left_shift}, outside 0..31"
@@ -389,7 +391,7 @@ pub(super) fn quantize(call: &Call<'_, '_>) -> Result<String, String> {
     if output.elements()? != elements {
         return Err("input and output differ in size".to_string());
     }
-    let (multiplier, shift) = quantize_multiplier(f64::from(in_scale) / f64::from(out_scale));
+    let (multiplier, shift) = quantize_multiplier(f64::from(in_scale) / f64::from(out_scale))?;
     Ok(format!(
         "{K}::Kernel::Requantize(&{K}::Requantize {{ elements: {elements}, from: {K}::Int::{from}, \
          to: {K}::Int::{to}, input_zero: {in_zero}, output_zero: {out_zero}, multiplier: {multiplier}, shift: {shift}, \
@@ -433,9 +435,9 @@ pub(super) fn svdf(call: &Call<'_, '_>) -> Result<String, String> {
     let bias = bias(call, 3, units, false)?;
     // Both effective scales in float, then widened, as `PrepareSvdf`.
     let (feature_multiplier, feature_shift) =
-        quantize_multiplier(f64::from(in_scale * feature_scale / state_scale));
+        quantize_multiplier(f64::from(in_scale * feature_scale / state_scale))?;
     let (output_multiplier, output_shift) =
-        quantize_multiplier(f64::from(state_scale * time_scale / out_scale));
+        quantize_multiplier(f64::from(state_scale * time_scale / out_scale))?;
     Ok(format!(
         "{K}::Kernel::Svdf(&{K}::Svdf {{ batches: {batches}, inputs: {inputs}, filters: {filters}, rank: {rank}, \
          memory: {memory}, bias: {bias}, input_zero: {in_zero}, state_zero: {state_zero}, output_zero: {out_zero}, \
