@@ -66,15 +66,25 @@ pub fn infeasible(problem: &Problem) -> Option<Infeasible> {
             sets.push(bounded.clone());
             sets
         };
+        // Beyond PARTITION_POOLS the sets are the single pools and all of them: one pass
+        // over the buffers files each under its only pool, so the check stays linear in
+        // buffers plus pools (a pass per pool took over a minute for 100,000 pools).
+        let mut alone = (bounded.len() > PARTITION_POOLS).then(|| {
+            let mut alone = vec![Vec::new(); pools.len()];
+            for (i, b) in problem.buffers().iter().enumerate() {
+                if let Some(&p) = b.candidates.first()
+                    && b.candidates.iter().all(|&q| q == p)
+                {
+                    alone[p].push(i);
+                }
+            }
+            alone
+        });
         for set in sets {
-            let forced: Vec<usize> = (0..problem.buffers().len())
-                .filter(|&i| {
-                    problem.buffers()[i]
-                        .candidates
-                        .iter()
-                        .all(|p| set.contains(p))
-                })
-                .collect();
+            let forced = match (&mut alone, set.as_slice()) {
+                (Some(alone), &[p]) => std::mem::take(&mut alone[p]),
+                _ => forced_within(problem, &set),
+            };
             let limit = set.iter().fold(0u64, |t, &p| {
                 t.saturating_add(pools[p].size_limit.unwrap_or(u64::MAX))
             });
@@ -90,6 +100,17 @@ pub fn infeasible(problem: &Problem) -> Option<Infeasible> {
         }
     }
     None
+}
+
+/// The buffers whose candidates all lie within the pools `set`.
+fn forced_within(problem: &Problem, set: &[usize]) -> Vec<usize> {
+    let mut within = vec![false; problem.pools().len()];
+    for &p in set {
+        within[p] = true;
+    }
+    (0..problem.buffers().len())
+        .filter(|&i| problem.buffers()[i].candidates.iter().all(|&p| within[p]))
+        .collect()
 }
 
 /// The bound reported with every plan.
@@ -129,13 +150,16 @@ fn kind_bound(problem: &Problem, kind: PoolKind, per_pool: &mut [u64]) -> u64 {
     let members: Vec<usize> = (0..buffers.len())
         .filter(|&i| buffers[i].kind == kind)
         .collect();
+    // One pass files each buffer with a single candidate under it (a pass per pool
+    // would be quadratic: 100,000 pools took over a minute).
+    let mut forced = vec![Vec::new(); problem.pools().len()];
+    for &i in &members {
+        if let [p] = buffers[i].candidates[..] {
+            forced[p].push(i);
+        }
+    }
     for &p in &pools {
-        let forced: Vec<usize> = members
-            .iter()
-            .copied()
-            .filter(|&i| buffers[i].candidates == [p])
-            .collect();
-        per_pool[p] = clique_bound(problem, &forced);
+        per_pool[p] = clique_bound(problem, &forced[p]);
     }
     match pools.as_slice() {
         // Every buffer of the kind is forced into the one pool.
@@ -502,6 +526,53 @@ mod tests {
         );
         let proof = infeasible(&b.build().unwrap()).unwrap();
         assert_eq!((proof.buffer, proof.needed, proof.limit), (Some(3), 41, 40));
+    }
+
+    /// Past PARTITION_POOLS pools the single pools are checked from one filing pass: the
+    /// pool whose own buffers outgrow it is named, the bound counts each pool's own, and
+    /// a buffer with two candidates is forced into neither alone.
+    #[test]
+    fn many_pools_are_checked_one_by_one_from_one_pass() {
+        let build = |overfull: Option<usize>| {
+            let mut b = Problem::builder();
+            let pools: Vec<usize> = (0..10)
+                .map(|k| {
+                    let mut p = Pool::workspace(&format!("p{k}"));
+                    p.size_limit = Some(100);
+                    b.pool(p)
+                })
+                .collect();
+            for (k, &p) in pools.iter().enumerate() {
+                let size = if Some(k) == overfull { 60 } else { 40 };
+                for step in 0..2 {
+                    b.buffer(
+                        Buffer::new(&format!("b{k}_{step}"), size)
+                            .with_candidates([p])
+                            .with_live(0, 2),
+                    );
+                }
+            }
+            // Shared by two pools: a bound for neither alone.
+            b.buffer(
+                Buffer::new("shared", 90)
+                    .with_candidates([pools[3], pools[4]])
+                    .with_live(0, 2),
+            );
+            b.build().unwrap()
+        };
+        let fits = build(None);
+        assert_eq!(infeasible(&fits), None);
+        let lb = LowerBound::of(&fits);
+        assert_eq!(lb.per_pool, vec![80; 10]);
+        assert_eq!(
+            lb.total, 890,
+            "the whole set's peak: every buffer is live at once"
+        );
+        let proof = infeasible(&build(Some(7))).unwrap();
+        assert_eq!(
+            (proof.pools, proof.needed, proof.limit, proof.buffer),
+            (vec![7], 120, 100, None)
+        );
     }
 
     /// The widest step of each buffer's life, against a scan of every step it lives at,

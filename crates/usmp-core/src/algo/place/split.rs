@@ -48,9 +48,13 @@ const MIN_SIDE: usize = 16;
 /// How many times the rest of a last stretch's side is split again.
 const MAX_DEPTH: usize = 3;
 
+/// Above this many pools a placement runs one by one: every stretch takes each pool's
+/// halves, so a split placement costs stretches x pools (20,000 pools took 12 s).
+const MAX_POOLS: usize = 64;
+
 /// Whether a placement of `n` buffers under `occupancy` is split in time.
 pub(super) fn applies<W: Addr>(occupancy: &Occupancy<'_, '_, W>, n: usize) -> bool {
-    n >= MIN_BUFFERS && splittable(occupancy).is_some()
+    n >= MIN_BUFFERS && occupancy.trees.len() <= MAX_POOLS && splittable(occupancy).is_some()
 }
 
 /// The time index, when the placement searches gaps over at least two steps: then each
