@@ -85,6 +85,29 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
         }
     }
 
+    // Each pool generates `NAME` and `NAME_SIZE`: pools `sram` and `sram_size` would both
+    // define `SRAM_SIZE`, and rustc would refuse the generated module (E0428).
+    for pool in &spec.pools {
+        if let Some(stem) = pool.name.value.strip_suffix("_size")
+            && spec.pools.iter().any(|p| p.name.value == stem)
+        {
+            out.push(
+                Diagnostic::new(
+                    pool.name.span.clone(),
+                    format!(
+                        "pools `{stem}` and `{}` would both generate the constant `{}`",
+                        pool.name.value,
+                        pool.name.value.to_ascii_uppercase()
+                    ),
+                )
+                .help(format!(
+                    "rename pool `{}`, e.g. to `{stem}_pool`: no pool may be named another's name plus `_size`",
+                    pool.name.value
+                )),
+            );
+        }
+    }
+
     if spec.models.is_empty() {
         out.push(
             Diagnostic::new(spec.span.clone(), "no model is declared")
@@ -172,6 +195,17 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
                      bytes in the pools of the highest `bandwidth`)",
                 ),
             ),
+        }
+        if model.kernels.value && !model.io_in_pools.value {
+            // invoke() reads the inputs and writes the outputs in the pools: without them
+            // every call would fail with MissingOperand.
+            out.push(
+                Diagnostic::new(
+                    model.io_in_pools.span.clone(),
+                    "`io_in_pools = false` leaves the model's inputs and outputs out of the pools, but `kernels = true` runs the model there",
+                )
+                .help("leave `io_in_pools` out (it is true by default) to run the model with invoke(), or set `kernels = false` to run your own kernels"),
+            );
         }
         alignment(&model.alignment, "alignment", &mut out);
         power_of_two(&model.size_granularity, "size granularity", &mut out);

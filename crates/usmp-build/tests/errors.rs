@@ -820,3 +820,33 @@ fn fastest_plans_with_speeds_and_reports_the_memory_time() {
         "{report}"
     );
 }
+
+#[test]
+fn pools_whose_generated_names_clash_are_refused() {
+    // `sram` generates SRAM and SRAM_SIZE; `sram_size` would generate SRAM_SIZE again.
+    one(
+        "size_suffix_clash",
+        &format!("{POOLS}\n[[pool]]\nname = \"sram_size\"\n{MODEL}"),
+        "9:8",
+        &[
+            "pools `sram` and `sram_size` would both generate the constant `SRAM_SIZE`",
+            "e.g. to `sram_pool`",
+        ],
+    );
+}
+
+#[test]
+fn kernels_without_the_io_in_the_pools_is_refused() {
+    // Refused before the model is read.
+    one(
+        "kernels_without_io",
+        &format!(
+            "{POOLS}\n[[model]]\nname = \"hw\"\npath = \"hw.tflite\"\nkernels = true\nio_in_pools = false\n"
+        ),
+        "12:15",
+        &[
+            "`io_in_pools = false` leaves the model's inputs and outputs out of the pools",
+            "leave `io_in_pools` out",
+        ],
+    );
+}
