@@ -211,7 +211,7 @@ impl Config {
 
     /// Reads, validates (with the `memory.x` beside the manifest, if any) and plans.
     fn planned(&self, read: &mut Vec<PathBuf>) -> Result<(Planned, bool), Error> {
-        let text = match usmp_core::input::read_file(&self.manifest) {
+        let text = match usmp_core::file::read(&self.manifest) {
             Ok(bytes) => String::from_utf8(bytes).map_err(|e| Error::Io {
                 path: self.manifest.clone(),
                 source: std::io::Error::new(
@@ -309,7 +309,7 @@ pub(crate) fn unplaced_warnings(target_os: &str, unplaced: &[(String, String)]) 
 pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Output, Error> {
     let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, Error> {
         let path = dir.join(name);
-        std::fs::write(&path, bytes).map_err(|source| Error::Io {
+        usmp_core::file::write(&path, bytes).map_err(|source| Error::Io {
             path: path.clone(),
             source,
         })?;

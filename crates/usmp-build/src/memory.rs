@@ -79,7 +79,7 @@ pub fn check_beside<S: Clone>(
     if !memory_x.exists() {
         return Vec::new();
     }
-    let text = match usmp_core::input::read_file(&memory_x) {
+    let text = match usmp_core::file::read(&memory_x) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) => {
             return vec![

@@ -127,8 +127,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     }
     super::emit(&render(&rows, false));
     if let Some(out) = &args.markdown {
-        std::fs::write(out, render(&rows, true))
-            .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", out.display())))?;
+        super::write_file(out, "the table", render(&rows, true).as_bytes())?;
     }
     Ok(())
 }

@@ -440,5 +440,5 @@ pub(crate) fn write_file(out: &Path, what: &str, bytes: &[u8]) -> Result<(), Fai
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(cannot)?;
     }
-    std::fs::write(out, bytes).map_err(cannot)
+    usmp_core::file::write(out, bytes).map_err(cannot)
 }

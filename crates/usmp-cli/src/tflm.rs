@@ -56,14 +56,14 @@ pub(crate) fn write(
         svg,
     } = to;
     let shown = file.display();
-    if same_file(file, out) {
+    if usmp_core::file::same(file, out) {
         return Err(Failure::Input(format!(
             "--write-tflm {}: that is the input model; usmp never modifies its input, so \
              name another file, e.g. --write-tflm planned.tflite",
             out.display()
         )));
     }
-    let bytes = usmp_core::input::read_file(file)
+    let bytes = usmp_core::file::read(file)
         .map_err(|e| Failure::Input(format!("{shown}: cannot read the file: {e}")))?;
     let name = file
         .file_stem()
@@ -128,12 +128,4 @@ fn unique_names(rules: &[ScratchRule]) -> Vec<ScratchRule> {
             r
         })
         .collect()
-}
-
-/// Whether `a` and `b` name the same existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

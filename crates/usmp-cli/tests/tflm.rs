@@ -130,6 +130,20 @@ fn misuse_is_refused_naming_the_flag() {
         &["that is the input model", "usmp never modifies its input"],
     );
     assert_eq!(std::fs::read(&copy).unwrap(), before);
+    // Nor the input under another name: a hard link is the same file (a comparison of
+    // paths let this overwrite the input).
+    #[cfg(unix)]
+    {
+        let link = temp("hello-link.tflite");
+        let _ = std::fs::remove_file(&link);
+        std::fs::hard_link(&copy, &link).unwrap();
+        fails_with(
+            &["plan", path(&copy), "--write-tflm", path(&link)],
+            &["that is the input model"],
+        );
+        assert_eq!(std::fs::read(&copy).unwrap(), before);
+        std::fs::remove_file(&link).unwrap();
+    }
     let m = path(&model);
     let out = temp("never.tflite");
     let o = path(&out);

@@ -96,6 +96,7 @@
 
 pub mod algo;
 mod bound;
+pub mod file;
 pub mod input;
 pub mod liveness;
 pub mod model;

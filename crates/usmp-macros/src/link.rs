@@ -41,7 +41,7 @@ pub fn fragment(
     let text = usmp_build::linker_fragment(planned, &Embed::Inline);
     let path = dir.join(file);
     if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-        std::fs::write(&path, &text).map_err(|e| {
+        usmp_build::usmp_core::file::write(&path, text.as_bytes()).map_err(|e| {
             syn::Error::new(
                 first.span,
                 format!(

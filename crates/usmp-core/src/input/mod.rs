@@ -275,21 +275,6 @@ impl ModelFile {
 /// microcontroller comes near it.
 const MAX_FILE_BYTES: u64 = u32::MAX as u64;
 
-/// The bytes of the file at `path`, refusing what is not a regular file: a FIFO or a
-/// device (`/dev/zero`) would block the build for ever or never end, and a folder says
-/// nothing useful. Every file a user names (models, constants, usmp.toml, memory.x) is
-/// read through here.
-pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "it is not a regular file (a folder, a FIFO or a device); name a file",
-        ));
-    }
-    std::fs::read(path)
-}
-
 fn read_bytes(path: &Path) -> Result<(String, Vec<u8>), InputError> {
     let file = path.display().to_string();
     if let Ok(meta) = std::fs::metadata(path)
@@ -303,7 +288,7 @@ fn read_bytes(path: &Path) -> Result<(String, Vec<u8>), InputError> {
             ),
         ));
     }
-    let bytes = read_file(path)
+    let bytes = crate::file::read(path)
         .map_err(|e| InputError::whole(&file, format!("cannot read the file: {e}")))?;
     Ok((file, bytes))
 }

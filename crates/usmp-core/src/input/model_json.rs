@@ -397,7 +397,7 @@ fn constant_data(
                 let shown = path.display();
                 r.err(f.pos, format!("{what}.file: cannot read \"{shown}\": {e}"))
             };
-            let all = super::read_file(&path).map_err(|e| cannot(e.to_string()))?;
+            let all = crate::file::read(&path).map_err(|e| cannot(e.to_string()))?;
             read.push(path);
             let offset = match r.get(e, "file_offset") {
                 Some(o) => r
