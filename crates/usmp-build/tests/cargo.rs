@@ -229,6 +229,42 @@ fn an_edited_plan_does_not_compile() {
         stderr.contains("usmp: a call hands out a region that is not live then"),
         "{stderr}"
     );
+    // A pool's size raised past its storage: every buffer still fits the size the
+    // models' checks read, but `Workspace::take` would zero past the static.
+    let stderr = build_edited("edited-pool-size", &toml, |t| {
+        t.replace(
+            "kind: ::usmp::PoolKind::Workspace, size: SRAM_SIZE,",
+            "kind: ::usmp::PoolKind::Workspace, size: SRAM_SIZE + 4096,",
+        )
+    });
+    assert!(
+        stderr.contains("usmp: a workspace pool's size in POOLS is not the size of its storage"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_buffer_moved_over_another_models_state_does_not_compile() {
+    let fixture = Path::new(ROOT).join("fixtures/two-models");
+    let toml = std::fs::read_to_string(fixture.join("usmp.toml"))
+        .unwrap()
+        .replace("../../examples", &format!("{ROOT}/examples"))
+        .replace(
+            "\"tiny.json\"",
+            &format!("{:?}", fixture.join("tiny.json").display().to_string()),
+        );
+    // tiny's `y` moved to offset 0 of sram, over kws's state: tiny's own check still
+    // passes (nothing of tiny's is there), but a tiny inference would clobber kws's state.
+    let stderr = build_edited("edited-state", &toml, |t| {
+        t.replace(
+            "Y: Buffer = Buffer::new(0, 256, 9008, 0, 2)",
+            "Y: Buffer = Buffer::new(0, 0, 9008, 0, 2)",
+        )
+    });
+    assert!(
+        stderr.contains("usmp: a model's state shares bytes with another model's buffer"),
+        "{stderr}"
+    );
 }
 
 /// Inputs at the edge of what the build accepts still give code that compiles: models

@@ -11,6 +11,10 @@
 //!   constants of a model share a byte;
 //! - every region a call hands out is live during that call, and a call never hands out
 //!   the same buffer twice where one of the two is writable.
+//!
+//! [`check_module`] proves what the models of one module rely on together: each
+//! workspace pool's size is its storage's, and no model's state is under another model's
+//! buffers.
 
 use crate::plan::{Buffer, ModelInfo, PoolInfo, PoolKind, Slot, Source};
 
@@ -69,6 +73,20 @@ pub enum Violation {
         /// live at call 0 and at the last call).
         call: usize,
     },
+    /// A workspace pool's `size` is not the size of the storage the module gives it
+    /// ([`check_module`]).
+    Storage {
+        /// The pool.
+        pool: usize,
+    },
+    /// A model's persistent state shares bytes with a buffer of another model of the same
+    /// module, which would overwrite it between two of its inferences ([`check_module`]).
+    State {
+        /// The model whose state it is (its index in the module's list).
+        model: usize,
+        /// The state buffer.
+        buffer: usize,
+    },
 }
 
 impl Violation {
@@ -96,6 +114,12 @@ impl Violation {
             Violation::Slot { .. } => panic!(
                 "usmp: a call hands out a region that is not live then, a constant to write, or a writable region twice; this file is stale or was edited: rebuild to regenerate it"
             ),
+            Violation::Storage { .. } => panic!(
+                "usmp: a workspace pool's size in POOLS is not the size of its storage; this file is stale or was edited: rebuild to regenerate it"
+            ),
+            Violation::State { .. } => panic!(
+                "usmp: a model's state shares bytes with another model's buffer, which would overwrite it between inferences; this file is stale or was edited: rebuild to regenerate it"
+            ),
         }
     }
 }
@@ -115,6 +139,75 @@ const fn before(a: &Buffer, ia: usize, b: &Buffer, ib: usize) -> Result<bool, ()
         return Err(());
     }
     Ok(true)
+}
+
+/// Checks what the models of one module rely on together, beyond each one's [`check`]:
+///
+/// - each workspace pool's `size` is the size of its storage, `storage[p]` (the generated
+///   code passes each static's own length; constant pools' entries are not read), so
+///   the buffers `check` proves inside `size` are inside the static;
+/// - no model's persistent state shares a byte with any buffer of another model: the
+///   models share the workspace, and the others run between two of its inferences.
+///
+/// It takes time proportional to the state buffers times all buffers.
+pub const fn check_module(
+    pools: &[PoolInfo],
+    storage: &[usize],
+    models: &[&ModelInfo],
+) -> Result<(), Violation> {
+    if storage.len() != pools.len() {
+        return Err(Violation::Pool);
+    }
+    let mut p = 0;
+    while p < pools.len() {
+        if matches!(pools[p].kind, PoolKind::Workspace) && pools[p].size != storage[p] {
+            return Err(Violation::Storage { pool: p });
+        }
+        p += 1;
+    }
+    let mut m = 0;
+    while m < models.len() {
+        let own = models[m].buffers;
+        let mut s = 0;
+        while s < own.len() {
+            let state = &own[s];
+            if state.persistent {
+                let mut n = 0;
+                while n < models.len() {
+                    if n != m && shares_bytes(state, models[n].buffers) {
+                        return Err(Violation::State {
+                            model: m,
+                            buffer: s,
+                        });
+                    }
+                    n += 1;
+                }
+            }
+            s += 1;
+        }
+        m += 1;
+    }
+    Ok(())
+}
+
+/// Whether `state` shares a byte with any of `buffers` in its pool.
+const fn shares_bytes(state: &Buffer, buffers: &[Buffer]) -> bool {
+    let mut i = 0;
+    while i < buffers.len() {
+        let b = &buffers[i];
+        // Both inside their pool (each model's `check`), so the sums do not overflow;
+        // saturating all the same, as this runs on any hand-edited data.
+        if b.pool == state.pool
+            && b.size > 0
+            && state.size > 0
+            && b.offset < state.offset.saturating_add(state.size)
+            && state.offset < b.offset.saturating_add(b.size)
+        {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Checks `model` against `pools`; see the module documentation for what it proves.

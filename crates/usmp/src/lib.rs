@@ -87,7 +87,7 @@ mod plan;
 mod session;
 mod workspace;
 
-pub use check::{Violation, check};
+pub use check::{Violation, check, check_module};
 pub use once::TakeOnce;
 pub use op::{Builtin, ElementType, Op, Quantization, Scales, Tensor, slice};
 pub use options::{Activation, Options, Padding};

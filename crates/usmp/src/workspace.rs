@@ -28,6 +28,13 @@ impl<const N: usize> Storage<N> {
     pub const fn base(&self) -> *mut u8 {
         self.0.get().cast()
     }
+
+    /// Its size in bytes, `N`: generated code passes it to
+    /// [`check_module`](crate::check_module), tying each pool's planned size to its
+    /// storage.
+    pub const fn size(&self) -> usize {
+        N
+    }
 }
 
 impl<const N: usize> core::fmt::Debug for Storage<N> {

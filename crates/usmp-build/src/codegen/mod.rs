@@ -62,7 +62,38 @@ pub fn generate(planned: &Planned, embed: &Embed) -> String {
     for m in &planned.models {
         model::module(&mut out, planned, m, embed);
     }
+    module_check(&mut out, planned);
     out
+}
+
+/// The module-wide proof: what every model's own check takes as given.
+fn module_check(out: &mut String, planned: &Planned) {
+    let storage: Vec<String> = planned
+        .pools
+        .iter()
+        .map(|p| match p.kind {
+            PoolKind::Workspace => format!("{}.0.size()", upper(&p.name)),
+            PoolKind::Constant => "0".to_string(),
+        })
+        .collect();
+    let models: Vec<String> = planned
+        .models
+        .iter()
+        .map(|m| format!("&{}::INFO", m.module))
+        .collect();
+    let _ = write!(
+        out,
+        "
+// What the models above rely on together, proven by the compiler: each workspace pool's
+// size in POOLS is its storage's, and no model's state shares a byte with another model's
+// buffers. A stale or edited file does not build.
+const _: () = if let Err(v) = ::usmp::check_module(POOLS, &[{}], &[{}]) {{
+    v.fail()
+}};
+",
+        storage.join(", "),
+        models.join(", ")
+    );
 }
 
 fn header(out: &mut String, planned: &Planned) {

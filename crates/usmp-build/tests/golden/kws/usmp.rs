@@ -176,3 +176,10 @@ pub mod kws {
         }
     }
 }
+
+// What the models above rely on together, proven by the compiler: each workspace pool's
+// size in POOLS is its storage's, and no model's state shares a byte with another model's
+// buffers. A stale or edited file does not build.
+const _: () = if let Err(v) = ::usmp::check_module(POOLS, &[DTCM.0.size(), SRAM.0.size(), 0], &[&kws::INFO]) {
+    v.fail()
+};

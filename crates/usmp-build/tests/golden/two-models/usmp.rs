@@ -249,3 +249,10 @@ pub mod tiny {
         }
     }
 }
+
+// What the models above rely on together, proven by the compiler: each workspace pool's
+// size in POOLS is its storage's, and no model's state shares a byte with another model's
+// buffers. A stale or edited file does not build.
+const _: () = if let Err(v) = ::usmp::check_module(POOLS, &[SRAM.0.size(), 0], &[&keyword::INFO, &tiny::INFO]) {
+    v.fail()
+};
