@@ -84,4 +84,19 @@ else
   echo "without -T$fragment.x the link fails: undefined symbol: $guard"
 fi
 
+# The fragment passed twice: the second copy of each section is empty, so the link must
+# fail saying so (the message once blamed other data in the section).
+twice=target/twice.log
+if RUSTFLAGS="-C link-arg=-Tlink.x -C link-arg=-T$fragment.x -C link-arg=-T$fragment.x" \
+    CARGO_TARGET_DIR=target/twice cargo build --release >"$twice" 2>&1; then
+  echo "error: the firmware linked with -T$fragment.x twice" >&2
+  status=1
+elif ! grep -q "passed to the linker twice" "$twice"; then
+  echo "error: linking with -T$fragment.x twice failed, but not saying so:" >&2
+  tail -20 "$twice" >&2
+  status=1
+else
+  echo "with -T$fragment.x twice the link fails: $(grep -o 'ERROR(usmp)[^;]*' "$twice" | head -1)"
+fi
+
 exit $status

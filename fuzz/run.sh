@@ -36,9 +36,12 @@ seed tflite fixtures/tflite/models/*.tflite
 if [ -d "$shared/tflite-models" ]; then
     seed tflite $(find "$shared/tflite-models" -name '*.tflite' -size -64k | sort)
 fi
+seed memory_x examples/*/memory.x
+# Kernel preparation: the models the kernels run (mutations reach their quantization).
+seed kernels $(find fixtures/tflite/models -name '*.tflite' -size -64k | sort)
 
 mkdir -p target/fuzz-logs
-for target in csv problem_json model_ir pools_file usmp_toml tflite; do
+for target in csv problem_json model_ir pools_file usmp_toml tflite memory_x kernels; do
     echo "== fuzz $target: $runs runs"
     log="target/fuzz-logs/$target.log"
     # -seed fixes libFuzzer's random choices, so a run is repeatable.

@@ -60,6 +60,8 @@ pub struct Output {
     pub unplaced: Vec<(String, String)>,
     /// The `.tflite` copies holding TensorFlow Lite Micro's offline plan (`tflm = true`).
     pub tflm: Vec<PathBuf>,
+    /// Whether the generated code calls `usmp-kernels` (some model has `kernels = true`).
+    pub kernels: bool,
 }
 
 /// The file a model's TensorFlow Lite Micro copy is written to (`tflm = true`).
@@ -175,11 +177,14 @@ impl Config {
             let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
                 .map(|d| PathBuf::from(d).join("Cargo.toml"))
                 .and_then(|p| std::fs::read_to_string(p).ok());
-            if manifest.is_some_and(|m| !depends_on_runtime(&m)) {
-                println!(
-                    "cargo::warning=usmp: the generated module is built on the `usmp` runtime crate, which Cargo.toml does not list; add `usmp = \"{}\"` to [dependencies]",
-                    env!("CARGO_PKG_VERSION")
-                );
+            // No compare-and-swap (Cortex-M0, RV32IMC): the workspace is taken in a
+            // critical section, which the firmware must provide.
+            let cas = std::env::var("CARGO_CFG_TARGET_HAS_ATOMIC")
+                .is_ok_and(|a| a.split(',').any(|w| w == "8"));
+            if let Some(m) = manifest {
+                for line in manifest_warnings(&m, out.kernels, cas) {
+                    println!("cargo::warning={line}");
+                }
             }
             if let Some(dir) = out.module.parent() {
                 println!("cargo::rustc-link-search={}", dir.display());
@@ -263,10 +268,58 @@ impl Config {
     }
 }
 
-/// Whether a crate's `Cargo.toml` lists the `usmp` runtime among its dependencies (by
-/// name, or renamed with `package = "usmp"`), for every target or some. A manifest that
-/// does not parse says yes: cargo reports that itself.
-fn depends_on_runtime(cargo_toml: &str) -> bool {
+/// What the crate's `Cargo.toml` lacks for the generated code, each as a warning line
+/// printed before rustc's own errors about it: the `usmp` runtime, `usmp-kernels` when
+/// `kernels` (without it, a dozen unresolved `::usmp_kernels` paths inside OUT_DIR), and
+/// on a target without compare-and-swap (`cas` false), any mention of a critical-section
+/// implementation (without one, an undefined `_critical_section_1_0_acquire` at link).
+fn manifest_warnings(cargo_toml: &str, kernels: bool, cas: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !depends_on(cargo_toml, "usmp") {
+        lines.push(format!(
+            "usmp: the generated module is built on the `usmp` runtime crate, which Cargo.toml does not list; add {} to [dependencies]",
+            dependency_line("usmp")
+        ));
+    }
+    if kernels && !depends_on(cargo_toml, "usmp-kernels") {
+        lines.push(format!(
+            "usmp: `kernels = true` generates calls into the `usmp-kernels` crate, which Cargo.toml does not list; add {} to [dependencies]",
+            dependency_line("usmp-kernels")
+        ));
+    }
+    if !cas && !cargo_toml.contains("critical-section") {
+        lines.push(
+            "usmp: this target has no compare-and-swap, so Workspace::take runs in a critical section, and nothing in Cargo.toml provides one (a link error `undefined symbol: _critical_section_1_0_acquire` says so); on a single-core Cortex-M add cortex-m = { version = \"0.7\", features = [\"critical-section-single-core\"] }, on RISC-V riscv = { version = \"0.12\", features = [\"critical-section-single-hart\"] }"
+                .to_string(),
+        );
+    }
+    lines
+}
+
+/// How to depend on the sibling crate `name`, from where this usmp-build came: the same
+/// version from the registry, or the folder beside this one for a local checkout (no
+/// version is published yet).
+fn dependency_line(name: &str) -> String {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let version = env!("CARGO_PKG_VERSION");
+    let from_registry = here
+        .components()
+        .any(|c| c.as_os_str() == "registry" || c.as_os_str() == "vendor");
+    match here.parent().map(|p| p.join(name)) {
+        Some(sibling) if !from_registry && sibling.is_dir() => {
+            format!(
+                "`{name} = {{ path = {:?} }}`",
+                sibling.display().to_string()
+            )
+        }
+        _ => format!("`{name} = \"{version}\"`"),
+    }
+}
+
+/// Whether a crate's `Cargo.toml` lists crate `name` among its dependencies (by name, or
+/// renamed with `package = "..."`), for every target or some. A manifest that does not
+/// parse says yes: cargo reports that itself.
+fn depends_on(cargo_toml: &str, crate_name: &str) -> bool {
     let Ok(doc) = cargo_toml.parse::<toml::Table>() else {
         return true;
     };
@@ -275,7 +328,8 @@ fn depends_on_runtime(cargo_toml: &str) -> bool {
             .and_then(toml::Value::as_table)
             .is_some_and(|deps| {
                 deps.iter().any(|(name, v)| {
-                    name == "usmp" || v.get("package").and_then(toml::Value::as_str) == Some("usmp")
+                    name == crate_name
+                        || v.get("package").and_then(toml::Value::as_str) == Some(crate_name)
                 })
             })
     };
@@ -344,6 +398,7 @@ pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Outp
         svg: write(SVG_FILE, report::svg(planned).as_bytes())?,
         read: read.to_vec(),
         summary: report::summary(planned),
+        kernels: planned.models.iter().any(|m| m.kernels.is_some()),
         unplaced: planned
             .pools
             .iter()
@@ -422,7 +477,7 @@ pub fn plan<S: Clone>(
 
 #[cfg(test)]
 mod tests {
-    use super::{depends_on_runtime, unplaced_warnings};
+    use super::{depends_on, manifest_warnings, unplaced_warnings};
 
     #[test]
     fn a_pool_without_region_is_flagged_on_bare_metal_only() {
@@ -438,6 +493,7 @@ mod tests {
 
     #[test]
     fn the_runtime_dependency_is_found_however_written() {
+        let depends_on_runtime = |t: &str| depends_on(t, "usmp");
         assert!(depends_on_runtime("[dependencies]\nusmp = \"0.1\"\n"));
         assert!(depends_on_runtime(
             "[dependencies]\nusmp.workspace = true\n"
@@ -452,5 +508,30 @@ mod tests {
             "[dependencies]\nusmp-core = \"0.1\"\n[build-dependencies]\nusmp = \"0.1\"\n"
         ));
         assert!(depends_on_runtime("not toml ["));
+    }
+
+    #[test]
+    fn a_manifest_missing_what_the_code_needs_is_told_what_to_add() {
+        let full = "[dependencies]\nusmp = \"0.1\"\nusmp-kernels = \"0.1\"\n\
+                    cortex-m = { version = \"0.7\", features = [\"critical-section-single-core\"] }\n";
+        assert!(manifest_warnings(full, true, false).is_empty());
+        let bare = "[dependencies]\ncortex-m-rt = \"0.7\"\n";
+        let w = manifest_warnings(bare, true, false);
+        assert_eq!(w.len(), 3, "{w:#?}");
+        assert!(
+            w[0].contains("`usmp` runtime crate") && w[0].contains("add `usmp = "),
+            "{}",
+            w[0]
+        );
+        // This checkout's usmp-build suggests its sibling folder: no version is published.
+        assert!(w[0].contains("path = "), "{}", w[0]);
+        assert!(
+            w[1].contains("`usmp-kernels` crate") && w[1].contains("add `usmp-kernels = "),
+            "{}",
+            w[1]
+        );
+        assert!(w[2].contains("_critical_section_1_0_acquire"), "{}", w[2]);
+        // Neither the kernels nor a critical section are needed otherwise.
+        assert_eq!(manifest_warnings(bare, false, true).len(), 1);
     }
 }

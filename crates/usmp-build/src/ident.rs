@@ -39,7 +39,8 @@ pub fn check_name(s: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn snake_suggestion(s: &str) -> String {
+/// A lower-case identifier close to `s`, for advice.
+pub(crate) fn snake_suggestion(s: &str) -> String {
     let mut out = words(s).join("_").to_ascii_lowercase();
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert_str(0, "m_");

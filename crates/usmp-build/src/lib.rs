@@ -126,7 +126,8 @@
 //! |---|---|
 //! | `-Tusmp.x` left out (or `build()` not run) | link error `undefined symbol: __usmp_x_not_linked__pass_link_arg_Tusmp_x`: on `target_os = "none"` the generated code refers to a symbol only `usmp.x` defines |
 //! | the pool does not fit its region | `ASSERT` error `ERROR(usmp): pool dtcm (N bytes) overflows memory region DTCM; ...` |
-//! | other data put in a pool's section | `ASSERT` error `ERROR(usmp): section .usmp.dtcm does not hold exactly pool dtcm's N bytes; ...` |
+//! | other data put in a pool's section | `ASSERT` error `ERROR(usmp): section .usmp.dtcm holds more than pool dtcm's N bytes: other data is in that section, ...` |
+//! | `-Tusmp.x` passed twice, or a model the firmware never runs (rustc leaves its statics out) | `ASSERT` error `ERROR(usmp): section .usmp.flash holds less than pool flash's N bytes: ...`, naming both causes |
 //! | two pools given one `section` | build error at the second `section`, naming both |
 //! | a pool without `region` on a bare-metal target | a `cargo::warning` naming the pool and its section, and `region = "RAM"` to add |
 //! | a region name that is not a symbol | build error at `region` |

@@ -121,8 +121,10 @@ INSERT {insert};
 
 /* The linker's own \"overflowed by N bytes\" line above this message says by how much. */
 ASSERT(__eusmp_{sym} <= ORIGIN({region}) + LENGTH({region}), \"ERROR(usmp): pool {name} ({size} bytes) overflows memory region {region}; enlarge {region} in memory.x, give the pool a smaller `size` limit so it plans into the next pool, or move it to a larger region\"); /* \"memory region not defined\" on this line: pass -T{file} after -Tlink.x (which includes memory.x), or declare {region} in memory.x */
-/* Only the generated pool statics may be in the section: anything else would shift them. */
-ASSERT(__eusmp_{sym} - {start} == {bytes}, \"ERROR(usmp): section {s} does not hold exactly pool {name}'s {bytes} bytes; put no other data in that section, and build {file} and the generated module in the same build\");",
+/* Exactly the generated pool statics in the section: short when rustc left them out or
+   this fragment is linked twice; long when other data is in it (it would shift them). */
+ASSERT(__eusmp_{sym} - {start} >= {bytes}, \"ERROR(usmp): section {s} holds less than pool {name}'s {bytes} bytes: rustc leaves out the statics of a model the firmware never uses (run it, e.g. with invoke(), or remove it from usmp.toml), or -T{file} is passed to the linker twice (pass it once), or {file} comes from another build than the generated module\");
+ASSERT(__eusmp_{sym} - {start} <= {bytes}, \"ERROR(usmp): section {s} holds more than pool {name}'s {bytes} bytes: other data is in that section, which would shift the pool; put nothing else in it, or {file} comes from another build than the generated module\");",
             file = file_name(embed),
             start = start_symbol(&pool.name),
             name = pool.name,

@@ -242,10 +242,16 @@ fn name<S: Clone>(
     out: &mut Vec<Diagnostic<S>>,
 ) {
     if let Err(e) = check_name(&name.value) {
-        out.push(Diagnostic::new(
-            name.span.clone(),
-            format!("bad {what} name: {e}"),
-        ));
+        let mut d = Diagnostic::new(name.span.clone(), format!("bad {what} name: {e}"));
+        if what == "module" {
+            // Usually not written at all: the model's name (usmp_pools!'s `model = ...`:
+            // the file's) was taken for it.
+            d = d.help(format!(
+                "the generated module is named after the model unless the model says `module = \"...\"`: add module = \"{}\"",
+                crate::ident::snake_suggestion(&name.value)
+            ));
+        }
+        out.push(d);
     } else if !seen.insert(name.value.clone()) {
         out.push(
             Diagnostic::new(

@@ -244,6 +244,29 @@ fn an_edited_plan_does_not_compile() {
 }
 
 #[test]
+fn invoke_without_kernels_says_what_to_add() {
+    let toml = std::fs::read_to_string(Path::new(ROOT).join("fixtures/kws/usmp.toml"))
+        .unwrap()
+        .replace("../../examples", &format!("{ROOT}/examples"));
+    let dir = scratch_crate("invoke-without-kernels", &toml);
+    let lib = "#![no_std]\npub mod usmp {\n    include!(concat!(env!(\"OUT_DIR\"), \"/usmp.rs\"));\n}\n\n\
+               pub fn run(ws: &mut usmp::Workspace) {\n    \
+               let mut m = usmp::kws::Model::session(ws);\n    usmp::kws::invoke(&mut m);\n}\n";
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let out = cargo(&dir, "thumb", &["build"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("model `kws` was planned without `kernels = true`, so it has no `invoke`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("add `kernels = true` to model `kws`"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_buffer_moved_over_another_models_state_does_not_compile() {
     let fixture = Path::new(ROOT).join("fixtures/two-models");
     let toml = std::fs::read_to_string(fixture.join("usmp.toml"))

@@ -713,6 +713,13 @@ fn a_usmp_toml_plans_as_the_build_would() {
         "{}",
         text(&out.stderr)
     );
+    // The other way round: a usmp.toml given as the pools of a model is not read as JSON.
+    let model = repo().join("examples/models/kws.json");
+    fails_with(
+        &["plan", model.to_str().unwrap(), "--pools", toml],
+        2,
+        &["a pools file is JSON", "`usmp plan usmp.toml`"],
+    );
 
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-manifest");
     std::fs::create_dir_all(&dir).unwrap();

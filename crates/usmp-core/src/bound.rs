@@ -537,7 +537,7 @@ mod tests {
             let mut b = Problem::builder();
             let pools: Vec<usize> = (0..10)
                 .map(|k| {
-                    let mut p = Pool::workspace(&format!("p{k}"));
+                    let mut p = Pool::workspace(format!("p{k}"));
                     p.size_limit = Some(100);
                     b.pool(p)
                 })
@@ -546,7 +546,7 @@ mod tests {
                 let size = if Some(k) == overfull { 60 } else { 40 };
                 for step in 0..2 {
                     b.buffer(
-                        Buffer::new(&format!("b{k}_{step}"), size)
+                        Buffer::new(format!("b{k}_{step}"), size)
                             .with_candidates([p])
                             .with_live(0, 2),
                     );

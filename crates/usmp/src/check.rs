@@ -35,7 +35,8 @@ pub enum Violation {
     /// A pool's alignment is not a power of two, or the images table does not list every
     /// pool.
     Pool,
-    /// A buffer names no pool, or lies (partly) outside it, or at a misaligned offset.
+    /// A buffer names no pool, or lies (partly) outside it, or at a misaligned offset, or
+    /// holds more bytes (`len`) than it reserves (`size`).
     OutsidePool {
         /// The buffer's index.
         buffer: usize,
@@ -243,7 +244,7 @@ pub const fn check(pools: &[PoolInfo], model: &ModelInfo) -> Result<(), Violatio
             Some(end) => end <= room,
             None => false,
         };
-        if !fits || b.offset & (pool.alignment - 1) != 0 {
+        if !fits || b.len > b.size || b.offset & (pool.alignment - 1) != 0 {
             return Err(Violation::OutsidePool { buffer: i });
         }
         if b.start > b.end || b.end as usize > calls {

@@ -39,8 +39,12 @@ pub struct Buffer {
     /// Byte offset from the pool's start; in a constant pool, from the start of its
     /// model's image.
     pub offset: usize,
-    /// Size in bytes.
+    /// Size in bytes, as planned: what it reserves in its pool, rounded up to the model's
+    /// size granularity.
     pub size: usize,
+    /// The bytes it holds (its tensor's, or its scratch's as requested): the length of
+    /// every region handed out for it. At most `size`.
+    pub len: usize,
     /// The first call during which it is live.
     pub start: u32,
     /// One past the last call during which it is live.
@@ -58,10 +62,17 @@ impl Buffer {
             pool,
             offset,
             size,
+            len: size,
             start,
             end,
             persistent: false,
         }
+    }
+
+    /// The same buffer holding `len` bytes of its `size` (a tensor whose size is not a
+    /// multiple of the granularity): regions handed out for it are `len` bytes long.
+    pub const fn holding(self, len: usize) -> Self {
+        Buffer { len, ..self }
     }
 
     /// Persistent state: as [`Buffer::new`], kept from one inference to the next.

@@ -27,7 +27,7 @@ pub unsafe trait Model: 'static {
 
     /// The bytes of constant buffer `b`; empty for a workspace buffer.
     fn constant(b: &Buffer) -> &'static [u8] {
-        let end = b.offset.saturating_add(b.size);
+        let end = b.offset.saturating_add(b.len);
         Self::constants(b.pool).get(b.offset..end).unwrap_or(&[])
     }
 }
@@ -71,10 +71,10 @@ impl Memory {
         if self.is_constant(buffer) {
             return Some((self.constant)(buffer));
         }
-        // SAFETY: the plan is checked (`Model`'s contract): the buffer lies inside its
-        // pool, whose bytes `take` initialised; no writable region overlaps it (the
-        // caller's promise), so a shared slice is sound.
-        Some(unsafe { core::slice::from_raw_parts(self.at(buffer), buffer.size) })
+        // SAFETY: the plan is checked (`Model`'s contract): the buffer's `size` bytes,
+        // and so its first `len`, lie inside its pool, whose bytes `take` initialised; no
+        // writable region overlaps it (the caller's promise), so a shared slice is sound.
+        Some(unsafe { core::slice::from_raw_parts(self.at(buffer), buffer.len) })
     }
 
     /// The bytes of workspace buffer `b`, writable; `None` for a constant.
@@ -88,9 +88,9 @@ impl Memory {
         if self.is_constant(buffer) {
             return None;
         }
-        // SAFETY: inside its pool and initialised (the checked plan, `take`); exclusive
-        // by the caller's promise.
-        Some(unsafe { core::slice::from_raw_parts_mut(self.at(buffer), buffer.size) })
+        // SAFETY: its first `len <= size` bytes are inside its pool and initialised (the
+        // checked plan, `take`); exclusive by the caller's promise.
+        Some(unsafe { core::slice::from_raw_parts_mut(self.at(buffer), buffer.len) })
     }
 
     fn at(&self, buffer: &Buffer) -> *mut u8 {

@@ -35,7 +35,7 @@ fn infer(
         model.poison_all(0x5A);
     }
     if let Some(input) = model.input(0) {
-        input[..INPUT_BYTES].copy_from_slice(image);
+        input.copy_from_slice(image);
     }
     if cfg!(feature = "poison") {
         // Every buffer whose last use was a call is garbage after it.

@@ -109,6 +109,25 @@ fn live(m: &PlannedModel, b: usize) -> (usize, usize) {
         })
 }
 
+/// The bytes buffer `b` holds: its largest tensor's (outputs written in place share it)
+/// or its scratch's as requested; its planned size when neither is known.
+fn held(m: &PlannedModel, b: usize) -> u64 {
+    let planned = m.liveness.problem.buffers()[b].size;
+    let exact = match &m.liveness.origins[b] {
+        Origin::Tensors(tensors) => tensors
+            .iter()
+            .filter_map(|&t| m.model.tensors.get(t).and_then(|t| t.size.bytes()))
+            .max(),
+        Origin::Scratch { call, name } => m
+            .liveness
+            .scratch
+            .get(*call)
+            .and_then(|s| s.iter().find(|s| &s.name == name))
+            .and_then(|s| s.size.bytes()),
+    };
+    exact.map_or(planned, |e| e.min(planned))
+}
+
 pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embed) {
     let buffers = m.liveness.problem.buffers();
     let calls = m.model.calls.len();
@@ -132,9 +151,16 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
         } else {
             "new"
         };
+        // Regions are the bytes the buffer holds, not the granularity's padding.
+        let len = held(m, b);
+        let holding = if len < buffer.size {
+            format!(".holding({len})")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "    /// `{}`: {} bytes at offset {} of `{}`, live during calls {start}..{end}.\n    pub const {}: Buffer = Buffer::{kind}({}, {}, {}, {start}, {end});",
+            "    /// `{}`: {} bytes at offset {} of `{}`, live during calls {start}..{end}.\n    pub const {}: Buffer = Buffer::{kind}({}, {}, {}, {start}, {end}){holding};",
             comment(&buffer.name),
             buffer.size,
             a.offset,
@@ -345,9 +371,31 @@ fn constants(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embe
     }
 }
 
-/// `KERNELS`, `USED_KERNELS`, `invoke` and `invoke_poisoning`, with `kernels = true`.
+/// `KERNELS`, `USED_KERNELS`, `invoke` and `invoke_poisoning`, with `kernels = true`;
+/// without, an `invoke` and `invoke_poisoning` whose every call fails to compile saying
+/// what to add (rather than rustc's bare "cannot find function").
 fn kernels(out: &mut String, m: &PlannedModel) {
     let Some(kernels) = &m.kernels else {
+        let _ = write!(
+            out,
+            "
+    /// Implemented by nothing: `invoke` needs each call's kernel parameters, which a model
+    /// planned without `kernels = true` does not have.
+    #[diagnostic::on_unimplemented(
+        message = \"model `{name}` was planned without `kernels = true`, so it has no `invoke`\",
+        label = \"no kernel parameters were prepared for this model\",
+        note = \"add `kernels = true` to model `{name}` (a .tflite model) in usmp.toml or usmp_pools!, or run your own kernels over `session.call(i)`\"
+    )]
+    pub trait PlannedWithoutKernels {{}}
+
+    /// Not available without `kernels = true`: see [`PlannedWithoutKernels`].
+    pub fn invoke<S: PlannedWithoutKernels>(_session: S) {{}}
+
+    /// Not available without `kernels = true`: see [`PlannedWithoutKernels`].
+    pub fn invoke_poisoning<S: PlannedWithoutKernels>(_session: S, _poison: u8) {{}}
+",
+            name = comment(&m.name).replace(['"', '\\', '{', '}'], "_")
+        );
         return;
     };
     out.push_str(

@@ -442,6 +442,18 @@ pub fn read_model(path: &Path) -> Result<ModelFile, InputError> {
 
 /// Reads a pools file.
 pub fn read_pools(path: &Path) -> Result<PoolsFile, InputError> {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+    {
+        // A usmp.toml is the build's whole manifest (pools and models), not a pools file.
+        return Err(InputError::whole(
+            &path.display().to_string(),
+            "a pools file is JSON (`{\"pools\": [...]}`); this is a .toml file: to plan a \
+             usmp.toml as the build does, give it as the file to plan (`usmp plan \
+             usmp.toml`) without --pools",
+        ));
+    }
     let (file, bytes) = read_bytes(path)?;
     parse_pools(&text(&file, bytes)?, &file)
 }

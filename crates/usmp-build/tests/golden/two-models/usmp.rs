@@ -81,15 +81,15 @@ pub mod keyword {
     use ::usmp::{Activation, Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Options, Padding, Quantization, Scales, Slot, Tensor};
 
     /// `audio`: 496 bytes at offset 5280 of `sram`, live during calls 0..1.
-    pub const AUDIO: Buffer = Buffer::new(0, 5280, 496, 0, 1);
+    pub const AUDIO: Buffer = Buffer::new(0, 5280, 496, 0, 1).holding(490);
     /// `conv_w`: 640 bytes at offset 0 of `flash`, live during calls 0..5.
     pub const CONV_W: Buffer = Buffer::new(1, 0, 640, 0, 5);
     /// `bias`: 16 bytes at offset 1120 of `flash`, live during calls 0..5.
-    pub const BIAS: Buffer = Buffer::new(1, 1120, 16, 0, 5);
+    pub const BIAS: Buffer = Buffer::new(1, 1120, 16, 0, 5).holding(8);
     /// `conv+relu`: 4000 bytes at offset 256 of `sram`, live during calls 0..3.
     pub const CONV: Buffer = Buffer::new(0, 256, 4000, 0, 3);
     /// `pool`: 1008 bytes at offset 4256 of `sram`, live during calls 2..4.
-    pub const POOL: Buffer = Buffer::new(0, 4256, 1008, 2, 4);
+    pub const POOL: Buffer = Buffer::new(0, 4256, 1008, 2, 4).holding(1000);
     /// `fc_w`: 480 bytes at offset 640 of `flash`, live during calls 0..5.
     pub const FC_W: Buffer = Buffer::new(1, 640, 480, 0, 5);
     /// `state`: 256 bytes at offset 0 of `sram`, live during calls 0..5.
@@ -97,7 +97,7 @@ pub mod keyword {
     /// `logits`: 48 bytes at offset 256 of `sram`, live during calls 3..5.
     pub const LOGITS: Buffer = Buffer::new(0, 256, 48, 3, 5);
     /// `probs`: 16 bytes at offset 320 of `sram`, live during calls 4..5.
-    pub const PROBS: Buffer = Buffer::new(0, 320, 16, 4, 5);
+    pub const PROBS: Buffer = Buffer::new(0, 320, 16, 4, 5).holding(12);
     /// `im2col@0`: 1024 bytes at offset 4256 of `sram`, live during calls 0..1.
     pub const CALL0_IM2COL: Buffer = Buffer::new(0, 4256, 1024, 0, 1);
     /// `acc@3`: 512 bytes at offset 320 of `sram`, live during calls 3..4.
@@ -142,6 +142,21 @@ pub mod keyword {
     #[unsafe(link_section = ".usmp.flash")]
     static FLASH: super::Align16<[u8; FLASH_SIZE]> = super::Align16(*include_bytes!(concat!(env!("OUT_DIR"), "/keyword.flash.bin")));
 
+    /// Implemented by nothing: `invoke` needs each call's kernel parameters, which a model
+    /// planned without `kernels = true` does not have.
+    #[diagnostic::on_unimplemented(
+        message = "model `kws` was planned without `kernels = true`, so it has no `invoke`",
+        label = "no kernel parameters were prepared for this model",
+        note = "add `kernels = true` to model `kws` (a .tflite model) in usmp.toml or usmp_pools!, or run your own kernels over `session.call(i)`"
+    )]
+    pub trait PlannedWithoutKernels {}
+
+    /// Not available without `kernels = true`: see [`PlannedWithoutKernels`].
+    pub fn invoke<S: PlannedWithoutKernels>(_session: S) {}
+
+    /// Not available without `kernels = true`: see [`PlannedWithoutKernels`].
+    pub fn invoke_poisoning<S: PlannedWithoutKernels>(_session: S, _poison: u8) {}
+
     /// Model `kws`: `Model::session(&mut workspace)` runs it; kernels see it through
     /// `::usmp::Model`.
     #[derive(Debug)]
@@ -176,13 +191,13 @@ pub mod tiny {
     use ::usmp::{Activation, Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Options, Padding, Quantization, Scales, Slot, Tensor};
 
     /// `x`: 112 bytes at offset 9344 of `sram`, live during calls 0..1.
-    pub const X: Buffer = Buffer::new(0, 9344, 112, 0, 1);
+    pub const X: Buffer = Buffer::new(0, 9344, 112, 0, 1).holding(100);
     /// `w`: 16 bytes at offset 0 of `flash`, live during calls 0..2.
-    pub const W: Buffer = Buffer::new(1, 0, 16, 0, 2);
+    pub const W: Buffer = Buffer::new(1, 0, 16, 0, 2).holding(3);
     /// `y`: 9008 bytes at offset 256 of `sram`, live during calls 0..2.
-    pub const Y: Buffer = Buffer::new(0, 256, 9008, 0, 2);
+    pub const Y: Buffer = Buffer::new(0, 256, 9008, 0, 2).holding(9000);
     /// `z`: 64 bytes at offset 9280 of `sram`, live during calls 1..2.
-    pub const Z: Buffer = Buffer::new(0, 9280, 64, 1, 2);
+    pub const Z: Buffer = Buffer::new(0, 9280, 64, 1, 2).holding(50);
     /// `im2col@0`: 64 bytes at offset 9280 of `sram`, live during calls 0..1.
     pub const CALL0_IM2COL: Buffer = Buffer::new(0, 9280, 64, 0, 1);
     /// Every planned buffer; slots index it.
@@ -221,6 +236,21 @@ pub mod tiny {
     pub const FLASH_SIZE: usize = 16;
     #[unsafe(link_section = ".usmp.flash")]
     static FLASH: super::Align16<[u8; FLASH_SIZE]> = super::Align16(*include_bytes!(concat!(env!("OUT_DIR"), "/tiny.flash.bin")));
+
+    /// Implemented by nothing: `invoke` needs each call's kernel parameters, which a model
+    /// planned without `kernels = true` does not have.
+    #[diagnostic::on_unimplemented(
+        message = "model `tiny` was planned without `kernels = true`, so it has no `invoke`",
+        label = "no kernel parameters were prepared for this model",
+        note = "add `kernels = true` to model `tiny` (a .tflite model) in usmp.toml or usmp_pools!, or run your own kernels over `session.call(i)`"
+    )]
+    pub trait PlannedWithoutKernels {}
+
+    /// Not available without `kernels = true`: see [`PlannedWithoutKernels`].
+    pub fn invoke<S: PlannedWithoutKernels>(_session: S) {}
+
+    /// Not available without `kernels = true`: see [`PlannedWithoutKernels`].
+    pub fn invoke_poisoning<S: PlannedWithoutKernels>(_session: S, _poison: u8) {}
 
     /// Model `tiny`: `Model::session(&mut workspace)` runs it; kernels see it through
     /// `::usmp::Model`.
