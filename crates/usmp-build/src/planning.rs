@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use usmp_core::input::{InputError, read_model};
 use usmp_core::liveness::{self, CallSelector, Liveness, Options, ScratchRule};
 use usmp_core::model::{Model, ModelLocus, Scratch, Size};
-use usmp_core::tflite::{TensorInfo, TflmPlan, plan_for_tflm};
+use usmp_core::tflite::{TensorInfo, TflmPlan, plan_for_tflm, scratch_for_tflm};
 use usmp_core::{Algorithm, Assignment, Auto, Exact, Plan, PlanError, Pool, PoolKind, algo};
 
 use crate::spec::{Diagnostic, ModelSpec, PoolSpec, Spec};
@@ -240,7 +240,9 @@ fn plan_model<S: Clone>(
             at("`tflm = true` writes a copy of a .tflite model, and this is a JSON model".into())
                 .help("leave out `tflm`, or name the model's .tflite file in `path`")
         })?;
-        let planned = plan_for_tflm(bytes, &m.name.value, algorithm.as_ref(), &options.scratch)
+        // The model's scratch rules, or else what TFLite Micro's reference kernels request.
+        let (scratch, _) = scratch_for_tflm(bytes, &options.scratch);
+        let planned = plan_for_tflm(bytes, &m.name.value, algorithm.as_ref(), &scratch)
             .map_err(|e| at(format!("TensorFlow Lite Micro's plan: {e}")))?;
         Some(planned)
     } else {

@@ -7,7 +7,9 @@ use usmp_core::Algorithm;
 use usmp_core::liveness::{CallSelector, ScratchRule};
 use usmp_core::model::{Scratch, Size};
 use usmp_core::report;
-use usmp_core::tflite::{OFFLINE_PLAN_METADATA, TflmError, plan_for_tflm};
+use usmp_core::tflite::{
+    OFFLINE_PLAN_METADATA, TflmError, TflmScratch, plan_for_tflm, scratch_for_tflm,
+};
 
 use crate::{Failure, Format, emit, write_file, write_svg};
 
@@ -68,7 +70,9 @@ pub(crate) fn write(
     let name = file
         .file_stem()
         .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
-    let scratch = unique_names(scratch);
+    // Without --scratch: what TFLite Micro's reference kernels request, from the shapes.
+    let (rules, assumed) = scratch_for_tflm(&bytes, scratch);
+    let scratch = unique_names(&rules);
     let planned = plan_for_tflm(&bytes, &name, algorithm, &scratch).map_err(|e| match e {
         TflmError::Plan(e) => Failure::NoPlan(format!("{shown}: {e}")),
         TflmError::Tflite(usmp_core::tflite::TfliteError::NotTflite { .. }) => {
@@ -84,11 +88,19 @@ pub(crate) fn write(
     }
     write_file(out, "the model", &planned.written.bytes)?;
 
-    let scratch_note = if scratch.is_empty() {
-        "; kernel scratch TFLite Micro requests comes on top: give it with --scratch to plan \
-         room for it"
+    let scratch_note = if !assumed.is_empty() {
+        format!(
+            ", with the scratch TFLite Micro's reference kernels request where it will place \
+             it ({}; other kernels, such as CMSIS-NN's, request other sizes: give those with \
+             --scratch)",
+            assumed_list(&assumed)
+        )
+    } else if scratch.is_empty() {
+        "; no call requests scratch from TFLite Micro's reference kernels (other kernels may: \
+         give theirs with --scratch)"
+            .to_string()
     } else {
-        ", with the --scratch buffers where TFLite Micro will place them"
+        ", with the --scratch buffers where TFLite Micro will place them".to_string()
     };
     let summary = format!(
         "wrote {}: a TensorFlow Lite Micro offline plan ({OFFLINE_PLAN_METADATA}) for {} of \
@@ -114,6 +126,22 @@ pub(crate) fn write(
     write_svg(svg, || {
         report::svg_steps(&liveness.problem, plan, &liveness.steps)
     })
+}
+
+/// `call 1 SVDF 256 + 256, call 3 SVDF 256 + 256`: the assumed scratch, per call.
+fn assumed_list(assumed: &[TflmScratch]) -> String {
+    let mut calls: Vec<(usize, &str, Vec<String>)> = Vec::new();
+    for s in assumed {
+        match calls.last_mut() {
+            Some((call, _, sizes)) if *call == s.call => sizes.push(s.bytes.to_string()),
+            _ => calls.push((s.call, &s.op, vec![s.bytes.to_string()])),
+        }
+    }
+    let listed: Vec<String> = calls
+        .iter()
+        .map(|(call, op, sizes)| format!("call {call} {op} {}", sizes.join(" + ")))
+        .collect();
+    format!("{} bytes", listed.join(", "))
 }
 
 /// The rules with names unique within each call: the same rule given twice is two

@@ -77,18 +77,39 @@ fn writes_a_planned_copy_and_reports_its_head() {
         .unwrap();
     assert_eq!(plan.offsets.len(), 43);
 
-    // Without the scratch the tensors alone need 2096 bytes, and the report says that
-    // TFLite Micro's scratch comes on top.
+    // Without --scratch usmp plans what TFLite Micro's reference RFFT requests (its
+    // fft_length of 512 int16 values, from the output's shape) and says so: the same head.
     let run = usmp(&["plan", path(&model), "--write-tflm", path(&out)]);
     let stdout = text(&run.stdout);
     assert!(
-        stdout.contains("arena head: 2096 bytes") && stdout.contains("--scratch"),
+        stdout.contains("arena head: 3040 bytes")
+            && stdout.contains("reference kernels request")
+            && stdout.contains("call 3 SignalRfft 1024 bytes"),
         "{stdout}"
     );
+    // --scratch replaces the assumed table: 16 bytes fit in a gap between the tensors, whose
+    // own head is 2096 bytes.
+    let run = usmp(&[
+        "plan",
+        path(&model),
+        "--write-tflm",
+        path(&out),
+        "--scratch",
+        "SignalRfft=16",
+    ]);
+    let stdout = text(&run.stdout);
+    assert!(stdout.contains("arena head: 2096 bytes"), "{stdout}");
 
     // Planning the copy again replaces its plan, with a warning.
     let again = temp("audio-again.tflite");
-    let run = usmp(&["plan", path(&out), "--write-tflm", path(&again)]);
+    let run = usmp(&[
+        "plan",
+        path(&out),
+        "--write-tflm",
+        path(&again),
+        "--scratch",
+        "SignalRfft=16",
+    ]);
     assert!(run.status.success());
     assert!(
         text(&run.stderr).contains("already held an offline plan"),

@@ -30,6 +30,7 @@ mod graph;
 mod offline;
 mod ops;
 mod tflm;
+mod tflm_scratch;
 
 use std::cell::Cell;
 use std::fmt;
@@ -43,6 +44,7 @@ pub use offline::{
     OFFLINE_PLAN_METADATA, OfflinePlan, WithOfflinePlan, read_offline_plan, write_offline_plan,
 };
 pub use tflm::{TFLM_ALIGNMENT, TflmError, TflmPlan, plan_for_tflm, tflm_pools};
+pub use tflm_scratch::{TflmScratch, reference_scratch, scratch_for_tflm};
 
 /// Why a `.tflite` file could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
