@@ -30,16 +30,14 @@ size_of() {
 }
 
 status=0
-echo
-echo "| section | bytes | planned |"
-echo "|---|---:|---:|"
+table="| section | bytes | planned |"$'\n'"|---|---:|---:|"
 for s in .text .rodata .data .bss; do
-  echo "| \`$s\` | $(size_of "$s") | |"
+  table+=$'\n'"| \`$s\` | $(size_of "$s") | |"
 done
 # "  pool dtcm    4016 bytes in .usmp.dtcm", as the firmware printed its plan
 while read -r _ name planned _ _ section; do
   actual=$(size_of "$section")
-  echo "| \`$section\` (pool $name) | ${actual:-missing} | $planned |"
+  table+=$'\n'"| \`$section\` (pool $name) | ${actual:-missing} | $planned |"
   if [ "${actual:-}" != "$planned" ]; then
     echo "error: section $section is ${actual:-missing} bytes, the plan says $planned" >&2
     status=1
@@ -52,6 +50,21 @@ while read -r _ name planned _ _ section; do
     status=1
   fi
 done < <(grep '^  pool ' "$log")
+echo
+echo "$table"
+
+# The README quotes this table between `<!-- sections DIR -->` and `<!-- end -->`: it
+# must be what this build produced, so the figures cannot drift.
+readme=../../README.md
+# (Indented where it sits in a list item.)
+quoted=$(awk -v d="$dir" '{ line = $0; sub(/^ +/, "", line) }
+  line == "<!-- sections " d " -->" { on = 1; next }
+  on && line == "<!-- end -->" { on = 0 } on { print line }' "$readme")
+if [ "$quoted" != "$table" ]; then
+  echo "error: README.md's section table for $dir is not what the build produced; paste the table above between <!-- sections $dir --> and <!-- end -->:" >&2
+  diff <(echo "$quoted") <(echo "$table") >&2 || true
+  status=1
+fi
 
 # cortex-m-rt's reset handler zeroes __sbss..__ebss: that must be .bss itself, not the
 # pools (uninitialised by design, maybe in another region) that usmp.x inserts.
