@@ -132,6 +132,9 @@
 //! | a pool without `region` on a bare-metal target | a `cargo::warning` naming the pool and its section, and `region = "RAM"` to add |
 //! | a region name that is not a symbol | build error at `region` |
 //! | a region `memory.x` does not declare (`"DTMC"`) | build error at `region`, listing the regions of the `memory.x` beside `usmp.toml` |
+//! | a workspace pool in a read-only region (`FLASH`, `QSPI (rx)`) | build error at `region`: the firmware could not write it; the writable regions listed |
+//! | a constant pool in RAM (`DTCM (rwx)`, `RAM`) | build error at `region`: nothing loads the weights there on a board; the regions the image is programmed into listed |
+//! | a region whose kind memory.x does not state (`DTCM : ...`, no attributes) | build error at `region` asking for `(rwx)` or `(rx)` in memory.x (cortex-m-rt's `FLASH` and `RAM` need none) |
 //!
 //! Without a `memory.x` beside `usmp.toml`, a misspelt region is the linker's own error
 //! at the pool's line of `usmp.x`: `usmp.x:22: memory region not defined: DTMC`.

@@ -172,6 +172,8 @@ impl<'w, M: Model> Session<'w, M> {
     }
 
     /// Model input `k`, writable; `None` if there is none or it is left out of the pools.
+    /// It is exactly the tensor's bytes (not the planned buffer, which the size granularity
+    /// may round up), so `copy_from_slice` of the features works whatever their size.
     pub fn input(&mut self, k: usize) -> Option<&mut [u8]> {
         self.inputs().nth(k).flatten()
     }
@@ -185,7 +187,8 @@ impl<'w, M: Model> Session<'w, M> {
         }
     }
 
-    /// Model output `k`; `None` if there is none or it is left out of the pools.
+    /// Model output `k`, exactly the tensor's bytes; `None` if there is none or it is left
+    /// out of the pools.
     pub fn output(&self, k: usize) -> Option<&[u8]> {
         self.outputs().get(k)
     }

@@ -12,13 +12,20 @@
 
 #[cfg(target_os = "none")]
 mod device {
+    // The same semihosting API on both architectures QEMU runs the examples on.
+    #[cfg(target_arch = "arm")]
     use cortex_m_semihosting::{debug, hprintln};
+    #[cfg(target_arch = "riscv32")]
+    use riscv_semihosting::{debug, hprintln};
 
     /// Ends QEMU with `status` (semihosting); on a board without a debugger, sleeps.
     pub fn exit(status: debug::ExitStatus) -> ! {
         debug::exit(status);
         loop {
+            #[cfg(target_arch = "arm")]
             cortex_m::asm::wfi();
+            #[cfg(target_arch = "riscv32")]
+            riscv::asm::wfi();
         }
     }
 
@@ -33,16 +40,41 @@ mod device {
         }
     }
 
-    /// Runs `infer` on each one-byte input of hello_world's cases and prints its output
-    /// next to TFLite Micro's (`expected`); ends the run as a failure on any difference or
-    /// error, as a success otherwise.
-    pub fn check_hello_world<E: core::fmt::Display>(
-        inputs: &[u8],
-        expected: &[u8],
-        mut infer: impl FnMut(u8) -> Result<u8, E>,
+    /// What a hello_world firmware checks, and how.
+    pub struct HelloWorld<'a> {
+        /// What runs where, for the first line printed.
+        pub title: &'a str,
+        /// One int8 input per case.
+        pub inputs: &'a [u8],
+        /// TFLite Micro's output for each.
+        pub expected: &'a [u8],
+        /// Whether `invoke` poisons every buffer that dies (the feature `poison`).
+        pub poison: bool,
+    }
+
+    /// Prints the plan, then for each one-byte input of hello_world's cases writes it to
+    /// `model`'s input, runs `invoke`, and prints the output next to TFLite Micro's; ends
+    /// the run as a failure on any difference or error, as a success otherwise.
+    pub fn check_hello_world<M: usmp::Model, E: core::fmt::Display>(
+        case: &HelloWorld<'_>,
+        model: &mut usmp::Session<'_, M>,
+        mut invoke: impl FnMut(&mut usmp::Session<'_, M>) -> Result<(), E>,
     ) -> ! {
+        print_plan(
+            case.title,
+            model.calls(),
+            case.poison,
+            <M::Pools as usmp::Pools>::POOLS,
+        );
+        let mut infer = |x: u8| {
+            if let Some(input) = model.input(0) {
+                input[0] = x;
+            }
+            invoke(model)?;
+            Ok::<u8, E>(model.output(0).map_or(0, |y| y[0]))
+        };
         let mut all = true;
-        for (&x, &want) in inputs.iter().zip(expected) {
+        for (&x, &want) in case.inputs.iter().zip(case.expected) {
             match infer(x) {
                 Ok(y) => {
                     let same = y == want;
@@ -64,7 +96,7 @@ mod device {
         if !all {
             fail("an output differs from TFLite Micro's");
         }
-        hprintln!("all {} outputs equal TFLite Micro's", inputs.len());
+        hprintln!("all {} outputs equal TFLite Micro's", case.inputs.len());
         exit(debug::EXIT_SUCCESS)
     }
 
@@ -82,7 +114,7 @@ mod device {
 }
 
 #[cfg(target_os = "none")]
-pub use device::{check_hello_world, exit, fail, print_plan};
+pub use device::{HelloWorld, check_hello_world, exit, fail, print_plan};
 
 /// The whole build script of a firmware example: copies `memory.x` to `OUT_DIR`, where
 /// cortex-m-rt's `link.x` looks for it, and plans `usmp.toml` (`usmp_build::build`, which

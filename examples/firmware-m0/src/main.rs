@@ -22,19 +22,6 @@ use usmp::hello_world::Model;
 const INPUTS: &[u8] = include_bytes!("../testdata/inputs.bin");
 const EXPECTED: &[u8] = include_bytes!("../testdata/expected.bin");
 
-/// Runs one inference on `x` and returns the output byte.
-fn infer(model: &mut ::usmp::Session<'_, Model>, x: u8) -> Result<u8, usmp_kernels::CallError> {
-    if let Some(input) = model.input(0) {
-        input[0] = x;
-    }
-    if cfg!(feature = "poison") {
-        usmp::hello_world::invoke_poisoning(model, 0xA5)?;
-    } else {
-        usmp::hello_world::invoke(model)?;
-    }
-    Ok(model.output(0).map_or(0, |y| y[0]))
-}
-
 #[entry]
 fn main() -> ! {
     let Some(mut workspace) = usmp::Workspace::take() else {
@@ -44,11 +31,17 @@ fn main() -> ! {
         fail("a second workspace handle was handed out");
     }
     let mut model = Model::session(&mut workspace);
-    firmware_common::print_plan(
-        "hello_world on a Cortex-M0",
-        model.calls(),
-        cfg!(feature = "poison"),
-        usmp::POOLS,
-    );
-    firmware_common::check_hello_world(INPUTS, EXPECTED, |x| infer(&mut model, x))
+    let case = firmware_common::HelloWorld {
+        title: "hello_world on a Cortex-M0",
+        inputs: INPUTS,
+        expected: EXPECTED,
+        poison: cfg!(feature = "poison"),
+    };
+    firmware_common::check_hello_world(&case, &mut model, |model| {
+        if case.poison {
+            usmp::hello_world::invoke_poisoning(model, 0xA5)
+        } else {
+            usmp::hello_world::invoke(model)
+        }
+    })
 }

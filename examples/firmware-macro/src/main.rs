@@ -31,30 +31,23 @@ use usmp::hello_world_int8::Model;
 const INPUTS: &[u8] = include_bytes!("../../firmware-m0/testdata/inputs.bin");
 const EXPECTED: &[u8] = include_bytes!("../../firmware-m0/testdata/expected.bin");
 
-/// Runs one inference on `x` and returns the output byte.
-fn infer(model: &mut ::usmp::Session<'_, Model>, x: u8) -> Result<u8, usmp_kernels::CallError> {
-    if let Some(input) = model.input(0) {
-        input[0] = x;
-    }
-    if cfg!(feature = "poison") {
-        usmp::hello_world_int8::invoke_poisoning(model, 0xA5)?;
-    } else {
-        usmp::hello_world_int8::invoke(model)?;
-    }
-    Ok(model.output(0).map_or(0, |y| y[0]))
-}
-
 #[entry]
 fn main() -> ! {
     let Some(mut workspace) = usmp::Workspace::take() else {
         fail("the workspace was taken twice")
     };
     let mut model = Model::session(&mut workspace);
-    firmware_common::print_plan(
-        "hello_world on a Cortex-M4F, pools from usmp_pools!",
-        model.calls(),
-        cfg!(feature = "poison"),
-        usmp::POOLS,
-    );
-    firmware_common::check_hello_world(INPUTS, EXPECTED, |x| infer(&mut model, x))
+    let case = firmware_common::HelloWorld {
+        title: "hello_world on a Cortex-M4F, pools from usmp_pools!",
+        inputs: INPUTS,
+        expected: EXPECTED,
+        poison: cfg!(feature = "poison"),
+    };
+    firmware_common::check_hello_world(&case, &mut model, |model| {
+        if case.poison {
+            usmp::hello_world_int8::invoke_poisoning(model, 0xA5)
+        } else {
+            usmp::hello_world_int8::invoke(model)
+        }
+    })
 }
