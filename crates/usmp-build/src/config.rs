@@ -177,12 +177,8 @@ impl Config {
             let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
                 .map(|d| PathBuf::from(d).join("Cargo.toml"))
                 .and_then(|p| std::fs::read_to_string(p).ok());
-            // No compare-and-swap (Cortex-M0, RV32IMC): the workspace is taken in a
-            // critical section, which the firmware must provide.
-            let cas = std::env::var("CARGO_CFG_TARGET_HAS_ATOMIC")
-                .is_ok_and(|a| a.split(',').any(|w| w == "8"));
             if let Some(m) = manifest {
-                for line in manifest_warnings(&m, out.kernels, cas) {
+                for line in manifest_warnings(&m, out.kernels) {
                     println!("cargo::warning={line}");
                 }
             }
@@ -269,11 +265,11 @@ impl Config {
 }
 
 /// What the crate's `Cargo.toml` lacks for the generated code, each as a warning line
-/// printed before rustc's own errors about it: the `usmp` runtime, `usmp-kernels` when
-/// `kernels` (without it, a dozen unresolved `::usmp_kernels` paths inside OUT_DIR), and
-/// on a target without compare-and-swap (`cas` false), any mention of a critical-section
-/// implementation (without one, an undefined `_critical_section_1_0_acquire` at link).
-fn manifest_warnings(cargo_toml: &str, kernels: bool, cas: bool) -> Vec<String> {
+/// printed before rustc's own errors about it: the `usmp` runtime, and `usmp-kernels`
+/// when `kernels` (without it, a dozen unresolved `::usmp_kernels` paths inside OUT_DIR).
+/// (A missing critical-section implementation is the linker fragment's to report: it may
+/// come from any crate of the firmware, a HAL's as well.)
+fn manifest_warnings(cargo_toml: &str, kernels: bool) -> Vec<String> {
     let mut lines = Vec::new();
     if !depends_on(cargo_toml, "usmp") {
         lines.push(format!(
@@ -286,12 +282,6 @@ fn manifest_warnings(cargo_toml: &str, kernels: bool, cas: bool) -> Vec<String> 
             "usmp: `kernels = true` generates calls into the `usmp-kernels` crate, which Cargo.toml does not list; add {} to [dependencies]",
             dependency_line("usmp-kernels")
         ));
-    }
-    if !cas && !cargo_toml.contains("critical-section") {
-        lines.push(
-            "usmp: this target has no compare-and-swap, so Workspace::take runs in a critical section, and nothing in Cargo.toml provides one (a link error `undefined symbol: _critical_section_1_0_acquire` says so); on a single-core Cortex-M add cortex-m = { version = \"0.7\", features = [\"critical-section-single-core\"] }, on RISC-V riscv = { version = \"0.12\", features = [\"critical-section-single-hart\"] }"
-                .to_string(),
-        );
     }
     lines
 }
@@ -512,12 +502,11 @@ mod tests {
 
     #[test]
     fn a_manifest_missing_what_the_code_needs_is_told_what_to_add() {
-        let full = "[dependencies]\nusmp = \"0.1\"\nusmp-kernels = \"0.1\"\n\
-                    cortex-m = { version = \"0.7\", features = [\"critical-section-single-core\"] }\n";
-        assert!(manifest_warnings(full, true, false).is_empty());
+        let full = "[dependencies]\nusmp = \"0.1\"\nusmp-kernels = \"0.1\"\n";
+        assert!(manifest_warnings(full, true).is_empty());
         let bare = "[dependencies]\ncortex-m-rt = \"0.7\"\n";
-        let w = manifest_warnings(bare, true, false);
-        assert_eq!(w.len(), 3, "{w:#?}");
+        let w = manifest_warnings(bare, true);
+        assert_eq!(w.len(), 2, "{w:#?}");
         assert!(
             w[0].contains("`usmp` runtime crate") && w[0].contains("add `usmp = "),
             "{}",
@@ -530,8 +519,7 @@ mod tests {
             "{}",
             w[1]
         );
-        assert!(w[2].contains("_critical_section_1_0_acquire"), "{}", w[2]);
-        // Neither the kernels nor a critical section are needed otherwise.
-        assert_eq!(manifest_warnings(bare, false, true).len(), 1);
+        // Without kernels, only the runtime is needed.
+        assert_eq!(manifest_warnings(bare, false).len(), 1);
     }
 }

@@ -25,6 +25,15 @@ fn setup(case: &str, toml: &str, extra: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
+/// Generates from `dir`'s `usmp.toml`, which must plan.
+fn generates(dir: &std::path::Path) {
+    let out = Config::from_file(dir.join("usmp.toml"))
+        .out_dir(dir.join("out"))
+        .cargo_directives(false)
+        .generate();
+    assert!(out.is_ok(), "{:?}", out.err().map(|e| e.to_string()));
+}
+
 /// The rendered diagnostics for a bad `usmp.toml`.
 fn errors(case: &str, toml: &str, extra: &[(&str, &str)]) -> Vec<String> {
     let dir = setup(case, toml, extra);
@@ -166,11 +175,7 @@ fn a_region_memory_x_lacks_is_refused_at_its_token() {
         &toml.replace("DTMC", "DTCM"),
         &[("memory.x", &memory_x.replace("DTCM :", "DTCM (rw) :"))],
     );
-    let out = Config::from_file(dir.join("usmp.toml"))
-        .out_dir(dir.join("out"))
-        .cargo_directives(false)
-        .generate();
-    assert!(out.is_ok(), "{:?}", out.err().map(|e| e.to_string()));
+    generates(&dir);
 }
 
 #[test]
@@ -216,11 +221,7 @@ fn a_pool_in_the_wrong_kind_of_memory_is_refused() {
         &toml("DTCM", "QSPI"),
         &[("memory.x", memory_x)],
     );
-    let out = Config::from_file(dir.join("usmp.toml"))
-        .out_dir(dir.join("out"))
-        .cargo_directives(false)
-        .generate();
-    assert!(out.is_ok(), "{:?}", out.err().map(|e| e.to_string()));
+    generates(&dir);
 }
 
 #[cfg(unix)]
@@ -306,11 +307,7 @@ fn pool_too_small_says_how_many_bytes_are_needed() {
     );
     // The advice is right: with that size the model plans.
     let dir = setup("too_small_fixed", &toml(5776), &[]);
-    let out = Config::from_file(dir.join("usmp.toml"))
-        .out_dir(dir.join("out"))
-        .cargo_directives(false)
-        .generate();
-    assert!(out.is_ok(), "{}", out.unwrap_err());
+    generates(&dir);
 }
 
 #[test]
@@ -447,11 +444,7 @@ fn a_size_granularity_above_2_29_is_not_an_alignment() {
             "{\"tensors\": [{\"name\": \"x\", \"size_bytes\": 16}], \"inputs\": [\"x\"], \"outputs\": [\"x\"], \"calls\": [{\"op\": \"a\", \"reads\": [\"x\"], \"writes\": []}]}",
         )],
     );
-    let out = Config::from_file(dir.join("usmp.toml"))
-        .out_dir(dir.join("out"))
-        .cargo_directives(false)
-        .generate();
-    assert!(out.is_ok(), "{:?}", out.err().map(|e| e.to_string()));
+    generates(&dir);
 }
 
 #[test]
@@ -809,11 +802,7 @@ fn fastest_plans_with_speeds_and_reports_the_memory_time() {
         &format!("{pools}{MODEL}assignment = \"fastest\"\n"),
         &[],
     );
-    let out = Config::from_file(dir.join("usmp.toml"))
-        .out_dir(dir.join("out"))
-        .cargo_directives(false)
-        .generate();
-    assert!(out.is_ok(), "{:?}", out.err().map(|e| e.to_string()));
+    generates(&dir);
     let report = std::fs::read_to_string(dir.join("out/usmp-report.txt")).unwrap();
     assert!(
         report.contains("memory traffic per inference") && report.contains("at 8000 MB/s"),

@@ -72,7 +72,12 @@
 //! `no_std`, no allocator, no features needed. Built and tested for `thumbv6m-none-eabi`,
 //! `thumbv7m-none-eabi`, `thumbv7em-none-eabihf` and `riscv32imc-unknown-none-elf`. On
 //! the targets without compare-and-swap (`thumbv6m`, `riscv32imc`) the firmware links a
-//! [critical-section] implementation, as for any embedded crate that needs one.
+//! [critical-section] implementation, as for any embedded crate that needs one. Without
+//! one the link fails with `undefined symbol: _critical_section_1_0_acquire`: on a
+//! single-core Cortex-M add `cortex-m = { version = "0.7", features =
+//! ["critical-section-single-core"] }`, on a single-hart RISC-V `riscv = { version =
+//! "0.16", features = ["critical-section-single-hart"] }`, or turn on your HAL's
+//! implementation (`examples/firmware-m0` and `examples/firmware-riscv` do the first two).
 //!
 //! [usmp-build]: https://docs.rs/usmp-build
 //! [critical-section]: https://docs.rs/critical-section
