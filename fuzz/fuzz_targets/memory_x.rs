@@ -12,8 +12,11 @@ const MANIFEST: &str = "[[pool]]\nname = \"dtcm\"\nsize = \"4 KiB\"\nregion = \"
 fuzz_target!(|data: &[u8]| {
     let dir = usmp_fuzz::model_folder().join("memory-x");
     if std::fs::create_dir_all(&dir).is_err()
-        || std::fs::write(dir.join("usmp.toml"), MANIFEST.replace("kws.json", "../kws.json"))
-            .is_err()
+        || std::fs::write(
+            dir.join("usmp.toml"),
+            MANIFEST.replace("kws.json", "../kws.json"),
+        )
+        .is_err()
         || std::fs::write(dir.join("memory.x"), data).is_err()
     {
         return;
