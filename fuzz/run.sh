@@ -18,7 +18,8 @@ seed() { # target, files...
     mkdir -p "$corpus/$target"
     for f in "$@"; do
         if [ -f "$f" ]; then
-            cp "$f" "$corpus/$target/seed-$(basename "$f")"
+            # Named by the whole path: several seeds share a base name (memory.x).
+            cp "$f" "$corpus/$target/seed-$(echo "$f" | tr / -)"
         fi
     done
 }
