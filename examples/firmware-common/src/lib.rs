@@ -124,7 +124,7 @@ pub use device::{HelloWorld, check_hello_world, exit, fail, print_plan};
 pub fn build() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
     if let Err(e) = std::fs::copy("memory.x", out.join("memory.x")) {
-        println!("cargo::error=memory.x: cannot copy to OUT_DIR: {e}");
+        println!("cargo::error=memory.x: cannot copy it to OUT_DIR: {e}");
         return;
     }
     println!("cargo::rerun-if-changed=memory.x");
