@@ -30,9 +30,13 @@ fn the_readme_inference_runs() -> Result<(), usmp_kernels::CallError> {
 /// `include!`, a `fn main() {` wrapper and the braces closing them).
 fn code_lines(text: &str) -> Vec<String> {
     text.lines()
-        .map(|l| match l.find("//") {
-            Some(at) if !l[..at].contains('"') => l[..at].trim(),
-            _ => l.trim(),
+        .map(|l| {
+            // A `//` outside string literals (an even number of quotes before it).
+            let comment = l
+                .match_indices("//")
+                .map(|(at, _)| at)
+                .find(|&at| l[..at].matches('"').count() % 2 == 0);
+            comment.map_or(l, |at| &l[..at]).trim()
         })
         .filter(|l| !l.is_empty() && *l != "}" && *l != "fn main() {")
         .map(str::to_string)
@@ -45,39 +49,54 @@ fn contains_run(hay: &[String], needle: &[String]) -> bool {
 }
 
 #[test]
-fn every_readme_rust_block_is_compiled_code() {
+fn every_rust_block_of_the_readme_and_docs_is_compiled_code() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    // Where the snippets live as code: this file, and what the firmware examples share
-    // (their build script, run by every firmware build in CI).
+    // Where the snippets live as code, each compiled and run by the tests or CI: these
+    // tests, what the firmware examples share (their build script), the macro's passing
+    // UI test, and the planner's own trait.
     let homes: Vec<Vec<String>> = [
         "examples/host/tests/snippets.rs",
+        "examples/host/tests/snippet_calls.rs",
         "examples/firmware-common/src/lib.rs",
-        "examples/host/src/main.rs",
+        "crates/usmp-macros/tests/ui/pass_kws.rs",
+        "crates/usmp-core/src/algo/mod.rs",
     ]
     .iter()
     .map(|f| code_lines(&std::fs::read_to_string(root.join(f)).unwrap()))
     .collect();
+    let mut pages: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    pages.insert(0, root.join("README.md"));
     let mut blocks = 0;
-    let mut rest = readme.as_str();
-    while let Some(open) = rest.find("\n```rust\n") {
-        let body = &rest[open + "\n```rust\n".len()..];
-        let close = body.find("\n```").unwrap();
-        let block = &body[..close];
-        rest = &body[close..];
-        blocks += 1;
-        let mut lines = code_lines(block);
-        // `mod usmp { include!(...) }` stands for the generated module, included above.
-        lines.retain(|l| l != "mod usmp {" && !l.starts_with("include!(concat!(env!(\"OUT_DIR\")"));
-        // Imports stand at the top of a file: anywhere in it; the code, as one run.
-        let (uses, code): (Vec<String>, Vec<String>) =
-            lines.into_iter().partition(|l| l.starts_with("use "));
-        assert!(
-            homes
-                .iter()
-                .any(|h| contains_run(h, &code) && uses.iter().all(|u| h.contains(u))),
-            "this README.md block is in no compiled file (put it in examples/host/tests/snippets.rs, word for word):\n{block}"
-        );
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        let mut rest = text.as_str();
+        while let Some(open) = rest.find("\n```rust\n") {
+            let body = &rest[open + "\n```rust\n".len()..];
+            let close = body.find("\n```").unwrap();
+            let block = &body[..close];
+            rest = &body[close..];
+            blocks += 1;
+            let mut lines = code_lines(block);
+            // `mod usmp { include!(...) }` stands for the generated module, included above.
+            lines.retain(|l| {
+                l != "mod usmp {" && !l.starts_with("include!(concat!(env!(\"OUT_DIR\")")
+            });
+            // Imports stand at the top of a file: anywhere in it; the code, as one run.
+            let (uses, code): (Vec<String>, Vec<String>) =
+                lines.into_iter().partition(|l| l.starts_with("use "));
+            assert!(
+                homes
+                    .iter()
+                    .any(|h| contains_run(h, &code) && uses.iter().all(|u| h.contains(u))),
+                "this Rust block of {} is in no compiled file (put it, word for word, in a test of examples/host/tests):\n{block}",
+                page.display()
+            );
+        }
     }
-    assert_eq!(blocks, 2, "README.md's Rust blocks");
+    assert_eq!(blocks, 7, "the Rust blocks of README.md and docs/*.md");
 }
