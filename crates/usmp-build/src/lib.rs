@@ -47,8 +47,8 @@
 //!
 //! # Models; several share the workspace pools, each sized for the largest need (RFC U2).
 //! [[model]]
-//! name = "kws"
-//! path = "models/kws.tflite"  # a .tflite or usmp's JSON model IR, relative to this file
+//! name = "micro_speech"
+//! path = "models/micro_speech.tflite" # a .tflite or usmp's JSON model IR, relative to this file
 //! algorithm = "auto"          # default; any of usmp-core's built-in algorithms
 //! assignment = "preference"   # default: each buffer in the first of its pools with room;
 //!                             # "smallest_total" (exact, auto): the smallest sum of pools;
@@ -57,8 +57,9 @@
 //! io_in_pools = true          # default; inputs and outputs live in the pools (RFC U4)
 //! size_granularity = 16       # default; sizes are rounded up to this
 //! alignment = 16              # default alignment of buffers
-//! module = "kws"              # default: the model's name
-//! kernels = false             # default; true emits KERNELS for usmp-kernels (.tflite)
+//! module = "micro_speech"     # default: the model's name
+//! kernels = true              # default false; true emits KERNELS and invoke for
+//!                             # usmp-kernels (.tflite)
 //! tflm = false                # default; true also writes OUT_DIR/<module>.tflm.tflite,
 //!                             # the model holding TensorFlow Lite Micro's offline plan
 //!
@@ -95,17 +96,18 @@
 //!     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
 //! }
 //!
-//! let mut workspace = usmp::Workspace::take().unwrap(); // once; None after
-//! let mut kws = usmp::kws::Model::session(&mut workspace);
-//! kws.input(0).unwrap().copy_from_slice(&features);
-//! for i in 0..kws.calls() {
-//!     let mut call = kws.call(i).unwrap();
+//! let mut workspace = usmp::Workspace::take().unwrap(); // the one handle; None after
+//! let mut model = usmp::micro_speech::Model::session(&mut workspace);
+//! model.input(0).unwrap().copy_from_slice(features);
+//! for i in 0..model.calls() {
+//!     let mut call = model.call(i).unwrap();
 //!     // call.op(), call.inputs (shared: activations and &'static weights, each with its
 //!     // tensor's type, shape and quantization), call.outputs and call.scratch
-//!     // (exclusive): every region live during the call, pairwise disjoint.
-//!     run_kernel(&mut call);
+//!     // (exclusive): every region live during the call, pairwise disjoint. Any kernels
+//!     // written against ::usmp run it; here usmp-kernels' own, call by call:
+//!     usmp_kernels::run(&usmp::micro_speech::KERNELS[i], &mut call)?;
 //! }
-//! let scores = kws.output(0).unwrap();
+//! let scores = model.output(0).unwrap();
 //! ```
 //!
 //! ## 5. Linking (cortex-m-rt)

@@ -16,19 +16,20 @@
 //!
 //! ```toml
 //! [[model]]
-//! name = "person"
-//! path = "models/person_detect.tflite"
+//! name = "micro_speech"
+//! path = "models/micro_speech.tflite"
 //! kernels = true
 //! ```
 //!
-//! and with `usmp` and `usmp-kernels` as dependencies, one call runs every operator:
+//! and with `usmp` and `usmp-kernels` as dependencies, one call runs every operator (here
+//! on micro_speech, `use usmp::micro_speech::Model;`):
 //!
 //! ```ignore
-//! let mut ws = plan::Workspace::take().unwrap();
-//! let mut person = plan::person::Model::session(&mut ws);
-//! person.input(0).unwrap().copy_from_slice(&image);
-//! plan::person::invoke(&mut person)?;
-//! let scores = person.output(0).unwrap();
+//! let mut workspace = usmp::Workspace::take().unwrap(); // the one handle; None after
+//! let mut model = Model::session(&mut workspace);
+//! model.input(0).unwrap().copy_from_slice(input); // exactly the input tensor's bytes
+//! usmp::micro_speech::invoke(&mut model)?; // every call, with only the kernels it uses
+//! let y = model.output(0).unwrap();
 //! ```
 //!
 //! The generated `invoke` is [`invoke_only`] with the model's `KERNELS` and the constant

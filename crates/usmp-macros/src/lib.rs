@@ -8,18 +8,19 @@
 //! ```ignore
 //! mod usmp {
 //!     usmp_macros::usmp_pools! {
-//!         model = "../models/kws.tflite",      // relative to this source file
-//!         algorithm = "auto",                   // default
+//!         model = "../../../../examples/models/kws.json", // relative to this source file
+//!         algorithm = "auto",
+//!         scratch = [op("maxpool", window = 64)],
 //!         pools {
-//!             dtcm:  workspace(size = 16 KiB, align = 16, section = ".usmp.dtcm", targets = ["cpu"]),
-//!             sram:  workspace(align = 16, section = ".usmp.sram"),
+//!             dtcm:  workspace(size = 8 KiB, align = 16, section = ".usmp.dtcm", targets = ["cpu"]),
+//!             sram:  workspace(align = 16, section = ".usmp.sram", targets = ["cpu", "npu"]),
 //!             flash: constant(section = ".usmp.flash"),
 //!         }
 //!     }
 //! }
 //!
 //! let mut ws = usmp::Workspace::take().unwrap();
-//! let mut kws = usmp::kws::Model::session(&mut ws);
+//! assert!(usmp::Workspace::take().is_none());
 //! ```
 //!
 //! The expansion is built on the `usmp` runtime crate: add `usmp` to `[dependencies]`

@@ -24,17 +24,20 @@
 //! ## A firmware's inference loop
 //!
 //! ```ignore
-//! mod usmp_plan {
+//! mod usmp {
 //!     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
 //! }
-//! use usmp_plan::{kws, Workspace};
 //!
-//! let mut ws = Workspace::take().unwrap();     // once; `None` after
-//! let mut model = kws::Model::session(&mut ws);
-//! model.input(0).unwrap().copy_from_slice(&features);
+//! let mut workspace = usmp::Workspace::take().unwrap(); // the one handle; None after
+//! let mut model = usmp::micro_speech::Model::session(&mut workspace);
+//! model.input(0).unwrap().copy_from_slice(features);
 //! for i in 0..model.calls() {
 //!     let mut call = model.call(i).unwrap();
-//!     my_kernels::run(&mut call)?;               // reads call.inputs, writes call.outputs
+//!     // call.op(), call.inputs (shared: activations and &'static weights, each with its
+//!     // tensor's type, shape and quantization), call.outputs and call.scratch
+//!     // (exclusive): every region live during the call, pairwise disjoint. Any kernels
+//!     // written against ::usmp run it; here usmp-kernels' own, call by call:
+//!     usmp_kernels::run(&usmp::micro_speech::KERNELS[i], &mut call)?;
 //! }
 //! let scores = model.output(0).unwrap();
 //! ```

@@ -54,7 +54,7 @@ fn every_rust_block_of_the_readme_and_docs_is_compiled_code() {
     // Where the snippets live as code, each compiled and run by the tests or CI: these
     // tests, what the firmware examples share (their build script), the macro's passing
     // UI test, and the planner's own trait.
-    let homes: Vec<Vec<String>> = [
+    let homes: Vec<(Vec<String>, Vec<String>)> = [
         "examples/host/tests/snippets.rs",
         "examples/host/tests/snippet_calls.rs",
         "examples/firmware-common/src/lib.rs",
@@ -62,7 +62,7 @@ fn every_rust_block_of_the_readme_and_docs_is_compiled_code() {
         "crates/usmp-core/src/algo/mod.rs",
     ]
     .iter()
-    .map(|f| code_lines(&std::fs::read_to_string(root.join(f)).unwrap()))
+    .map(|f| uses_and_code(&std::fs::read_to_string(root.join(f)).unwrap()))
     .collect();
     let mut pages: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("docs"))
         .unwrap()
@@ -71,32 +71,64 @@ fn every_rust_block_of_the_readme_and_docs_is_compiled_code() {
         .collect();
     pages.sort();
     pages.insert(0, root.join("README.md"));
-    let mut blocks = 0;
+    let mut blocks = Vec::new();
     for page in &pages {
         let text = std::fs::read_to_string(page).unwrap();
-        let mut rest = text.as_str();
-        while let Some(open) = rest.find("\n```rust\n") {
-            let body = &rest[open + "\n```rust\n".len()..];
-            let close = body.find("\n```").unwrap();
-            let block = &body[..close];
-            rest = &body[close..];
-            blocks += 1;
-            let mut lines = code_lines(block);
-            // `mod usmp { include!(...) }` stands for the generated module, included above.
-            lines.retain(|l| {
-                l != "mod usmp {" && !l.starts_with("include!(concat!(env!(\"OUT_DIR\")")
-            });
-            // Imports stand at the top of a file: anywhere in it; the code, as one run.
-            let (uses, code): (Vec<String>, Vec<String>) =
-                lines.into_iter().partition(|l| l.starts_with("use "));
-            assert!(
-                homes
-                    .iter()
-                    .any(|h| contains_run(h, &code) && uses.iter().all(|u| h.contains(u))),
-                "this Rust block of {} is in no compiled file (put it, word for word, in a test of examples/host/tests):\n{block}",
-                page.display()
-            );
+        blocks.extend(fenced(&text, "```rust").into_iter().map(|b| (page.clone(), b)));
+    }
+    let markdown = blocks.len();
+    // The crates' front pages: their doc tests compile; the `ignore` blocks (code that
+    // needs a generated module) must stand in compiled code like the rest.
+    for krate in ["usmp", "usmp-build", "usmp-kernels", "usmp-macros", "usmp-core"] {
+        let page = root.join("crates").join(krate).join("src/lib.rs");
+        let text: String = std::fs::read_to_string(&page)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("//!"))
+            .map(|l| format!("{}\n", l.strip_prefix(' ').unwrap_or(l)))
+            .collect();
+        blocks.extend(fenced(&text, "```ignore").into_iter().map(|b| (page.clone(), b)));
+    }
+    for (page, block) in &blocks {
+        let (uses, code) = uses_and_code(block);
+        assert!(
+            homes
+                .iter()
+                .any(|(h_uses, h)| contains_run(h, &code) && uses.iter().all(|u| h_uses.contains(u) || h.contains(u))),
+            "this Rust block of {} is in no compiled file (put it, word for word, in a test of examples/host/tests):\n{block}",
+            page.display()
+        );
+    }
+    assert_eq!(
+        (markdown, blocks.len() - markdown),
+        (7, 4),
+        "the Rust blocks of README.md and docs/*.md, and the front pages' ignored ones"
+    );
+}
+
+/// The blocks of `text` fenced by `open` (a line of its own) and a closing ``` line.
+fn fenced(text: &str, open: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut block: Option<Vec<&str>> = None;
+    for line in text.lines() {
+        match &mut block {
+            None if line == open => block = Some(Vec::new()),
+            Some(lines) if line.starts_with("```") => {
+                out.push(lines.join("\n"));
+                block = None;
+            }
+            Some(lines) => lines.push(line),
+            None => {}
         }
     }
-    assert_eq!(blocks, 7, "the Rust blocks of README.md and docs/*.md");
+    out
+}
+
+/// A snippet's or a file's imports (anywhere in a file) and the rest of its code lines (a
+/// snippet's must stand as one run), without the lines that stand for the generated
+/// module (`mod usmp {` and its `include!`).
+fn uses_and_code(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut lines = code_lines(text);
+    lines.retain(|l| l != "mod usmp {" && !l.starts_with("include!(concat!(env!(\"OUT_DIR\")"));
+    lines.into_iter().partition(|l| l.starts_with("use "))
 }
