@@ -74,12 +74,22 @@ fn every_rust_block_of_the_readme_and_docs_is_compiled_code() {
     let mut blocks = Vec::new();
     for page in &pages {
         let text = std::fs::read_to_string(page).unwrap();
-        blocks.extend(fenced(&text, "```rust").into_iter().map(|b| (page.clone(), b)));
+        blocks.extend(
+            fenced(&text, "```rust")
+                .into_iter()
+                .map(|b| (page.clone(), b)),
+        );
     }
     let markdown = blocks.len();
     // The crates' front pages: their doc tests compile; the `ignore` blocks (code that
     // needs a generated module) must stand in compiled code like the rest.
-    for krate in ["usmp", "usmp-build", "usmp-kernels", "usmp-macros", "usmp-core"] {
+    for krate in [
+        "usmp",
+        "usmp-build",
+        "usmp-kernels",
+        "usmp-macros",
+        "usmp-core",
+    ] {
         let page = root.join("crates").join(krate).join("src/lib.rs");
         let text: String = std::fs::read_to_string(&page)
             .unwrap()
@@ -87,14 +97,17 @@ fn every_rust_block_of_the_readme_and_docs_is_compiled_code() {
             .filter_map(|l| l.strip_prefix("//!"))
             .map(|l| format!("{}\n", l.strip_prefix(' ').unwrap_or(l)))
             .collect();
-        blocks.extend(fenced(&text, "```ignore").into_iter().map(|b| (page.clone(), b)));
+        blocks.extend(
+            fenced(&text, "```ignore")
+                .into_iter()
+                .map(|b| (page.clone(), b)),
+        );
     }
     for (page, block) in &blocks {
         let (uses, code) = uses_and_code(block);
         assert!(
-            homes
-                .iter()
-                .any(|(h_uses, h)| contains_run(h, &code) && uses.iter().all(|u| h_uses.contains(u) || h.contains(u))),
+            homes.iter().any(|(h_uses, h)| contains_run(h, &code)
+                && uses.iter().all(|u| h_uses.contains(u) || h.contains(u))),
             "this Rust block of {} is in no compiled file (put it, word for word, in a test of examples/host/tests):\n{block}",
             page.display()
         );
