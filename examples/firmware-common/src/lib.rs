@@ -52,14 +52,22 @@ mod device {
         pub poison: bool,
     }
 
-    /// Prints the plan, then for each one-byte input of hello_world's cases writes it to
-    /// `model`'s input, runs `invoke`, and prints the output next to TFLite Micro's; ends
-    /// the run as a failure on any difference or error, as a success otherwise.
+    /// Takes the workspace of model `M` (once: a second take must fail, through the
+    /// critical section on cores without compare-and-swap), prints the plan, then for each
+    /// one-byte input of hello_world's cases writes it to the model's input, runs `invoke`,
+    /// and prints the output next to TFLite Micro's; ends the run as a failure on any
+    /// difference or error, as a success otherwise.
     pub fn check_hello_world<M: usmp::Model, E: core::fmt::Display>(
         case: &HelloWorld<'_>,
-        model: &mut usmp::Session<'_, M>,
         mut invoke: impl FnMut(&mut usmp::Session<'_, M>) -> Result<(), E>,
     ) -> ! {
+        let Some(mut workspace) = usmp::Workspace::<M::Pools>::take() else {
+            fail("the workspace was taken twice")
+        };
+        if usmp::Workspace::<M::Pools>::take().is_some() {
+            fail("a second workspace handle was handed out");
+        }
+        let model = &mut usmp::Session::<M>::new(&mut workspace);
         print_plan(
             case.title,
             model.calls(),

@@ -10,7 +10,6 @@
 #![no_main]
 
 use cortex_m_rt::entry;
-use firmware_common::fail;
 
 mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
@@ -24,20 +23,13 @@ const EXPECTED: &[u8] = include_bytes!("../testdata/expected.bin");
 
 #[entry]
 fn main() -> ! {
-    let Some(mut workspace) = usmp::Workspace::take() else {
-        fail("the workspace was taken twice")
-    };
-    if usmp::Workspace::take().is_some() {
-        fail("a second workspace handle was handed out");
-    }
-    let mut model = Model::session(&mut workspace);
     let case = firmware_common::HelloWorld {
         title: "hello_world on a Cortex-M0",
         inputs: INPUTS,
         expected: EXPECTED,
         poison: cfg!(feature = "poison"),
     };
-    firmware_common::check_hello_world(&case, &mut model, |model| {
+    firmware_common::check_hello_world::<Model, _>(&case, |model| {
         if case.poison {
             usmp::hello_world::invoke_poisoning(model, 0xA5)
         } else {

@@ -11,7 +11,6 @@
 #![no_main]
 
 use cortex_m_rt::entry;
-use firmware_common::fail;
 
 mod usmp {
     usmp_macros::usmp_pools! {
@@ -33,17 +32,13 @@ const EXPECTED: &[u8] = include_bytes!("../../firmware-m0/testdata/expected.bin"
 
 #[entry]
 fn main() -> ! {
-    let Some(mut workspace) = usmp::Workspace::take() else {
-        fail("the workspace was taken twice")
-    };
-    let mut model = Model::session(&mut workspace);
     let case = firmware_common::HelloWorld {
         title: "hello_world on a Cortex-M4F, pools from usmp_pools!",
         inputs: INPUTS,
         expected: EXPECTED,
         poison: cfg!(feature = "poison"),
     };
-    firmware_common::check_hello_world(&case, &mut model, |model| {
+    firmware_common::check_hello_world::<Model, _>(&case, |model| {
         if case.poison {
             usmp::hello_world_int8::invoke_poisoning(model, 0xA5)
         } else {

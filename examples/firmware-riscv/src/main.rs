@@ -10,7 +10,6 @@
 #![no_std]
 #![no_main]
 
-use firmware_common::fail;
 use riscv_rt::entry;
 
 mod usmp {
@@ -26,20 +25,13 @@ const EXPECTED: &[u8] = include_bytes!("../../firmware-m0/testdata/expected.bin"
 
 #[entry]
 fn main() -> ! {
-    let Some(mut workspace) = usmp::Workspace::take() else {
-        fail("the workspace was taken twice")
-    };
-    if usmp::Workspace::take().is_some() {
-        fail("a second workspace handle was handed out");
-    }
-    let mut model = Model::session(&mut workspace);
     let case = firmware_common::HelloWorld {
         title: "hello_world on RISC-V (RV32IMC)",
         inputs: INPUTS,
         expected: EXPECTED,
         poison: cfg!(feature = "poison"),
     };
-    firmware_common::check_hello_world(&case, &mut model, |model| {
+    firmware_common::check_hello_world::<Model, _>(&case, |model| {
         if case.poison {
             usmp::hello_world::invoke_poisoning(model, 0xA5)
         } else {
