@@ -16,10 +16,17 @@ guard=__${fragment}_x_not_linked__pass_link_arg_T${fragment}_x
 elf=target/$target/release/$package
 log=target/check-run.log
 
+# The sizes must not depend on where the repository is checked out: panic locations put
+# source paths in .rodata, so the checkout and cargo's registry are mapped to fixed names
+# (appended to the example's own target rustflags; the README's tables come from this).
+root=$(cd ../.. && pwd)
+registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+remap=(--config "target.$target.rustflags = [\"--remap-path-prefix=$root=/usmp\", \"--remap-path-prefix=$registry=/registry\"]")
+
 mkdir -p target
-cargo run --release | tee "$log"
-cargo run --release --features poison | tee target/check-run-poison.log
-cargo build --release  # the ELF measured below is the one without poison
+cargo run --release "${remap[@]}" | tee "$log"
+cargo run --release --features poison "${remap[@]}" | tee target/check-run-poison.log
+cargo build --release "${remap[@]}"  # the ELF measured below is the one without poison
 
 # "[ 4] .usmp.flash PROGBITS 00004ea0 014ea0 004140 ..." -> name and size in bytes
 sections=$(readelf -SW "$elf" | sed -n 's/^ *\[ *[0-9]*\] *//p')
