@@ -50,6 +50,8 @@ pub fn infeasible(problem: &Problem) -> Option<Infeasible> {
             });
         }
     }
+    // Each pool's buffers with no other candidate, filed once when first needed.
+    let mut alone: Option<Vec<Vec<usize>>> = None;
     for kind in [PoolKind::Workspace, PoolKind::Constant] {
         let bounded: Vec<usize> = (0..pools.len())
             .filter(|&p| pools[p].kind == kind && pools[p].size_limit.is_some())
@@ -66,23 +68,14 @@ pub fn infeasible(problem: &Problem) -> Option<Infeasible> {
             sets.push(bounded.clone());
             sets
         };
-        // Beyond PARTITION_POOLS the sets are the single pools and all of them: one pass
-        // over the buffers files each under its only pool, so the check stays linear in
-        // buffers plus pools (a pass per pool took over a minute for 100,000 pools).
-        let mut alone = (bounded.len() > PARTITION_POOLS).then(|| {
-            let mut alone = vec![Vec::new(); pools.len()];
-            for (i, b) in problem.buffers().iter().enumerate() {
-                if let Some(&p) = b.candidates.first()
-                    && b.candidates.iter().all(|&q| q == p)
-                {
-                    alone[p].push(i);
-                }
-            }
-            alone
-        });
         for set in sets {
-            let forced = match (&mut alone, set.as_slice()) {
-                (Some(alone), &[p]) => std::mem::take(&mut alone[p]),
+            // Beyond PARTITION_POOLS the sets are the single pools and all of them: the
+            // single pools' buffers come from one filing pass, so the check stays linear
+            // in buffers plus pools (a pass per pool took over a minute for 100,000 pools).
+            let forced = match set.as_slice() {
+                &[p] if bounded.len() > PARTITION_POOLS => {
+                    std::mem::take(&mut alone.get_or_insert_with(|| alone_in(problem))[p])
+                }
                 _ => forced_within(problem, &set),
             };
             let limit = set.iter().fold(0u64, |t, &p| {
@@ -100,6 +93,18 @@ pub fn infeasible(problem: &Problem) -> Option<Infeasible> {
         }
     }
     None
+}
+
+/// For each pool, the buffers whose only candidate it is (candidates are duplicate-free
+/// and of the buffer's kind), filed in one pass over the buffers.
+fn alone_in(problem: &Problem) -> Vec<Vec<usize>> {
+    let mut alone = vec![Vec::new(); problem.pools().len()];
+    for (i, b) in problem.buffers().iter().enumerate() {
+        if let [p] = b.candidates[..] {
+            alone[p].push(i);
+        }
+    }
+    alone
 }
 
 /// The buffers whose candidates all lie within the pools `set`.
@@ -130,8 +135,10 @@ impl LowerBound {
     /// Computes the bound for `problem`.
     pub fn of(problem: &Problem) -> LowerBound {
         let mut per_pool = vec![0; problem.pools().len()];
-        let total = kind_bound(problem, PoolKind::Workspace, &mut per_pool)
-            .saturating_add(kind_bound(problem, PoolKind::Constant, &mut per_pool));
+        let alone = alone_in(problem);
+        let total = kind_bound(problem, PoolKind::Workspace, &alone, &mut per_pool).saturating_add(
+            kind_bound(problem, PoolKind::Constant, &alone, &mut per_pool),
+        );
         LowerBound { total, per_pool }
     }
 }
@@ -142,7 +149,12 @@ const PARTITION_POOLS: usize = 6;
 
 /// The best bound over partitions of the pools of `kind` (see the module docs); fills in
 /// `per_pool` for them on the way (the singletons: the buffers that can only go there).
-fn kind_bound(problem: &Problem, kind: PoolKind, per_pool: &mut [u64]) -> u64 {
+fn kind_bound(
+    problem: &Problem,
+    kind: PoolKind,
+    alone: &[Vec<usize>],
+    per_pool: &mut [u64],
+) -> u64 {
     let pools: Vec<usize> = (0..problem.pools().len())
         .filter(|&p| problem.pools()[p].kind == kind)
         .collect();
@@ -150,16 +162,10 @@ fn kind_bound(problem: &Problem, kind: PoolKind, per_pool: &mut [u64]) -> u64 {
     let members: Vec<usize> = (0..buffers.len())
         .filter(|&i| buffers[i].kind == kind)
         .collect();
-    // One pass files each buffer with a single candidate under it (a pass per pool
-    // would be quadratic: 100,000 pools took over a minute).
-    let mut forced = vec![Vec::new(); problem.pools().len()];
-    for &i in &members {
-        if let [p] = buffers[i].candidates[..] {
-            forced[p].push(i);
-        }
-    }
+    // From the one filing pass (a pass per pool would be quadratic: 100,000 pools took
+    // over a minute).
     for &p in &pools {
-        per_pool[p] = clique_bound(problem, &forced[p]);
+        per_pool[p] = clique_bound(problem, &alone[p]);
     }
     match pools.as_slice() {
         // Every buffer of the kind is forced into the one pool.
