@@ -87,36 +87,30 @@ if readelf -sW "$elf" | grep -qE '__rust_alloc|__rg_alloc|_malloc_r|\bmalloc\b';
   status=1
 fi
 
+# A misuse of the fragment must fail the link, saying what: builds with `flags` (which
+# replace the config's: RUSTFLAGS wins) in a target dir of its own (no rebuild churn).
+link_must_fail() { # name, flags, what the link is, the text its error must hold
+  local name=$1 flags=$2 what=$3 pattern=$4 log=target/$1.log
+  if RUSTFLAGS="$flags" CARGO_TARGET_DIR=target/$name cargo build --release >"$log" 2>&1; then
+    echo "error: the firmware linked $what; its pools would be misplaced silently" >&2
+    status=1
+  elif ! grep -q "$pattern" "$log"; then
+    echo "error: linking $what failed, but not with \"$pattern\":" >&2
+    tail -20 "$log" >&2
+    status=1
+  else
+    echo "$what the link fails: $(grep -m1 "$pattern" "$log" | sed 's/^[ =]*//')"
+  fi
+}
+
 # Without the fragment the pools would land wherever the default script puts them: the
 # generated code refers to a symbol only the fragment defines, so that link must fail,
 # naming it.
-# (RUSTFLAGS replaces the config's flags: link.x alone. Own target dir: no rebuild churn.)
-nofrag=target/no-fragment.log
-if RUSTFLAGS="-C link-arg=-Tlink.x" CARGO_TARGET_DIR=target/no-fragment \
-    cargo build --release >"$nofrag" 2>&1; then
-  echo "error: the firmware linked without $fragment.x; its pools would be misplaced silently" >&2
-  status=1
-elif ! grep -q "undefined symbol: $guard" "$nofrag"; then
-  echo "error: linking without $fragment.x failed, but not naming the missing fragment:" >&2
-  tail -20 "$nofrag" >&2
-  status=1
-else
-  echo "without -T$fragment.x the link fails: undefined symbol: $guard"
-fi
-
+link_must_fail no-fragment "-C link-arg=-Tlink.x" "without -T$fragment.x" \
+  "undefined symbol: $guard"
 # The fragment passed twice: the second copy of each section is empty, so the link must
 # fail saying so (the message once blamed other data in the section).
-twice=target/twice.log
-if RUSTFLAGS="-C link-arg=-Tlink.x -C link-arg=-T$fragment.x -C link-arg=-T$fragment.x" \
-    CARGO_TARGET_DIR=target/twice cargo build --release >"$twice" 2>&1; then
-  echo "error: the firmware linked with -T$fragment.x twice" >&2
-  status=1
-elif ! grep -q "passed to the linker twice" "$twice"; then
-  echo "error: linking with -T$fragment.x twice failed, but not saying so:" >&2
-  tail -20 "$twice" >&2
-  status=1
-else
-  echo "with -T$fragment.x twice the link fails: $(grep -o 'ERROR(usmp)[^;]*' "$twice" | head -1)"
-fi
+link_must_fail twice "-C link-arg=-Tlink.x -C link-arg=-T$fragment.x -C link-arg=-T$fragment.x" \
+  "with -T$fragment.x twice" "passed to the linker twice"
 
 exit $status
