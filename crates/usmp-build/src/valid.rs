@@ -86,10 +86,12 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
     }
 
     // Each pool generates `NAME` and `NAME_SIZE`: pools `sram` and `sram_size` would both
-    // define `SRAM_SIZE`, and rustc would refuse the generated module (E0428).
+    // define `SRAM_SIZE`, and rustc would refuse the generated module (E0428). (A set, not
+    // a scan per pool: a file may declare very many pools.)
+    let pool_names: BTreeSet<&str> = spec.pools.iter().map(|p| p.name.value.as_str()).collect();
     for pool in &spec.pools {
         if let Some(stem) = pool.name.value.strip_suffix("_size")
-            && spec.pools.iter().any(|p| p.name.value == stem)
+            && pool_names.contains(stem)
         {
             out.push(
                 Diagnostic::new(
@@ -132,11 +134,7 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
             );
         }
         name(&model.module, "module", &mut modules, &mut out);
-        if spec
-            .pools
-            .iter()
-            .any(|p| p.name.value == model.module.value)
-        {
+        if pool_names.contains(model.module.value.as_str()) {
             out.push(
                 Diagnostic::new(
                     model.module.span.clone(),
