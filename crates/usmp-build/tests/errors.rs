@@ -839,3 +839,16 @@ fn kernels_without_the_io_in_the_pools_is_refused() {
         ],
     );
 }
+
+#[test]
+fn a_module_named_like_a_pool_is_refused() {
+    one(
+        "module_pool_clash",
+        &format!("{POOLS}{MODEL}module = \"sram\"\n"),
+        "11:10",
+        &[
+            "module `sram` has the name of a pool",
+            "rename the module or the pool",
+        ],
+    );
+}
