@@ -4,20 +4,14 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::codegen::{self, Embed};
+use crate::codegen;
 use crate::manifest::{self, Span};
+use crate::outputs::{
+    Embed, LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, constants_file, tflm_file,
+};
 use crate::planning::{self, Planned};
 use crate::spec::{Diagnostic, Spec};
 use crate::{linker, report, valid};
-
-/// Names of the files [`Config::generate`] writes into the output folder.
-pub const MODULE_FILE: &str = "usmp.rs";
-/// The linker fragment.
-pub const LINKER_FILE: &str = "usmp.x";
-/// The text report.
-pub const REPORT_FILE: &str = "usmp-report.txt";
-/// The memory maps.
-pub const SVG_FILE: &str = "usmp-report.svg";
 
 /// What to generate from which `usmp.toml`, in the style of `prost_build::Config`.
 ///
@@ -62,11 +56,6 @@ pub struct Output {
     pub tflm: Vec<PathBuf>,
     /// Whether the generated code calls `usmp-kernels` (some model has `kernels = true`).
     pub kernels: bool,
-}
-
-/// The file a model's TensorFlow Lite Micro copy is written to (`tflm = true`).
-pub fn tflm_file(module: &str) -> String {
-    format!("{module}.tflm.tflite")
 }
 
 /// Why generation failed.
@@ -371,7 +360,7 @@ pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Outp
         for (p, pool) in planned.pools.iter().enumerate() {
             if pool.kind == usmp_core::PoolKind::Constant {
                 let image = m.liveness.constant_image(&m.model, &m.plan, p);
-                write(&codegen::constants_file(&m.module, &pool.name), &image)?;
+                write(&constants_file(&m.module, &pool.name), &image)?;
             }
         }
     }

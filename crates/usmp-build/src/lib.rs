@@ -159,17 +159,16 @@ mod linker;
 mod manifest;
 mod memory;
 mod operands;
+mod outputs;
 mod planning;
 mod raw;
 mod report;
 mod spec;
-mod state;
 mod valid;
 
-pub use codegen::{Embed, generate};
-pub use config::{
-    Config, Error, LINKER_FILE, MODULE_FILE, Output, REPORT_FILE, SVG_FILE, build, plan, tflm_file,
-};
+pub use codegen::generate;
+pub use config::{Config, Error, Output, build, plan};
+pub use outputs::{Embed, LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, tflm_file};
 pub use planning::{Planned, PlannedModel, PlannedPool};
 pub use spec::{
     At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, MAX_ALIGNMENT, ModelSpec,

@@ -20,7 +20,7 @@ use std::fmt::Write;
 
 use usmp_core::PoolKind;
 
-use crate::codegen::Embed;
+use crate::outputs::{Embed, LINKER_FILE};
 use crate::planning::{Planned, PlannedPool};
 
 /// The fragment's file name for each front end: `usmp.x` from usmp-build in `build.rs`,
@@ -28,7 +28,7 @@ use crate::planning::{Planned, PlannedPool};
 /// using both never links one's pools with the other's fragment.
 pub fn file_name(embed: &Embed) -> &'static str {
     match embed {
-        Embed::OutDir => crate::LINKER_FILE,
+        Embed::OutDir => LINKER_FILE,
         Embed::Inline => "usmp_pools.x",
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use usmp_core::input::{InputError, read_model};
 use usmp_core::liveness::{self, CallSelector, Liveness, Options, ScratchRule};
 use usmp_core::model::{Model, ModelLocus, Scratch, Size};
+use usmp_core::shared::{self, SharedError, SharedModel};
 use usmp_core::tflite::{TensorInfo, TflmPlan, plan_for_tflm, scratch_for_tflm};
 use usmp_core::{Algorithm, Assignment, Auto, Exact, Plan, PlanError, Pool, PoolKind, algo};
 
@@ -75,6 +76,21 @@ pub struct Planned {
     pub summary: bool,
 }
 
+/// Keeps the models' persistent state apart from every model's buffers (usmp-core's
+/// [`shared`](usmp_core::shared)), with the default algorithm.
+fn keep_state_apart(pools: &[Pool], models: &mut [PlannedModel]) -> Result<(), SharedError> {
+    let mut shared: Vec<SharedModel<'_>> = models
+        .iter_mut()
+        .map(|m| SharedModel {
+            name: &m.name,
+            model: &m.model,
+            liveness: &m.liveness,
+            plan: &mut m.plan,
+        })
+        .collect();
+    shared::keep_state_apart(pools, &mut shared, &Auto::default())
+}
+
 /// Plans every model of a validated spec. `read` records each file read (for rebuilds)
 /// whether or not planning succeeds.
 pub fn plan_spec<S: Clone>(
@@ -93,16 +109,16 @@ pub fn plan_spec<S: Clone>(
         return Err(errors);
     }
     let core_pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
-    if let Err(e) = crate::state::keep_state_apart(&core_pools, &mut models) {
+    if let Err(e) = keep_state_apart(&core_pools, &mut models) {
         let at = spec
             .models
             .iter()
             .zip(&models)
-            .find(|(_, m)| crate::state::has_state(m))
+            .find(|(_, m)| m.liveness.has_state(&m.model))
             .map_or(spec.models[0].path.span.clone(), |(s, _)| {
                 s.path.span.clone()
             });
-        return Err(vec![Diagnostic::new(at, e).help(
+        return Err(vec![Diagnostic::new(at, e.to_string()).help(
             "give the workspace pools more room (or no size limit), or plan the models in separate builds",
         )]);
     }

@@ -38,7 +38,7 @@ pub fn text(planned: &Planned) -> String {
                 "\nTensorFlow Lite Micro copy {}: offline plan for {} of {} tensors; arena \
                  head {} bytes (tensors and the model's scratch rules, where TFLite Micro \
                  places them), plus TFLite Micro's persistent tail",
-                crate::config::tflm_file(&m.module),
+                crate::outputs::tflm_file(&m.module),
                 t.planned(),
                 t.offline.offsets.len(),
                 t.head

@@ -239,7 +239,7 @@ fn best_partition(rest: u64, bounds: &[u64]) -> u64 {
 
 /// For each pool, the bound of the buffers `allocations` put in it: a pool at this bound
 /// has the smallest size any placement of the same buffers can have.
-pub fn assigned(problem: &Problem, allocations: &[crate::plan::Allocation]) -> Vec<u64> {
+pub fn assigned(problem: &Problem, allocations: &[crate::solution::Allocation]) -> Vec<u64> {
     let mut members = vec![Vec::new(); problem.pools().len()];
     for (i, a) in allocations.iter().enumerate() {
         if let Some(m) = members.get_mut(a.pool) {

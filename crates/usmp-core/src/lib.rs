@@ -104,7 +104,10 @@ mod parallel;
 mod plan;
 mod problem;
 pub mod report;
+pub mod shared;
+mod solution;
 pub mod tflite;
+pub mod traffic;
 pub mod verify;
 
 // The integration tests' generator, so unit tests draw from the same one.
@@ -118,8 +121,9 @@ pub use algo::{
     GreedyBySize, HillClimb, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS,
 };
 pub use bound::LowerBound;
-pub use plan::{Allocation, Attempt, Plan, PlanError, Solution, plan, pool_sizes};
+pub use plan::{Plan, plan};
 pub use problem::{
     Buffer, Conflicts, Field, Live, Locus, Pool, PoolKind, Problem, ProblemBuilder, ProblemError,
     ProblemErrorKind,
 };
+pub use solution::{Allocation, Attempt, PlanError, Solution, Violation, pool_sizes};

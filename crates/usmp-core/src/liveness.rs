@@ -22,8 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::{
     CallField, Model, ModelError, ModelErrorKind, ModelLocus, Role, Scratch, Size, TensorField,
 };
-use crate::plan::{Allocation, Plan};
+use crate::plan::Plan;
 use crate::problem::{Buffer, Locus, Pool, PoolKind, Problem};
+use crate::solution::Allocation;
 
 /// Alignment of pools and buffers that state none in a configuration (usmp.toml,
 /// `usmp_pools!`, the CLI's pools file): TVM's default, and what SIMD loads want.
@@ -163,6 +164,22 @@ impl Liveness {
                     .is_some_and(|l| l.start <= step && step < l.end)
             })
             .collect()
+    }
+
+    /// Whether buffer `b` holds persistent state (a tensor of [`Role::State`]), which
+    /// must outlive every call of every model sharing the workspace.
+    pub fn holds_state(&self, model: &Model, b: usize) -> bool {
+        match self.origins.get(b) {
+            Some(Origin::Tensors(ts)) => ts
+                .iter()
+                .any(|&t| matches!(model.tensors.get(t).map(|t| &t.role), Some(Role::State))),
+            _ => false,
+        }
+    }
+
+    /// Whether any buffer holds persistent state.
+    pub fn has_state(&self, model: &Model) -> bool {
+        (0..self.origins.len()).any(|b| self.holds_state(model, b))
     }
 
     /// Where a tensor went in `plan`, if it is planned.

@@ -1,48 +1,11 @@
-//! The planner's output: one [`Allocation`] per buffer, checked and summarised as a
-//! [`Plan`], and the errors planning can end in.
-
-use std::fmt;
+//! The top of the planner: [`plan()`] runs an algorithm, verifies its solution and
+//! summarises it, with its lower bound, as a [`Plan`].
 
 use crate::algo::Algorithm;
 use crate::bound::LowerBound;
 use crate::problem::Problem;
-use crate::verify::{self, Violation};
-
-/// Where one buffer lives (the RFC's `PoolAllocation`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Allocation {
-    /// Index into [`Problem::pools`].
-    pub pool: usize,
-    /// Byte offset from the start of the pool.
-    pub offset: u64,
-}
-
-/// What an [`Algorithm`] returns: an allocation for every buffer, in buffer order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Solution {
-    /// `allocations[i]` places buffer `i`.
-    pub allocations: Vec<Allocation>,
-    /// Set by an exact algorithm that exhausted its search: no smaller plan exists.
-    pub proven_optimal: bool,
-    /// For an algorithm that runs others (`auto`): which one produced this solution.
-    pub produced_by: Option<String>,
-}
-
-impl Solution {
-    /// A solution with no optimality claim.
-    pub fn new(allocations: Vec<Allocation>) -> Self {
-        Solution {
-            allocations,
-            proven_optimal: false,
-            produced_by: None,
-        }
-    }
-
-    /// The bytes of every pool this solution's allocations need, summed.
-    pub(crate) fn total(&self, problem: &Problem) -> u64 {
-        pool_sizes(problem, &self.allocations).iter().sum()
-    }
-}
+use crate::solution::{Allocation, PlanError, pool_sizes};
+use crate::verify;
 
 /// A verified plan: every buffer's place, every pool's size, and how good it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,126 +54,6 @@ impl Plan {
             .fold(0u64, |total, &size| total.saturating_add(size))
     }
 }
-
-/// A buffer's best attempt in one candidate pool, for [`PlanError::NoFit`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attempt {
-    /// Pool name.
-    pub pool: String,
-    /// Its size limit; `u64::MAX` for an unbounded pool (which can only overflow).
-    pub limit: u64,
-    /// The end the buffer would have needed, at the lowest offset the algorithm found.
-    pub needed: u64,
-}
-
-/// Why planning failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PlanError {
-    /// A buffer fits in none of its candidate pools.
-    NoFit {
-        /// The buffer that did not fit.
-        buffer: String,
-        /// Size of that buffer.
-        size: u64,
-        /// One entry per candidate, in preference order.
-        attempts: Vec<Attempt>,
-        /// The problem's lower bound on total bytes.
-        lower_bound: u64,
-        /// The algorithm that found no plan (filled in by [`plan`]).
-        algorithm: String,
-        /// Why no plan can exist, when the bound proves it (`bound::infeasible`,
-        /// filled in by [`plan`]); `None`: one may exist that this algorithm did not find.
-        impossible: Option<String>,
-    },
-    /// An algorithm returned a plan that breaks the rules: a bug in that algorithm.
-    Invalid {
-        /// The algorithm's name.
-        algorithm: String,
-        /// What the verifier found.
-        violations: Vec<Violation>,
-    },
-    /// The algorithm gave up for a reason of its own.
-    Failed {
-        /// The algorithm's name.
-        algorithm: String,
-        /// Its explanation.
-        reason: String,
-    },
-}
-
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PlanError::NoFit {
-                buffer,
-                size,
-                attempts,
-                lower_bound,
-                algorithm,
-                impossible,
-            } => {
-                writeln!(
-                    f,
-                    "buffer \"{buffer}\" ({size} bytes) fits in none of its candidate pools:"
-                )?;
-                for a in attempts {
-                    if a.limit == u64::MAX {
-                        writeln!(
-                            f,
-                            "  pool \"{}\": unbounded, but the buffer would end past the 64-bit address space",
-                            a.pool
-                        )?;
-                    } else {
-                        let missing = a.needed.saturating_sub(a.limit);
-                        writeln!(
-                            f,
-                            "  pool \"{}\": limit {} bytes, needs {} bytes ({missing} missing)",
-                            a.pool, a.limit, a.needed
-                        )?;
-                    }
-                }
-                match impossible {
-                    Some(why) => write!(
-                        f,
-                        "no plan can exist: {why}; raise a limit or give buffers more \
-                         candidate pools"
-                    ),
-                    None => {
-                        let next = if algorithm.starts_with("auto") || algorithm == "exact" {
-                            "try --algorithm hill_climb (which moves buffers between pools) \
-                             or a longer search (--time-limit 60)"
-                        } else {
-                            "try --algorithm auto, which searches exactly"
-                        };
-                        write!(
-                            f,
-                            "{algorithm} found no plan, but one may exist: no limit rules it \
-                             out, and no plan can use fewer than {lower_bound} bytes in total \
-                             (lower bound); {next}, raise a pool's limit, or add a candidate \
-                             pool"
-                        )
-                    }
-                }
-            }
-            PlanError::Invalid {
-                algorithm,
-                violations,
-            } => {
-                write!(f, "algorithm \"{algorithm}\" produced an invalid plan:")?;
-                for v in violations {
-                    write!(f, "\n  {v}")?;
-                }
-                Ok(())
-            }
-            PlanError::Failed { algorithm, reason } => {
-                write!(f, "algorithm \"{algorithm}\" failed: {reason}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for PlanError {}
 
 /// Says which algorithm found no plan, and whether none can exist.
 fn explained(problem: &Problem, e: PlanError, name: &str) -> PlanError {
@@ -314,17 +157,6 @@ pub fn plan(problem: &Problem, algorithm: &dyn Algorithm) -> Result<Plan, PlanEr
         optimal,
         assigned_bounds,
     })
-}
-
-/// Bytes each pool needs for `allocations`. Callers pass verified allocations, whose ends
-/// cannot overflow.
-pub fn pool_sizes(problem: &Problem, allocations: &[Allocation]) -> Vec<u64> {
-    let mut sizes = vec![0u64; problem.pools().len()];
-    for (buffer, a) in problem.buffers().iter().zip(allocations) {
-        let end = a.offset.saturating_add(buffer.size);
-        sizes[a.pool] = sizes[a.pool].max(end);
-    }
-    sizes
 }
 
 #[cfg(test)]

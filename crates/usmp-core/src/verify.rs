@@ -4,117 +4,13 @@
 //! time (live ranges) or over the edge list (conflict graphs), not by the placement
 //! structures the algorithms use, so a bug in those cannot hide itself here.
 
-use std::collections::BTreeMap;
-use std::fmt;
-
-use crate::plan::Allocation;
 use crate::problem::{Conflicts, Problem};
+use crate::solution::Allocation;
+pub use crate::solution::Violation;
+use std::collections::BTreeMap;
 
 /// At most this many violations are reported; one is enough to reject a plan.
 const MAX_VIOLATIONS: usize = 20;
-
-/// One broken rule, naming the buffers and pools involved.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Violation {
-    /// The number of allocations differs from the number of buffers.
-    WrongCount {
-        /// Buffers in the problem.
-        buffers: usize,
-        /// Allocations given.
-        allocations: usize,
-    },
-    /// An allocation names a pool that does not exist.
-    UnknownPool {
-        /// The buffer.
-        buffer: String,
-        /// The bad pool index.
-        pool: usize,
-    },
-    /// A buffer sits in a pool that is not one of its candidates (this also catches
-    /// constants outside constant pools, since candidates always match the buffer's kind).
-    NotACandidate {
-        /// The buffer.
-        buffer: String,
-        /// The pool.
-        pool: String,
-    },
-    /// An offset that is not a multiple of the buffer's and the pool's alignment.
-    Misaligned {
-        /// The buffer.
-        buffer: String,
-        /// Its offset.
-        offset: u64,
-        /// The alignment required.
-        alignment: u64,
-    },
-    /// A buffer that ends past its pool's limit (or past the address space).
-    OverLimit {
-        /// The buffer.
-        buffer: String,
-        /// The pool.
-        pool: String,
-        /// Where the buffer ends.
-        end: u64,
-        /// The pool's limit.
-        limit: u64,
-    },
-    /// Two conflicting buffers share bytes.
-    Overlap {
-        /// One buffer.
-        a: String,
-        /// The other.
-        b: String,
-        /// Their pool.
-        pool: String,
-    },
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Violation::WrongCount {
-                buffers,
-                allocations,
-            } => write!(f, "{allocations} allocations for {buffers} buffers"),
-            Violation::UnknownPool { buffer, pool } => {
-                write!(
-                    f,
-                    "buffer \"{buffer}\" is placed in pool #{pool}, which does not exist"
-                )
-            }
-            Violation::NotACandidate { buffer, pool } => {
-                write!(
-                    f,
-                    "buffer \"{buffer}\" is placed in pool \"{pool}\", which is not one of its candidates"
-                )
-            }
-            Violation::Misaligned {
-                buffer,
-                offset,
-                alignment,
-            } => write!(
-                f,
-                "buffer \"{buffer}\" is at offset {offset}, not a multiple of {alignment}"
-            ),
-            Violation::OverLimit {
-                buffer,
-                pool,
-                end,
-                limit,
-            } => write!(
-                f,
-                "buffer \"{buffer}\" ends at {end}, past pool \"{pool}\"'s limit of {limit}"
-            ),
-            Violation::Overlap { a, b, pool } => {
-                write!(
-                    f,
-                    "conflicting buffers \"{a}\" and \"{b}\" overlap in pool \"{pool}\""
-                )
-            }
-        }
-    }
-}
 
 /// Checks `allocations` against every rule of `problem`.
 pub fn verify(problem: &Problem, allocations: &[Allocation]) -> Result<(), Vec<Violation>> {

@@ -15,21 +15,8 @@ use std::fmt::Write;
 
 use usmp_core::PoolKind;
 
+use crate::outputs::Embed;
 use crate::planning::{Planned, PlannedPool};
-
-/// How a constant pool's bytes get into the generated code.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Embed {
-    /// `include_bytes!` of `<module>.<pool>.bin` in `OUT_DIR` (written by the build).
-    OutDir,
-    /// A byte string literal in the code itself (the proc-macro has no `OUT_DIR`).
-    Inline,
-}
-
-/// The name of the file [`Embed::OutDir`] expects for `module`'s constants in `pool`.
-pub fn constants_file(module: &str, pool: &str) -> String {
-    format!("{module}.{pool}.bin")
-}
 
 /// `s` safe inside a `//` or `///` comment (and inline code in one): a line break in a
 /// tensor name or path would end the comment and leave the rest as code.

@@ -9,8 +9,9 @@ use usmp_core::PoolKind;
 use usmp_core::liveness::Origin;
 use usmp_core::model::Role;
 
-use super::{Embed, byte_string, comment, constants_file, tensors, upper};
+use super::{byte_string, comment, tensors, upper};
 use crate::ident::constant_names;
+use crate::outputs::{Embed, constants_file};
 use crate::planning::{Planned, PlannedModel};
 
 /// Constants each model module defines itself; buffer constants avoid them.
@@ -146,7 +147,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
     for (b, buffer) in buffers.iter().enumerate() {
         let a = m.plan.allocations[b];
         let (start, end) = live(m, b);
-        let kind = if crate::state::is_state(m, b) {
+        let kind = if m.liveness.holds_state(&m.model, b) {
             "state"
         } else {
             "new"

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use usmp_core::tflite::{Quantization, TensorInfo};
 
-use super::Embed;
+use crate::outputs::Embed;
 
 /// `ElementType::...` for a schema `TensorType` number: the runtime's variant, written as
 /// its name (`Int8`, `Other(5)`).

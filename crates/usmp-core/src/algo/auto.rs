@@ -9,8 +9,8 @@ use super::{
     GreedyByConflicts, GreedyBySize, HillClimb,
 };
 use crate::bound::LowerBound;
-use crate::plan::{PlanError, Solution};
 use crate::problem::Problem;
+use crate::solution::{PlanError, Solution};
 
 /// Greedy by breadth, first fit, best fit, greedy by size and by conflicts (and hill
 /// climbing when buffers have a choice of pools), then [`Exact`] on the smallest of their

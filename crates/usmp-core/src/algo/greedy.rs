@@ -30,8 +30,8 @@ use std::cmp::Reverse;
 use super::Algorithm;
 use super::place::{Fit, Layout, place_in_order};
 use crate::bound::{LowerBound, widest_step};
-use crate::plan::{PlanError, Solution};
 use crate::problem::Problem;
+use crate::solution::{PlanError, Solution};
 
 /// TVM's `greedy_by_size`.
 #[derive(Clone, Copy, Debug, Default)]

@@ -12,8 +12,8 @@ use super::Algorithm;
 use super::greedy::first_fit_order;
 use super::place::{Fit, Layout, place_in_order};
 use crate::bound::LowerBound;
-use crate::plan::{Allocation, PlanError, Solution, pool_sizes};
 use crate::problem::Problem;
+use crate::solution::{Allocation, PlanError, Solution, pool_sizes};
 
 /// Hill climbing with a deterministic budget.
 #[derive(Clone, Copy, Debug)]

@@ -25,8 +25,8 @@ pub use greedy::{
 pub use hill_climb::HillClimb;
 
 use crate::bound::LowerBound;
-use crate::plan::{PlanError, Solution};
 use crate::problem::Problem;
+use crate::solution::{PlanError, Solution};
 
 /// A memory planning algorithm: the RFC's
 /// `Map<BufferInfo, PoolAllocation> (*foo)(Array<BufferInfo>, memory_pressure)`.

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Algorithm;
 use crate::bound::LowerBound;
-use crate::plan::{PlanError, Solution};
 use crate::problem::Problem;
+use crate::solution::{PlanError, Solution};
 use crate::verify;
 
 /// What one member gave: its plan or error, and for a valid plan its total.

@@ -77,7 +77,7 @@ pub fn json(problem: &Problem, plan: &Plan) -> String {
     );
     // Only when a pool states its speed, so plans without speeds print as they did.
     if pools.iter().any(|p| p.bandwidth.is_some()) {
-        let traffic = super::traffic(problem, &plan.allocations);
+        let traffic = crate::traffic::traffic(problem, &plan.allocations);
         map(
             &mut out,
             "traffic",

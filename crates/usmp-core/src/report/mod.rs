@@ -11,5 +11,4 @@ pub use json::{json, write_json_string};
 pub use liveness::{liveness, model_json};
 pub use svg::{svg, svg_steps};
 pub use table::table;
-pub(crate) use traffic::memory_time;
-pub use traffic::{PoolTraffic, traffic, traffic_table};
+pub use traffic::traffic_table;

@@ -1,50 +1,10 @@
-//! What a plan costs in memory time: each buffer's traffic (bytes read and written per
-//! inference) over the bandwidth of the pool it was put in.
+//! The memory-traffic table of a plan (the figures come from [`crate::traffic`]).
 
 use std::fmt::Write;
 
-use crate::plan::Allocation;
 use crate::problem::Problem;
-
-/// One pool's share of the memory traffic of an inference.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PoolTraffic {
-    /// Bytes read and written in the pool per inference.
-    pub bytes: u64,
-    /// Those bytes at the pool's bandwidth, in nanoseconds; `None` without a bandwidth.
-    pub nanoseconds: Option<u64>,
-}
-
-/// Per pool, the traffic the plan puts there and its estimated time.
-pub fn traffic(problem: &Problem, allocations: &[Allocation]) -> Vec<PoolTraffic> {
-    let mut bytes = vec![0u64; problem.pools().len()];
-    for (b, a) in problem.buffers().iter().zip(allocations) {
-        if let Some(t) = bytes.get_mut(a.pool) {
-            *t = t.saturating_add(b.traffic);
-        }
-    }
-    problem
-        .pools()
-        .iter()
-        .zip(bytes)
-        .map(|(pool, bytes)| PoolTraffic {
-            bytes,
-            nanoseconds: pool.bandwidth.map(|bw| {
-                let ns = u128::from(bytes) * 1_000_000_000 / u128::from(bw.max(1));
-                u64::try_from(ns).unwrap_or(u64::MAX)
-            }),
-        })
-        .collect()
-}
-
-/// The estimated memory time of an inference, in nanoseconds: the sum over the pools that
-/// state a bandwidth.
-pub(crate) fn memory_time(per_pool: &[PoolTraffic]) -> u64 {
-    per_pool
-        .iter()
-        .filter_map(|t| t.nanoseconds)
-        .fold(0, u64::saturating_add)
-}
+use crate::solution::Allocation;
+use crate::traffic::{memory_time, traffic};
 
 /// The traffic table, written only when some pool states a bandwidth: per pool its bytes
 /// and time, then the total time of the pools that have one.

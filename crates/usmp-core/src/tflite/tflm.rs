@@ -29,8 +29,9 @@ use super::{TfliteError, corrupt, read_tflite};
 use crate::algo::Algorithm;
 use crate::liveness::{self, Liveness, Options, Origin, ScratchRule};
 use crate::model::{Model, ModelError, Role};
-use crate::plan::{Plan, PlanError};
+use crate::plan::Plan;
 use crate::problem::Pool;
+use crate::solution::PlanError;
 
 /// TFLite Micro's arena alignment (`MicroArenaBufferAlignment()`).
 pub const TFLM_ALIGNMENT: u64 = 16;

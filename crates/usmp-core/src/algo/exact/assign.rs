@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 use super::instance::{Instance, section_spans};
 use super::search::Effort;
 use super::{minimise, peak};
-use crate::plan::Allocation;
 use crate::problem::{Conflicts, Problem};
+use crate::solution::Allocation;
 
 /// Problems with more buffers than this are not searched jointly: every complete
 /// assignment places each pool exactly, which would not get past the first few.

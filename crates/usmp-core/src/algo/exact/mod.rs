@@ -31,8 +31,8 @@ use super::greedy::FirstFit;
 use super::place::{Fit, Layout, place_in_order};
 use super::portfolio::best_of;
 use crate::bound::LowerBound;
-use crate::plan::{Allocation, PlanError, Solution, pool_sizes};
 use crate::problem::Problem;
+use crate::solution::{Allocation, PlanError, Solution, pool_sizes};
 pub use assign::{JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS};
 use instance::Instance;
 use search::{Effort, Outcome, Preorder, Search};
@@ -119,8 +119,8 @@ impl Algorithm for Exact {
             let (quick, _) = self.improve(problem, start);
             let cost = |s: &Solution| {
                 let total = s.total(problem);
-                let traffic = crate::report::traffic(problem, &s.allocations);
-                (crate::report::memory_time(&traffic), total)
+                let traffic = crate::traffic::traffic(problem, &s.allocations);
+                (crate::traffic::memory_time(&traffic), total)
             };
             if solution.as_ref().map_or(true, |s| cost(&quick) < cost(s)) {
                 return Ok(quick);

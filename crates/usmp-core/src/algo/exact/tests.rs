@@ -234,7 +234,7 @@ fn fastest_puts_the_most_accessed_bytes_in_the_fastest_pool() {
     assert_eq!(quick.allocations[hot].pool, fast);
     assert_eq!(quick.allocations[cold].pool, slow);
     let time = |p: &crate::Plan| {
-        crate::report::memory_time(&crate::report::traffic(&problem, &p.allocations))
+        crate::traffic::memory_time(&crate::traffic::traffic(&problem, &p.allocations))
     };
     // 3260 B at 1 GB/s, against 3200 B at 8 GB/s and 60 B at 1 GB/s.
     assert_eq!((time(&preferred), time(&quick)), (3260, 460));

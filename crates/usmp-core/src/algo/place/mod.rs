@@ -17,8 +17,8 @@ mod gaps;
 mod split;
 mod trees;
 
-use crate::plan::{Allocation, Attempt, PlanError};
 use crate::problem::{Conflicts, Problem};
+use crate::solution::{Allocation, Attempt, PlanError};
 use addr::Addr;
 use gaps::{Gaps, Scratch};
 use trees::{Filed, MaxTree};

@@ -34,8 +34,8 @@ use super::addr::Addr;
 use super::gaps::Scratch;
 use super::trees::{Filed, Part};
 use super::{Fit, Occupancy, TimeIndex, TimeTree, choose, place_each, search};
-use crate::plan::{Allocation, PlanError};
 use crate::problem::Problem;
+use crate::solution::{Allocation, PlanError};
 
 /// Below this many buffers a placement runs one by one: two threads would not pay.
 const MIN_BUFFERS: usize = 20_000;

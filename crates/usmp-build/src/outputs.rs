@@ -1,0 +1,33 @@
+//! What a build writes and how generated code finds it: file names in the output folder,
+//! and how a constant pool's bytes reach the code ([`Embed`], one per front end). The
+//! generators (code, linker fragment, report) and the build all name files from here.
+
+// The files [`Config::generate`](crate::Config::generate) writes into the output folder.
+
+/// The generated Rust module, to `include!`.
+pub const MODULE_FILE: &str = "usmp.rs";
+/// The linker fragment.
+pub const LINKER_FILE: &str = "usmp.x";
+/// The text report.
+pub const REPORT_FILE: &str = "usmp-report.txt";
+/// The memory maps.
+pub const SVG_FILE: &str = "usmp-report.svg";
+
+/// How a constant pool's bytes get into the generated code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Embed {
+    /// `include_bytes!` of `<module>.<pool>.bin` in `OUT_DIR` (written by the build).
+    OutDir,
+    /// A byte string literal in the code itself (the proc-macro has no `OUT_DIR`).
+    Inline,
+}
+
+/// The name of the file [`Embed::OutDir`] expects for `module`'s constants in `pool`.
+pub fn constants_file(module: &str, pool: &str) -> String {
+    format!("{module}.{pool}.bin")
+}
+
+/// The file a model's TensorFlow Lite Micro copy is written to (`tflm = true`).
+pub fn tflm_file(module: &str) -> String {
+    format!("{module}.tflm.tflite")
+}
