@@ -3,11 +3,18 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use usmp_core::Algorithm;
+
+use crate::cargo_toml::manifest_warnings;
+use crate::choice::OwnAlgorithms;
 
 use crate::codegen;
 use crate::manifest::{self, Span};
 use crate::outputs::{
-    Embed, LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, constants_file, tflm_file,
+    DEFAULT_RUNTIME_PATH, Embed, LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, constants_file,
+    is_runtime_path, tflm_file,
 };
 use crate::planning::{self, Planned};
 use crate::spec::{Diagnostic, Spec};
@@ -32,6 +39,8 @@ pub struct Config {
     out_dir: Option<PathBuf>,
     summary: Option<bool>,
     cargo: bool,
+    own: OwnAlgorithms,
+    runtime_path: String,
 }
 
 /// What a successful [`Config::generate`] wrote and read.
@@ -74,6 +83,8 @@ pub enum Error {
     Invalid(Vec<String>),
     /// No output folder: `OUT_DIR` is unset (not run by cargo) and none was given.
     NoOutDir,
+    /// [`Config::runtime_path`] was given something that is not an absolute path.
+    RuntimePath(String),
     /// The manifest (`usmp.toml`) does not exist: the path looked at.
     NoManifest(PathBuf),
 }
@@ -90,6 +101,10 @@ impl fmt::Display for Error {
         match self {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Invalid(diagnostics) => write!(f, "{}", diagnostics.join("\n\n")),
+            Error::RuntimePath(path) => write!(
+                f,
+                "Config::runtime_path({path:?}): not a path the generated code can name the runtime by; write `::` and the dependency's name as Rust sees it (\"::rt\" for `rt = {{ package = \"usmp\" }}`), or a `crate::` path to a re-export"
+            ),
             Error::NoOutDir => write!(
                 f,
                 "OUT_DIR is not set: run from a build script, or call Config::out_dir"
@@ -131,7 +146,56 @@ impl Config {
             out_dir: None,
             summary: None,
             cargo: true,
+            own: OwnAlgorithms::default(),
+            runtime_path: DEFAULT_RUNTIME_PATH.to_string(),
         }
+    }
+
+    /// The path the generated code names the `usmp` runtime crate by (default `::usmp`),
+    /// as prost-build's `prost_path`: for a crate that depends on it under another name
+    /// (`rt = { package = "usmp", ... }`: `.runtime_path("::rt")`) or re-exports it
+    /// (`crate::deps::usmp`). The build warns when Cargo.toml lists the runtime under
+    /// another name than the one the code uses.
+    pub fn runtime_path(mut self, path: &str) -> Config {
+        self.runtime_path = path.to_string();
+        self
+    }
+
+    /// Registers the build script's own planning algorithm under `name`: a model with
+    /// `algorithm = "<name>"` in usmp.toml is planned by it. Its plans pass usmp-core's
+    /// verifier like every other (a wrong one is a build error naming the algorithm).
+    /// A built-in name stays the built-in algorithm.
+    ///
+    /// ```no_run
+    /// // build.rs
+    /// use usmp_build::usmp_core::{self, Algorithm, LowerBound, PlanError, Problem, Solution};
+    ///
+    /// /// First fit, then the exact search with the pool choice this firmware wants.
+    /// struct Mine;
+    ///
+    /// impl Algorithm for Mine {
+    ///     fn name(&self) -> &str {
+    ///         "mine"
+    ///     }
+    ///     fn allocate(&self, p: &Problem, bound: &LowerBound) -> Result<Solution, PlanError> {
+    ///         usmp_core::FirstFit.allocate(p, bound)
+    ///     }
+    /// }
+    ///
+    /// fn main() {
+    ///     let out = usmp_build::Config::from_file("usmp.toml").algorithm("mine", Mine).generate();
+    ///     if let Err(e) = out {
+    ///         e.report_to_cargo();
+    ///     }
+    /// }
+    /// ```
+    pub fn algorithm(
+        mut self,
+        name: &str,
+        algorithm: impl Algorithm + Send + Sync + 'static,
+    ) -> Config {
+        self.own.insert(name, Arc::new(algorithm));
+        self
     }
 
     /// Writes into `dir` instead of `OUT_DIR`.
@@ -167,7 +231,7 @@ impl Config {
                 .map(|d| PathBuf::from(d).join("Cargo.toml"))
                 .and_then(|p| std::fs::read_to_string(p).ok());
             if let Some(m) = manifest {
-                for line in manifest_warnings(&m, out.kernels) {
+                for line in manifest_warnings(&m, out.kernels, &self.runtime_path) {
                     println!("cargo::warning={line}");
                 }
             }
@@ -188,6 +252,9 @@ impl Config {
     }
 
     fn run(&self, read: &mut Vec<PathBuf>) -> Result<(Output, bool), Error> {
+        if !is_runtime_path(&self.runtime_path) {
+            return Err(Error::RuntimePath(self.runtime_path.clone()));
+        }
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => std::env::var_os("OUT_DIR")
@@ -195,7 +262,7 @@ impl Config {
                 .ok_or(Error::NoOutDir)?,
         };
         let (planned, summary) = self.planned(read)?;
-        let output = write_all(&planned, &out_dir, read)?;
+        let output = write_all(&planned, &out_dir, read, &self.runtime_path)?;
         Ok((output, summary))
     }
 
@@ -239,89 +306,19 @@ impl Config {
         };
         let (spec, reading) = manifest::parse(&text, &base).map_err(|d| invalid(vec![d]))?;
         // cortex-m-rt's memory.x beside usmp.toml, if any: its regions are the ones to use.
-        match plan(&spec, reading, Some(&base), read) {
+        match plan(&spec, reading, &self.own, Some(&base), read) {
             Ok(planned) => Ok((planned, self.summary.unwrap_or(spec.summary))),
             Err(all) => Err(invalid(all)),
         }
     }
 
     /// The plans [`generate`](Self::generate) would write, without writing anything:
-    /// `usmp plan usmp.toml` prints their [`report_text`](crate::report_text), so the
-    /// command plans exactly what the build would.
+    /// `usmp plan usmp.toml` prints their report text, so the command plans exactly what
+    /// the build would. For the `usmp` command, not public API.
+    #[doc(hidden)]
     pub fn plan(&self) -> Result<Planned, Error> {
         self.planned(&mut Vec::new()).map(|(planned, _)| planned)
     }
-}
-
-/// What the crate's `Cargo.toml` lacks for the generated code, each as a warning line
-/// printed before rustc's own errors about it: the `usmp` runtime, and `usmp-kernels`
-/// when `kernels` (without it, a dozen unresolved `::usmp_kernels` paths inside OUT_DIR).
-/// (A missing critical-section implementation is the linker fragment's to report: it may
-/// come from any crate of the firmware, a HAL's as well.)
-fn manifest_warnings(cargo_toml: &str, kernels: bool) -> Vec<String> {
-    let mut lines = Vec::new();
-    if !depends_on(cargo_toml, "usmp") {
-        lines.push(format!(
-            "usmp: the generated module is built on the `usmp` runtime crate, which Cargo.toml does not list; add {} to [dependencies]",
-            dependency_line("usmp")
-        ));
-    }
-    if kernels && !depends_on(cargo_toml, "usmp-kernels") {
-        lines.push(format!(
-            "usmp: `kernels = true` generates calls into the `usmp-kernels` crate, which Cargo.toml does not list; add {} to [dependencies]",
-            dependency_line("usmp-kernels")
-        ));
-    }
-    lines
-}
-
-/// How to depend on the sibling crate `name`, from where this usmp-build came: the same
-/// version from the registry, or the folder beside this one for a local checkout (no
-/// version is published yet).
-fn dependency_line(name: &str) -> String {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let version = env!("CARGO_PKG_VERSION");
-    let from_registry = here
-        .components()
-        .any(|c| c.as_os_str() == "registry" || c.as_os_str() == "vendor");
-    match here.parent().map(|p| p.join(name)) {
-        Some(sibling) if !from_registry && sibling.is_dir() => {
-            format!(
-                "`{name} = {{ path = {:?} }}`",
-                sibling.display().to_string()
-            )
-        }
-        _ => format!("`{name} = \"{version}\"`"),
-    }
-}
-
-/// Whether a crate's `Cargo.toml` lists crate `name` among its dependencies (by name, or
-/// renamed with `package = "..."`), for every target or some. A manifest that does not
-/// parse says yes: cargo reports that itself.
-fn depends_on(cargo_toml: &str, crate_name: &str) -> bool {
-    let Ok(doc) = cargo_toml.parse::<toml::Table>() else {
-        return true;
-    };
-    let lists = |t: &toml::Table| -> bool {
-        t.get("dependencies")
-            .and_then(toml::Value::as_table)
-            .is_some_and(|deps| {
-                deps.iter().any(|(name, v)| {
-                    name == crate_name
-                        || v.get("package").and_then(toml::Value::as_str) == Some(crate_name)
-                })
-            })
-    };
-    lists(&doc)
-        || doc
-            .get("target")
-            .and_then(toml::Value::as_table)
-            .is_some_and(|targets| {
-                targets
-                    .values()
-                    .filter_map(toml::Value::as_table)
-                    .any(lists)
-            })
 }
 
 /// On a bare-metal target (`target_os = "none"`), one warning per pool without a region:
@@ -339,7 +336,12 @@ pub(crate) fn unplaced_warnings(target_os: &str, unplaced: &[(String, String)]) 
 }
 
 /// Writes every generated file of `planned` into `dir`.
-pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Output, Error> {
+pub fn write_all(
+    planned: &Planned,
+    dir: &Path,
+    read: &[PathBuf],
+    runtime_path: &str,
+) -> Result<Output, Error> {
     let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, Error> {
         let path = dir.join(name);
         usmp_core::file::write(&path, bytes).map_err(|source| Error::Io {
@@ -367,7 +369,7 @@ pub fn write_all(planned: &Planned, dir: &Path, read: &[PathBuf]) -> Result<Outp
     Ok(Output {
         module: write(
             MODULE_FILE,
-            codegen::generate(planned, &Embed::OutDir).as_bytes(),
+            codegen::generate(planned, &Embed::OutDir, runtime_path).as_bytes(),
         )?,
         linker: write(
             LINKER_FILE,
@@ -432,6 +434,7 @@ pub fn build() {
 pub fn plan<S: Clone>(
     spec: &Spec<S>,
     earlier: Vec<Diagnostic<S>>,
+    own: &OwnAlgorithms,
     memory_x_dir: Option<&Path>,
     read: &mut Vec<PathBuf>,
 ) -> Result<Planned, Vec<Diagnostic<S>>> {
@@ -439,12 +442,12 @@ pub fn plan<S: Clone>(
         .map(|dir| crate::memory::check_beside(&spec.pools, dir, read))
         .unwrap_or_default();
     let mut early = earlier;
-    early.extend(valid::validate(spec));
+    early.extend(valid::validate(spec, own));
     if !early.is_empty() {
         early.extend(problems);
         return Err(early);
     }
-    match planning::plan_spec(spec, read) {
+    match planning::plan_spec(spec, own, read) {
         Ok(planned) if problems.is_empty() => Ok(planned),
         Ok(_) => Err(problems),
         Err(more) => {
@@ -456,7 +459,7 @@ pub fn plan<S: Clone>(
 
 #[cfg(test)]
 mod tests {
-    use super::{depends_on, manifest_warnings, unplaced_warnings};
+    use super::unplaced_warnings;
 
     #[test]
     fn a_pool_without_region_is_flagged_on_bare_metal_only() {
@@ -468,47 +471,5 @@ mod tests {
         assert!(w[0].contains("add `region = \"RAM\"`"), "{}", w[0]);
         assert!(unplaced_warnings("linux", &unplaced).is_empty());
         assert!(unplaced_warnings("none", &[]).is_empty());
-    }
-
-    #[test]
-    fn the_runtime_dependency_is_found_however_written() {
-        let depends_on_runtime = |t: &str| depends_on(t, "usmp");
-        assert!(depends_on_runtime("[dependencies]\nusmp = \"0.1\"\n"));
-        assert!(depends_on_runtime(
-            "[dependencies]\nusmp.workspace = true\n"
-        ));
-        assert!(depends_on_runtime(
-            "[dependencies]\nplan = { package = \"usmp\", version = \"0.1\" }\n"
-        ));
-        assert!(depends_on_runtime(
-            "[target.'cfg(target_os = \"none\")'.dependencies]\nusmp = \"0.1\"\n"
-        ));
-        assert!(!depends_on_runtime(
-            "[dependencies]\nusmp-core = \"0.1\"\n[build-dependencies]\nusmp = \"0.1\"\n"
-        ));
-        assert!(depends_on_runtime("not toml ["));
-    }
-
-    #[test]
-    fn a_manifest_missing_what_the_code_needs_is_told_what_to_add() {
-        let full = "[dependencies]\nusmp = \"0.1\"\nusmp-kernels = \"0.1\"\n";
-        assert!(manifest_warnings(full, true).is_empty());
-        let bare = "[dependencies]\ncortex-m-rt = \"0.7\"\n";
-        let w = manifest_warnings(bare, true);
-        assert_eq!(w.len(), 2, "{w:#?}");
-        assert!(
-            w[0].contains("`usmp` runtime crate") && w[0].contains("add `usmp = "),
-            "{}",
-            w[0]
-        );
-        // This checkout's usmp-build suggests its sibling folder: no version is published.
-        assert!(w[0].contains("path = "), "{}", w[0]);
-        assert!(
-            w[1].contains("`usmp-kernels` crate") && w[1].contains("add `usmp-kernels = "),
-            "{}",
-            w[1]
-        );
-        // Without kernels, only the runtime is needed.
-        assert_eq!(manifest_warnings(bare, false).len(), 1);
     }
 }

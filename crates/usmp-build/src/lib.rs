@@ -143,14 +143,17 @@
 //!
 //! ## Other front ends
 //!
-//! [`Spec`] is what `usmp.toml` is read into; the `usmp_pools!` macro builds the same spec
-//! with its own span type and calls [`plan`] and [`generate`], so both front ends share
-//! validation, planning and generation.
+//! `usmp.toml` is read into a spec; the `usmp_pools!` macro builds the same spec with its
+//! own span type and plans and generates through this crate (its hidden `__private`
+//! module, which is not public API), so both front ends share validation, planning and
+//! generation.
 #![deny(missing_docs)]
 // The examples are whole build.rs files: their `fn main` is the point.
 #![allow(clippy::needless_doctest_main)]
 #![forbid(unsafe_code)]
 
+mod cargo_toml;
+mod choice;
 mod codegen;
 mod config;
 mod ident;
@@ -166,31 +169,28 @@ mod report;
 mod spec;
 mod valid;
 
-pub use codegen::generate;
-pub use config::{Config, Error, Output, build, plan};
-pub use outputs::{Embed, LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, tflm_file};
-pub use planning::{Planned, PlannedModel, PlannedPool};
-pub use spec::{
-    At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, MAX_ALIGNMENT, ModelSpec,
-    PoolSpec, ScratchSpec, Spec, parse_size,
-};
+pub use config::{Config, Error, Output, build};
+pub use outputs::{LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, tflm_file};
+/// The planner, for a [`Config::algorithm`]'s own [`Algorithm`](usmp_core::Algorithm) and
+/// its types (the same version usmp-build plans with).
 pub use usmp_core;
 
-/// The generated linker fragment for `planned`: what `usmp.x` holds for
-/// [`Embed::OutDir`] (usmp-build), or `usmp_pools.x` for [`Embed::Inline`] (`usmp_pools!`).
-/// [`linker_file`] names the file for each.
-pub fn linker_fragment(planned: &Planned, embed: &Embed) -> String {
-    linker::fragment(planned, embed)
-}
-
-pub use linker::{file_name as linker_file, unplaced_warning};
-
-/// The text report for `planned` (what `usmp-report.txt` holds).
-pub fn report_text(planned: &Planned) -> String {
-    report::text(planned)
-}
-
-/// The memory maps for `planned` (what `usmp-report.svg` holds).
-pub fn report_svg(planned: &Planned) -> String {
-    report::svg(planned)
+/// What `usmp_pools!` (usmp-macros) and the `usmp` command build on: the spec both front
+/// ends produce, planning, and the generators. Not public API: it changes with usmp-macros
+/// and usmp-cli, never on its own.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::choice::{AlgorithmChoice, OwnAlgorithms, assignment};
+    pub use crate::codegen::generate;
+    pub use crate::config::plan;
+    pub use crate::linker::{
+        file_name as linker_file, fragment as linker_fragment, unplaced_warning,
+    };
+    pub use crate::outputs::Embed;
+    pub use crate::planning::{Planned, PlannedModel, PlannedPool};
+    pub use crate::report::{svg as report_svg, text as report_text};
+    pub use crate::spec::{
+        At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, MAX_ALIGNMENT, ModelSpec,
+        PoolSpec, ScratchSpec, Spec, parse_size,
+    };
 }

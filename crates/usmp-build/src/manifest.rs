@@ -4,10 +4,11 @@
 use std::path::Path;
 
 use toml::Spanned;
-use usmp_core::PoolKind;
 use usmp_core::input::{BANDWIDTH_FORMS, SIZE_FORMS, parse_bandwidth};
 use usmp_core::liveness::Options;
+use usmp_core::{Assignment, PoolKind};
 
+use crate::choice::{self, AlgorithmChoice};
 use crate::raw::{self, Entries, Raw};
 use crate::spec::{
     At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec, PoolSpec, ScratchSpec,
@@ -374,8 +375,12 @@ fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
         String::new(),
         &t.span,
     );
-    let algorithm = r.string(t, "algorithm", "\"auto\"");
-    let assignment = r.string(t, "assignment", "\"preference\"");
+    let algorithm = r
+        .string(t, "algorithm", "\"auto\"")
+        .map(|a| At::new(AlgorithmChoice::from_name(&a.value), a.span));
+    let assignment = r
+        .string(t, "assignment", "\"preference\"")
+        .and_then(|a| choice::assignment(a).map_err(|d| r.errors.push(d)).ok());
     let io_in_pools = r.boolean(t, "io_in_pools");
     let size_granularity = r.uint(t, "size_granularity", "16");
     let alignment = r.uint(t, "alignment", "16");
@@ -393,8 +398,8 @@ fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
     let here = name.span.clone();
     ModelSpec {
         path,
-        algorithm: or(algorithm, "auto".to_string(), &here),
-        assignment: or(assignment, "preference".to_string(), &here),
+        algorithm: or(algorithm, AlgorithmChoice::default(), &here),
+        assignment: or(assignment, Assignment::default(), &here),
         io_in_pools: or(io_in_pools, Options::default().io_in_pools, &here),
         size_granularity: or(size_granularity, DEFAULT_SIZE_GRANULARITY, &here),
         alignment: or(alignment, DEFAULT_ALIGNMENT, &here),

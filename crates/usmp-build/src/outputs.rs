@@ -31,3 +31,25 @@ pub fn constants_file(module: &str, pool: &str) -> String {
 pub fn tflm_file(module: &str) -> String {
     format!("{module}.tflm.tflite")
 }
+
+/// Where the generated code finds the `usmp` runtime unless told otherwise
+/// ([`Config::runtime_path`](crate::Config::runtime_path)).
+pub const DEFAULT_RUNTIME_PATH: &str = "::usmp";
+
+/// Whether `path` names a crate or module from anywhere in the generated module: absolute
+/// (`::name...`, a dependency, or `crate::...`, a re-export), each segment an identifier.
+pub fn is_runtime_path(path: &str) -> bool {
+    let rest = match path.strip_prefix("::") {
+        Some(rest) => rest,
+        None if path.starts_with("crate::") => path,
+        None => return false,
+    };
+    rest.split("::").all(|segment| {
+        let mut chars = segment.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && segment != "_"
+    })
+}

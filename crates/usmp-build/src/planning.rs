@@ -2,14 +2,16 @@
 //! plan it, and size the shared pools. Errors point back into the spec.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use usmp_core::input::{InputError, read_model};
 use usmp_core::liveness::{self, CallSelector, Liveness, Options, ScratchRule};
 use usmp_core::model::{Model, ModelLocus, Scratch, Size};
 use usmp_core::shared::{self, SharedError, SharedModel};
 use usmp_core::tflite::{TensorInfo, TflmPlan, plan_for_tflm, scratch_for_tflm};
-use usmp_core::{Algorithm, Assignment, Auto, Exact, Plan, PlanError, Pool, PoolKind, algo};
+use usmp_core::{Algorithm, Auto, Plan, PlanError, Pool, PoolKind};
 
+use crate::choice::OwnAlgorithms;
 use crate::spec::{Diagnostic, ModelSpec, PoolSpec, Spec};
 
 /// A pool as the generated code sees it.
@@ -95,12 +97,13 @@ fn keep_state_apart(pools: &[Pool], models: &mut [PlannedModel]) -> Result<(), S
 /// whether or not planning succeeds.
 pub fn plan_spec<S: Clone>(
     spec: &Spec<S>,
+    own: &OwnAlgorithms,
     read: &mut Vec<PathBuf>,
 ) -> Result<Planned, Vec<Diagnostic<S>>> {
     let mut errors = Vec::new();
     let mut models = Vec::new();
     for m in &spec.models {
-        match plan_model(spec, m, read) {
+        match plan_model(spec, m, own, read) {
             Ok(p) => models.push(p),
             Err(d) => errors.push(d),
         }
@@ -199,6 +202,7 @@ pub fn model_path<S>(spec: &Spec<S>, m: &ModelSpec<S>) -> PathBuf {
 fn plan_model<S: Clone>(
     spec: &Spec<S>,
     m: &ModelSpec<S>,
+    own: &OwnAlgorithms,
     read: &mut Vec<PathBuf>,
 ) -> Result<PlannedModel, Diagnostic<S>> {
     let path = model_path(spec, m);
@@ -222,7 +226,7 @@ fn plan_model<S: Clone>(
         ModelLocus::ScratchRule(k) => Diagnostic::new(m.scratch[k].span.clone(), e.to_string()),
         _ => model_error(m, &path, &file.error(&e)),
     })?;
-    let algorithm = configured(m)?;
+    let algorithm = configured(m, own)?;
     let plan = match usmp_core::plan(&liveness.problem, algorithm.as_ref()) {
         Ok(plan) => plan,
         Err(e) => {
@@ -321,28 +325,19 @@ fn options<S>(m: &ModelSpec<S>) -> Options {
 }
 
 /// An error in or about the model file, shown at the path that names it.
-/// The model's algorithm, with its choice of pools for `exact` and `auto` (both names
-/// checked by `valid`; an unknown one is still an error here, never a panic).
-fn configured<S: Clone>(m: &ModelSpec<S>) -> Result<Box<dyn Algorithm>, Diagnostic<S>> {
-    let assignment = match m.assignment.value.as_str() {
-        "smallest_total" => Assignment::SmallestTotal,
-        "fastest" => Assignment::Fastest,
-        _ => Assignment::Preference,
-    };
-    let exact = Exact {
-        assignment,
-        ..Exact::default()
-    };
-    match m.algorithm.value.as_str() {
-        "exact" => Ok(Box::new(exact)),
-        "auto" => Ok(Box::new(Auto { exact })),
-        name => algo::by_name(name).ok_or_else(|| {
+/// The model's algorithm, with its choice of pools for `exact` and `auto` (an unknown
+/// own name was reported by `valid`; here it is still an error, never a panic).
+fn configured<S: Clone>(
+    m: &ModelSpec<S>,
+    own: &OwnAlgorithms,
+) -> Result<Arc<dyn Algorithm + Send + Sync>, Diagnostic<S>> {
+    own.build(&m.algorithm.value, m.assignment.value)
+        .ok_or_else(|| {
             Diagnostic::new(
                 m.algorithm.span.clone(),
-                format!("unknown algorithm `{name}`"),
+                format!("unknown algorithm `{}`", m.algorithm.value),
             )
-        }),
-    }
+        })
 }
 
 fn model_error<S: Clone>(m: &ModelSpec<S>, path: &Path, e: &InputError) -> Diagnostic<S> {

@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use usmp_core::PoolKind;
+use usmp_core::{Assignment, PoolKind};
+
+use crate::choice::AlgorithmChoice;
 
 pub use usmp_core::input::parse_size;
 
@@ -75,11 +77,10 @@ pub struct ModelSpec<S> {
     pub name: At<String, S>,
     /// Path of the `.tflite` or JSON IR file, as written.
     pub path: At<String, S>,
-    /// Planning algorithm (any of `usmp_core::algo::BUILT_IN`).
-    pub algorithm: At<String, S>,
-    /// How `exact` and `auto` choose pools for buffers that may use several:
-    /// `"preference"` (default, the RFC's fallback) or `"smallest_total"`.
-    pub assignment: At<String, S>,
+    /// Planning algorithm: built in, or the build script's own.
+    pub algorithm: At<AlgorithmChoice, S>,
+    /// How `exact` and `auto` choose pools for buffers that may use several.
+    pub assignment: At<Assignment, S>,
     /// Plan the model's inputs and outputs inside the workspace pools (RFC U4).
     pub io_in_pools: At<bool, S>,
     /// Round every buffer size up to a multiple of this.

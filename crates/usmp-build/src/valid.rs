@@ -4,13 +4,15 @@
 use std::collections::BTreeSet;
 
 use usmp_core::PoolKind;
-use usmp_core::algo::BUILT_IN;
+use usmp_core::{Assignment, Named};
+
+use crate::choice::{AlgorithmChoice, OwnAlgorithms};
 
 use crate::ident::check_name;
 use crate::spec::{At, Diagnostic, MAX_ALIGNMENT, Spec};
 
 /// Every problem in `spec` that can be seen without reading the models.
-pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
+pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic<S>> {
     let mut out = Vec::new();
     if spec.pools.is_empty() {
         out.push(
@@ -152,27 +154,39 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
                     .help("write the path of a .tflite or JSON model file"),
             );
         }
-        if !BUILT_IN.contains(&model.algorithm.value.as_str()) {
+        if let AlgorithmChoice::Own(name) = &model.algorithm.value
+            && !own.contains(name)
+        {
+            let registered: Vec<&str> = own.names().collect();
+            let also = if registered.is_empty() {
+                String::new()
+            } else {
+                format!(", or this build's own: {}", registered.join(", "))
+            };
             out.push(
                 Diagnostic::new(
                     model.algorithm.span.clone(),
-                    format!("unknown algorithm `{}`", model.algorithm.value),
+                    format!("unknown algorithm `{name}`"),
                 )
-                .help(format!("write one of: {}", BUILT_IN.join(", "))),
+                .help(format!("write one of: {}{also}", Named::names())),
             );
         }
-        let searching = matches!(model.algorithm.value.as_str(), "exact" | "auto");
-        match model.assignment.value.as_str() {
-            "preference" => {}
-            "fastest" if searching && spec.pools.iter().all(|p| p.bandwidth.is_none()) => out.push(
-                Diagnostic::new(
-                    model.assignment.span.clone(),
-                    "`assignment = \"fastest\"` needs the pools' speeds, and no pool states one",
+        let searching = model.algorithm.value.searches();
+        match model.assignment.value {
+            Assignment::Preference => {}
+            Assignment::Fastest
+                if searching && spec.pools.iter().all(|p| p.bandwidth.is_none()) =>
+            {
+                out.push(
+                    Diagnostic::new(
+                        model.assignment.span.clone(),
+                        "`assignment = \"fastest\"` needs the pools' speeds, and no pool states one",
+                    )
+                    .help("give the pools a `bandwidth`, e.g. bandwidth = \"8 GB/s\" for DTCM"),
                 )
-                .help("give the pools a `bandwidth`, e.g. bandwidth = \"8 GB/s\" for DTCM"),
-            ),
-            "smallest_total" | "fastest" if searching => {}
-            "smallest_total" | "fastest" => out.push(
+            }
+            _ if searching => {}
+            _ => out.push(
                 Diagnostic::new(
                     model.assignment.span.clone(),
                     format!(
@@ -181,17 +195,6 @@ pub fn validate<S: Clone>(spec: &Spec<S>) -> Vec<Diagnostic<S>> {
                     ),
                 )
                 .help("leave `assignment` out, or write algorithm = \"auto\""),
-            ),
-            other => out.push(
-                Diagnostic::new(
-                    model.assignment.span.clone(),
-                    format!("unknown assignment `{other}`"),
-                )
-                .help(
-                    "write assignment = \"preference\" (the default: each buffer in the first \
-                     of its pools with room), \"smallest_total\" or \"fastest\" (the most-accessed \
-                     bytes in the pools of the highest `bandwidth`)",
-                ),
             ),
         }
         if model.kernels.value && !model.io_in_pools.value {

@@ -335,3 +335,43 @@ fn the_workspace_cannot_be_forged() {
     assert!(stderr.contains("E0451"), "{stderr}");
     assert!(stderr.contains("private"), "{stderr}");
 }
+
+/// A crate that depends on the runtime under another name: `Config::runtime_path` makes
+/// the generated code name it so, and it builds and its test runs. Without the path, the
+/// build script warns at the dependency before rustc's errors.
+#[test]
+fn a_renamed_runtime_builds_with_its_path() {
+    let toml = std::fs::read_to_string(Path::new(ROOT).join("fixtures/kws/usmp.toml"))
+        .unwrap()
+        .replace("../../examples", &format!("{ROOT}/examples"));
+    let dir = scratch_crate("renamed", &toml);
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        manifest.replace("\nusmp = { path", "\nrt = { package = \"usmp\", path"),
+    )
+    .unwrap();
+    let lib = "#![no_std]\npub mod usmp {\n    include!(concat!(env!(\"OUT_DIR\"), \"/usmp.rs\"));\n}\n\n\
+               #[test]\nfn runs() {\n    let mut ws = usmp::Workspace::take().unwrap();\n    \
+               let m = usmp::kws::Model::session(&mut ws);\n    \
+               let _: &rt::ModelInfo = <usmp::kws::Model as rt::Model>::INFO;\n    drop(m);\n}\n";
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    // The default path: a warning naming the dependency and the call to make.
+    let out = cargo(&dir, "thumb", &["build"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "`::usmp` resolved without a `usmp` dependency");
+    assert!(
+        stderr.contains("lists the `usmp` crate as `rt`; call `.runtime_path(\"::rt\")`"),
+        "{stderr}"
+    );
+    std::fs::write(
+        dir.join("build.rs"),
+        "fn main() {\n    let out = usmp_build::Config::from_file(\"usmp.toml\").runtime_path(\"::rt\").generate();\n    \
+         if let Err(e) = out {\n        e.report_to_cargo();\n    }\n}\n",
+    )
+    .unwrap();
+    let out = cargo(&dir, "thumb", &["test"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Failure, PoolChoice, algorithm_name, configured};
+use usmp_core::{Assignment, Named};
+
+use super::{Failure, algorithm_name, configured};
 
 /// Arguments of `usmp bench`.
 #[derive(Debug, clap::Args)]
@@ -13,8 +15,8 @@ pub struct Args {
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Algorithms to run (repeat the flag); default: all built in.
-    #[arg(long, short, value_parser = algorithm_name)]
-    algorithm: Vec<String>,
+    #[arg(long, short, value_parser = algorithm_name())]
+    algorithm: Vec<Named>,
     /// Runs per measurement (1 to 1000); the fastest is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     repeat: u32,
@@ -79,11 +81,8 @@ fn name_of(path: &Path) -> String {
 
 /// Runs the benchmark and prints the table.
 pub fn run(args: &Args) -> Result<(), Failure> {
-    let algorithms: Vec<String> = if args.algorithm.is_empty() {
-        usmp_core::algo::BUILT_IN
-            .iter()
-            .map(ToString::to_string)
-            .collect()
+    let algorithms: Vec<Named> = if args.algorithm.is_empty() {
+        Named::ALL.to_vec()
     } else {
         args.algorithm.clone()
     };
@@ -94,11 +93,16 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         let read = start.elapsed();
         let lower_bound = usmp_core::LowerBound::of(&problem).total;
         let best_known = best_known(&path);
-        for name in &algorithms {
+        for &named in &algorithms {
             // The time limit only concerns the searching algorithms.
-            let searches = matches!(name.as_str(), "exact" | "auto");
-            let time_limit = args.time_limit.filter(|_| searches);
-            let algo = configured(name, None, time_limit, PoolChoice::Preference, args.threads)?;
+            let time_limit = args.time_limit.filter(|_| named.searches());
+            let algo = configured(
+                named,
+                None,
+                time_limit,
+                Assignment::Preference,
+                args.threads,
+            )?;
             let mut best: Option<Result<(u64, Duration), String>> = None;
             for _ in 0..args.repeat {
                 let start = Instant::now();
@@ -118,7 +122,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                 buffers: problem.buffers().len(),
                 lower_bound,
                 best_known,
-                algorithm: name.clone(),
+                algorithm: named.name().to_string(),
                 result: best.unwrap_or_else(|| Err("not run".into())),
             };
             eprintln!("{}", line(&row, false));

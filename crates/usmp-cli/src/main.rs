@@ -8,9 +8,10 @@ mod tflm;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 use usmp_core::input::{Input, InputError, PoolsFile};
-use usmp_core::{Algorithm, report};
+use usmp_core::{Algorithm, Assignment, Exact, Named, report};
 
 /// Unified Static Memory Planning: give every buffer a pool and an offset at build time.
 #[derive(Debug, Parser)]
@@ -36,8 +37,8 @@ enum Command {
         /// exactly as usmp-build would, printing the report the build writes).
         file: PathBuf,
         /// Planning algorithm.
-        #[arg(long, short, default_value = "auto", value_parser = algorithm_name)]
-        algorithm: String,
+        #[arg(long, short, default_value = "auto", value_parser = algorithm_name())]
+        algorithm: Named,
         /// Decision mode: stop at the first plan of at most this many bytes in total. For a
         /// CSV problem it is also the size limit of its pool. Bytes, or a unit as in
         /// usmp.toml: `--capacity "64 KiB"`.
@@ -51,8 +52,8 @@ enum Command {
         /// preference order (a buffer leaves its first pool with room only when no plan
         /// exists otherwise), search every assignment for the smallest total, or put the
         /// most-accessed bytes in the fastest pools (by each pool's `bandwidth`).
-        #[arg(long, value_enum, default_value_t = PoolChoice::Preference)]
-        assignment: PoolChoice,
+        #[arg(long, default_value = "preference", value_parser = assignment_name())]
+        assignment: Assignment,
         /// For `exact` and `auto`: threads for independent work (0: every core). The plan
         /// is the same whatever the count.
         #[arg(long, default_value_t = 0)]
@@ -92,20 +93,15 @@ pub(crate) enum Format {
     Json,
 }
 
-fn algorithm_name(name: &str) -> Result<String, String> {
-    match usmp_core::algo::by_name(name) {
-        Some(_) => Ok(name.to_string()),
-        None => Err(format!(
-            "unknown algorithm; use one of: {}",
-            usmp_core::algo::BUILT_IN.join(", ")
-        )),
-    }
+/// `--algorithm`: a built-in algorithm's name (listed in `--help`).
+fn algorithm_name() -> impl TypedValueParser<Value = Named> {
+    PossibleValuesParser::new(Named::ALL.map(Named::name)).try_map(|s| s.parse::<Named>())
 }
 
-/// Looks up a name that `algorithm_name` already accepted.
-fn algorithm(name: &str) -> Result<Box<dyn Algorithm>, Failure> {
-    usmp_core::algo::by_name(name)
-        .ok_or_else(|| Failure::Input(format!("unknown algorithm \"{name}\"")))
+/// `--assignment`: how the searching algorithms choose pools (listed in `--help`).
+fn assignment_name() -> impl TypedValueParser<Value = Assignment> {
+    PossibleValuesParser::new(Assignment::ALL.map(Assignment::name))
+        .try_map(|s| s.parse::<Assignment>())
 }
 
 /// A year: past it the deadline could overflow the clock, and no one waits that long.
@@ -121,28 +117,29 @@ pub(crate) fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-/// How `exact` chooses pools: [`usmp_core::Assignment`] on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum PoolChoice {
-    /// Each buffer in the first of its pools with room, as the RFC falls back.
-    Preference,
-    /// The smallest total of the pool sizes over every assignment.
-    SmallestTotal,
-    /// The most-accessed bytes in the fastest pools.
-    Fastest,
-}
-
-/// The algorithm `name` with the command's search options applied.
+/// The algorithm `named` with the command's search options applied; options only the
+/// searching algorithms take are refused for the others.
 fn configured(
-    name: &str,
+    named: Named,
     capacity: Option<u64>,
     time_limit: Option<f64>,
-    assignment: PoolChoice,
+    assignment: Assignment,
     threads: usize,
-) -> Result<Box<dyn Algorithm>, Failure> {
+) -> Result<Box<dyn Algorithm + Send + Sync>, Failure> {
+    if !named.searches() {
+        let given = [
+            ("--time-limit", time_limit.is_some()),
+            ("--assignment", assignment != Assignment::Preference),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(Failure::Input(format!(
+                "{flag} applies to the searching algorithms exact and auto, not {named}"
+            )));
+        }
+    }
     // `seconds` checked the range when the arguments were parsed.
     let time_limit = time_limit.map(std::time::Duration::from_secs_f64);
-    let exact = usmp_core::Exact {
+    Ok(named.with(Exact {
         time_limit,
         capacity,
         // With a clock the clock decides; the work budget only guards builds.
@@ -151,24 +148,9 @@ fn configured(
         } else {
             usmp_core::DEFAULT_WORK_BUDGET
         },
-        assignment: match assignment {
-            PoolChoice::Preference => usmp_core::Assignment::Preference,
-            PoolChoice::SmallestTotal => usmp_core::Assignment::SmallestTotal,
-            PoolChoice::Fastest => usmp_core::Assignment::Fastest,
-        },
+        assignment,
         threads,
-    };
-    match name {
-        "exact" => Ok(Box::new(exact)),
-        "auto" => Ok(Box::new(usmp_core::Auto { exact })),
-        _ if time_limit.is_some() => Err(Failure::Input(format!(
-            "--time-limit applies to the searching algorithms exact and auto, not {name}"
-        ))),
-        _ if assignment != PoolChoice::Preference => Err(Failure::Input(format!(
-            "--assignment applies to the searching algorithms exact and auto, not {name}"
-        ))),
-        _ => algorithm(name),
-    }
+    }))
 }
 
 /// How a command failed, and so which exit code it ends with.
@@ -194,7 +176,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Plan {
             file,
-            algorithm: name,
+            algorithm: named,
             capacity,
             time_limit,
             assignment,
@@ -206,7 +188,7 @@ fn main() -> ExitCode {
             scratch,
         } => {
             if let Some(out) = write_tflm {
-                configured(&name, capacity, time_limit, assignment, threads).and_then(|algorithm| {
+                configured(named, capacity, time_limit, assignment, threads).and_then(|algorithm| {
                     let to = tflm::Output {
                         file: &out,
                         format,
@@ -216,7 +198,7 @@ fn main() -> ExitCode {
                 })
             } else if is_manifest(&file) {
                 let flags = Flags {
-                    algorithm: &name,
+                    algorithm: named,
                     capacity,
                     time_limit,
                     assignment,
@@ -225,21 +207,21 @@ fn main() -> ExitCode {
                 };
                 manifest_only(&file, &flags).and_then(|()| manifest(&file, svg.as_deref()))
             } else {
-                configured(&name, capacity, time_limit, assignment, threads).and_then(|algorithm| {
+                configured(named, capacity, time_limit, assignment, threads).and_then(|algorithm| {
                     // Speed's plan is shown next to the preference order's.
                     let preference = match assignment {
-                        PoolChoice::Fastest => Some(configured(
-                            &name,
+                        Assignment::Fastest => Some(configured(
+                            named,
                             capacity,
                             time_limit,
-                            PoolChoice::Preference,
+                            Assignment::Preference,
                             threads,
                         )?),
                         _ => None,
                     };
                     let algorithms = Algorithms {
                         chosen: algorithm.as_ref(),
-                        preference: preference.as_deref(),
+                        preference: preference.as_deref().map(|p| p as &dyn Algorithm),
                     };
                     plan(
                         &file,
@@ -293,10 +275,10 @@ fn is_manifest(file: &Path) -> bool {
 
 /// The flags of `usmp plan` that a `usmp.toml` sets itself.
 struct Flags<'a> {
-    algorithm: &'a str,
+    algorithm: Named,
     capacity: Option<u64>,
     time_limit: Option<f64>,
-    assignment: PoolChoice,
+    assignment: Assignment,
     pools: Option<&'a Path>,
     format: Format,
 }
@@ -307,8 +289,8 @@ fn manifest_only(file: &Path, flags: &Flags<'_>) -> Result<(), Failure> {
         ("--pools", flags.pools.is_some()),
         ("--capacity", flags.capacity.is_some()),
         ("--time-limit", flags.time_limit.is_some()),
-        ("--assignment", flags.assignment != PoolChoice::Preference),
-        ("--algorithm", flags.algorithm != "auto"),
+        ("--assignment", flags.assignment != Assignment::Preference),
+        ("--algorithm", flags.algorithm != Named::Auto),
         ("--format json", matches!(flags.format, Format::Json)),
     ];
     match given.iter().find(|(_, given)| *given) {
@@ -329,8 +311,8 @@ fn manifest(file: &Path, svg: Option<&Path>) -> Result<(), Failure> {
         other => Failure::Input(other.to_string()),
     };
     let planned = config.plan().map_err(failed)?;
-    emit(&usmp_build::report_text(&planned));
-    write_svg(svg, || usmp_build::report_svg(&planned))
+    emit(&usmp_build::__private::report_text(&planned));
+    write_svg(svg, || usmp_build::__private::report_svg(&planned))
 }
 
 /// The algorithm that plans, and with `--assignment fastest` the same under the

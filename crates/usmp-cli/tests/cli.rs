@@ -371,7 +371,7 @@ fn malformed_input_exits_2_naming_file_line_and_field() {
     fails_with(
         &["plan", json.to_str().unwrap(), "--algorithm", "magic"],
         2,
-        &["unknown algorithm; use one of: greedy_by_size"],
+        &["invalid value 'magic' for '--algorithm", "possible values: greedy_by_size, greedy_by_conflicts"],
     );
 }
 
@@ -704,7 +704,7 @@ fn a_usmp_toml_plans_as_the_build_would() {
         .cargo_directives(false)
         .plan()
         .unwrap();
-    assert_eq!(stdout, usmp_build::report_text(&planned));
+    assert_eq!(stdout, usmp_build::__private::report_text(&planned));
 
     let out = usmp(&["plan", toml, "--pools", "p.json"]);
     assert_eq!(out.status.code(), Some(2));
@@ -752,7 +752,7 @@ fn assignment_chooses_between_preference_and_the_smallest_total() {
             && preferred.contains("conv+relu                dtcm"),
         "{preferred}"
     );
-    let smallest = run(&["--assignment", "smallest-total"]);
+    let smallest = run(&["--assignment", "smallest_total"]);
     assert!(
         smallest.contains("6912 bytes in total; lower bound 6912 (gap 0.0%, optimal)")
             && smallest.contains("conv+relu                sram"),
@@ -767,7 +767,7 @@ fn assignment_chooses_between_preference_and_the_smallest_total() {
             "-a",
             "first_fit",
             "--assignment",
-            "smallest-total",
+            "smallest_total",
         ],
         2,
         &["--assignment applies to the searching algorithms exact and auto, not first_fit"],

@@ -8,7 +8,7 @@ mod common;
 
 use common::brute::{best_total, smallest_pool};
 use common::rng::Rng;
-use usmp_core::algo::{BUILT_IN, by_name};
+use usmp_core::algo::Named;
 use usmp_core::{Buffer, Conflicts, LowerBound, Pool, Problem, plan};
 
 /// Up to three workspace pools, up to five buffers with random candidates, live ranges
@@ -81,8 +81,9 @@ fn the_bound_holds_and_optimal_claims_are_true_on_random_multi_pool_problems() {
             raised += 1;
         }
         tight += u32::from(lb.total == best);
-        for name in BUILT_IN {
-            let Ok(p) = plan(&problem, by_name(name).unwrap().as_ref()) else {
+        for named in Named::ALL {
+            let name = named.name();
+            let Ok(p) = plan(&problem, named.build().as_ref()) else {
                 panic!("seed {seed}: {name} failed with unbounded pools");
             };
             assert!(p.total() >= best, "seed {seed}: {name} beat brute force");

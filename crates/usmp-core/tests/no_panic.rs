@@ -5,7 +5,7 @@
 mod common;
 
 use proptest::prelude::*;
-use usmp_core::algo::{BUILT_IN, by_name};
+use usmp_core::algo::Named;
 use usmp_core::input::{PoolsFile, lower, parse_csv, parse_model, parse_problem_json};
 use usmp_core::tflite::read_tflite;
 
@@ -34,8 +34,8 @@ fn mutate(text: &str, edits: &[(usize, u8, u8)]) -> String {
 }
 
 fn plan_all(problem: &usmp_core::Problem) {
-    for name in BUILT_IN {
-        let _ = usmp_core::plan(problem, by_name(name).unwrap().as_ref());
+    for named in Named::ALL {
+        let _ = usmp_core::plan(problem, named.build().as_ref());
     }
 }
 

@@ -2,13 +2,16 @@
 //! and regressions for the TVM defects usmp must not reproduce.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use usmp_core::algo::by_name;
+use usmp_core::algo::Named;
 use usmp_core::{Buffer, Plan, PlanError, Pool, Problem, ProblemBuilder, plan};
 
 const TVM_ALGORITHMS: [&str; 3] = ["greedy_by_size", "greedy_by_conflicts", "hill_climb"];
 
 fn run(problem: &Problem, algorithm: &str) -> Result<Plan, PlanError> {
-    plan(problem, by_name(algorithm).unwrap().as_ref())
+    plan(
+        problem,
+        Named::from_name(algorithm).unwrap().build().as_ref(),
+    )
 }
 
 /// One unbounded workspace pool, buffers by size, conflicts by index (in both directions

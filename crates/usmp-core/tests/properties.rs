@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 use proptest::prelude::*;
-use usmp_core::algo::{BUILT_IN, by_name};
+use usmp_core::algo::Named;
 use usmp_core::verify::{Violation, verify};
 use usmp_core::{Allocation, Buffer, PlanError, Pool, Problem, plan};
 
@@ -114,8 +114,9 @@ proptest! {
     fn every_algorithm_gives_a_valid_plan_or_an_honest_no_fit(spec in spec()) {
         let problem = build(&spec);
         let bounded = problem.pools().iter().any(|p| p.size_limit.is_some());
-        for name in BUILT_IN {
-            match plan(&problem, by_name(name).unwrap().as_ref()) {
+        for named in Named::ALL {
+            let name = named.name();
+            match plan(&problem, named.build().as_ref()) {
                 Ok(p) => {
                     prop_assert_eq!(verify(&problem, &p.allocations), Ok(()));
                     prop_assert!(!naive_overlaps(&problem, &p.allocations), "{}", name);
@@ -154,10 +155,10 @@ proptest! {
     #[test]
     fn hill_climb_is_deterministic_and_no_worse_than_first_fit(spec in spec()) {
         let problem = build(&spec);
-        let climb = || plan(&problem, by_name("hill_climb").unwrap().as_ref());
+        let climb = || plan(&problem, Named::HillClimb.build().as_ref());
         let (first, second) = (climb(), climb());
         prop_assert_eq!(&first, &second);
-        if let (Ok(climbed), Ok(fit)) = (first, plan(&problem, by_name("first_fit").unwrap().as_ref())) {
+        if let (Ok(climbed), Ok(fit)) = (first, plan(&problem, Named::FirstFit.build().as_ref())) {
             prop_assert!(climbed.total() <= fit.total());
         }
     }
@@ -165,14 +166,15 @@ proptest! {
     #[test]
     fn auto_is_deterministic_and_no_worse_than_any_member(spec in spec()) {
         let problem = build(&spec);
-        let auto = || plan(&problem, by_name("auto").unwrap().as_ref());
+        let auto = || plan(&problem, Named::Auto.build().as_ref());
         let (first, second) = (auto(), auto());
         prop_assert_eq!(&first, &second);
         let Ok(best) = first else {
             return Ok(());
         };
-        for name in BUILT_IN.iter().filter(|&&n| n != "auto") {
-            if let Ok(member) = plan(&problem, by_name(name).unwrap().as_ref()) {
+        for named in Named::ALL.into_iter().filter(|&n| n != Named::Auto) {
+            let name = named.name();
+            if let Ok(member) = plan(&problem, named.build().as_ref()) {
                 prop_assert!(best.total() <= member.total(), "{} beat auto", name);
             }
         }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use common::brute::{best_total, conflict};
 use common::rng::Rng;
-use usmp_core::algo::{BUILT_IN, by_name};
+use usmp_core::algo::Named;
 use usmp_core::{
     Algorithm, Allocation, Assignment, Auto, Buffer, Exact, PlanError, Pool, Problem, plan,
 };
@@ -38,7 +38,7 @@ fn algorithm(name: &str) -> Box<dyn Algorithm> {
             ..exact
         }),
         "auto" => Box::new(Auto { exact }),
-        _ => by_name(name).unwrap(),
+        _ => Named::from_name(name).unwrap().build(),
     }
 }
 
@@ -171,7 +171,7 @@ fn every_algorithm_on_ten_thousand_problems_against_an_independent_check() {
         let truth = tiny.then(|| best_total(&problem));
         tiny_count += u32::from(tiny);
         infeasible += u32::from(truth == Some(None));
-        for name in BUILT_IN.iter().chain(&[SMALLEST]) {
+        for name in Named::ALL.map(Named::name).iter().chain(&[SMALLEST]) {
             // The exact search is complete on problems this small: it finds a plan
             // whenever one exists and proves every refusal.
             let complete = matches!(*name, "exact" | "auto" | SMALLEST);

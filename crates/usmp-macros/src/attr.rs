@@ -4,12 +4,12 @@
 use std::path::Path;
 
 use proc_macro2::{Ident, Span};
-use usmp_build::usmp_core::PoolKind;
-use usmp_build::usmp_core::liveness::Options;
-use usmp_build::{
-    At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec, PoolSpec, ScratchSpec,
-    Spec,
+use usmp_build::__private::{
+    AlgorithmChoice, At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec,
+    PoolSpec, ScratchSpec, Spec, assignment,
 };
+use usmp_build::usmp_core::liveness::Options;
+use usmp_build::usmp_core::{Assignment, PoolKind};
 
 use crate::ast::{Arg, Entry, Input, Named, Value};
 
@@ -267,8 +267,8 @@ fn model(
     let mut m = ModelSpec {
         name: here(name.to_string()),
         path: here(String::new()),
-        algorithm: At::new("auto".into(), span),
-        assignment: At::new("preference".into(), span),
+        algorithm: At::new(AlgorithmChoice::default(), span),
+        assignment: At::new(Assignment::default(), span),
         io_in_pools: At::new(Options::default().io_in_pools, span),
         size_granularity: At::new(DEFAULT_SIZE_GRANULARITY, span),
         alignment: At::new(DEFAULT_ALIGNMENT, span),
@@ -283,12 +283,16 @@ fn model(
             "path" => path = text(value, "the model file's path", errors).map(|p| At::new(p, s)),
             "algorithm" => {
                 if let Some(a) = text(value, "an algorithm name", errors) {
-                    m.algorithm = At::new(a, s);
+                    m.algorithm = At::new(AlgorithmChoice::from_name(&a), s);
                 }
             }
             "assignment" => {
-                if let Some(a) = text(value, "`\"preference\"` or `\"smallest_total\"`", errors) {
-                    m.assignment = At::new(a, s);
+                let expected = "`\"preference\"`, `\"smallest_total\"` or `\"fastest\"`";
+                if let Some(a) = text(value, expected, errors) {
+                    match assignment(At::new(a, s)) {
+                        Ok(a) => m.assignment = a,
+                        Err(d) => errors.push(d),
+                    }
                 }
             }
             "io_in_pools" => match value {
@@ -426,10 +430,10 @@ fn size(v: &Value, errors: &mut Errors) -> Option<At<u64, Span>> {
             Err(_) => Err(format!("`{}` does not fit in 64 bits", lit.base10_digits())),
             Ok(n) => match unit {
                 None => Ok(n),
-                Some(u) => usmp_build::parse_size(&format!("{n} {u}")),
+                Some(u) => usmp_build::__private::parse_size(&format!("{n} {u}")),
             },
         },
-        Value::Str(s) => usmp_build::parse_size(&s.value()),
+        Value::Str(s) => usmp_build::__private::parse_size(&s.value()),
         _ => Err("expected a number of bytes, e.g. 4096 or 16 KiB".into()),
     };
     match parsed {
@@ -522,8 +526,8 @@ mod tests {
         assert_eq!(m.name.value, "keywords");
         assert_eq!(m.module.value, "kws");
         assert_eq!(m.path.value, "models/kws.tflite");
-        assert_eq!(m.algorithm.value, "first_fit");
-        assert_eq!(m.assignment.value, "smallest_total");
+        assert_eq!(m.algorithm.value.name(), "first_fit");
+        assert_eq!(m.assignment.value, super::Assignment::SmallestTotal);
         assert!(!m.io_in_pools.value);
         assert!(m.kernels.value);
         assert_eq!((m.size_granularity.value, m.alignment.value), (4, 8));
@@ -552,7 +556,7 @@ mod tests {
             .0;
         assert_eq!(s.models[0].name.value, "person_detect");
         assert_eq!(s.models[0].module.value, "person_detect");
-        assert_eq!(s.models[0].algorithm.value, "auto");
+        assert_eq!(s.models[0].algorithm.value.name(), "auto");
     }
 
     #[test]
@@ -566,7 +570,7 @@ mod tests {
             .0;
         let names: Vec<&str> = s.models.iter().map(|m| m.name.value.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
-        assert_eq!(s.models[1].algorithm.value, "exact");
+        assert_eq!(s.models[1].algorithm.value.name(), "exact");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use usmp_build::{Diagnostic, Embed};
+use usmp_build::__private::{Diagnostic, Embed, OwnAlgorithms};
 
 use crate::{ast, attr, link};
 
@@ -25,9 +25,16 @@ pub fn expand(input: TokenStream, dirs: &Dirs<'_>) -> syn::Result<TokenStream> {
     let parsed: ast::Input = syn::parse2(input)?;
     let (spec, reading) = attr::spec(&parsed, dirs.base).map_err(combine)?;
     let mut read = Vec::new();
-    let planned = usmp_build::plan(&spec, reading, dirs.crate_root, &mut read).map_err(combine)?;
+    let planned = usmp_build::__private::plan(
+        &spec,
+        reading,
+        &OwnAlgorithms::default(),
+        dirs.crate_root,
+        &mut read,
+    )
+    .map_err(combine)?;
     let link = link::fragment(&spec, &planned, dirs.out_dir)?;
-    let code: TokenStream = usmp_build::generate(&planned, &Embed::Inline)
+    let code: TokenStream = usmp_build::__private::generate(&planned, &Embed::Inline, "::usmp")
         .parse()
         .map_err(|e| {
             syn::Error::new(

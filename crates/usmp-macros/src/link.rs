@@ -13,7 +13,7 @@ use std::path::Path;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote_spanned};
-use usmp_build::{Embed, Planned, Spec};
+use usmp_build::__private::{Embed, Planned, Spec};
 
 /// The tokens to add to the expansion, after writing the fragment into `out_dir` when a
 /// pool has a region and there is one. Writes only when the text changed, so an unchanged
@@ -27,7 +27,7 @@ pub fn fragment(
     let Some(first) = spec.pools.iter().find_map(|p| p.region.as_ref()) else {
         return Ok(tokens);
     };
-    let file = usmp_build::linker_file(&Embed::Inline);
+    let file = usmp_build::__private::linker_file(&Embed::Inline);
     let Some(dir) = out_dir else {
         let message = format!(
             "usmp_pools!: pool regions need the linker fragment {file}, written into the crate's OUT_DIR, but this crate has no build script (cargo sets OUT_DIR only for crates with one)\n  = help: add a build.rs that puts OUT_DIR on the linker's search path:\n      fn main() {{\n          let out = std::env::var(\"OUT_DIR\").unwrap();\n          println!(\"cargo::rustc-link-search={{out}}\");\n      }}\n    and link with it after the runtime's script: rustflags = [\"-C\", \"link-arg=-Tlink.x\", \"-C\", \"link-arg=-T{file}\"]"
@@ -38,7 +38,7 @@ pub fn fragment(
         });
         return Ok(tokens);
     };
-    let text = usmp_build::linker_fragment(planned, &Embed::Inline);
+    let text = usmp_build::__private::linker_fragment(planned, &Embed::Inline);
     let path = dir.join(file);
     if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
         usmp_build::usmp_core::file::write(&path, text.as_bytes()).map_err(|e| {
@@ -59,8 +59,11 @@ fn unplaced(spec: &Spec<Span>) -> TokenStream {
     let mut tokens = TokenStream::new();
     for pool in spec.pools.iter().filter(|p| p.region.is_none()) {
         let span = pool.name.span;
-        let note =
-            usmp_build::unplaced_warning(&pool.name.value, &pool.section.value, &Embed::Inline);
+        let note = usmp_build::__private::unplaced_warning(
+            &pool.name.value,
+            &pool.section.value,
+            &Embed::Inline,
+        );
         let item = format_ident!("pool_{}_has_no_region", pool.name.value, span = span);
         tokens.extend(quote_spanned! {span=>
             #[cfg(target_os = "none")]

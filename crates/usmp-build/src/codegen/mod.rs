@@ -37,7 +37,7 @@ fn upper(name: &str) -> String {
 
 /// The generated module for `planned`, as Rust source text. Identical input gives
 /// identical text.
-pub fn generate(planned: &Planned, embed: &Embed) -> String {
+pub fn generate(planned: &Planned, embed: &Embed, rt: &str) -> String {
     let mut out = String::new();
     header(&mut out, planned);
     let guard = crate::linker::needs_fragment(planned).then(|| crate::linker::linked_symbol(embed));
@@ -45,16 +45,17 @@ pub fn generate(planned: &Planned, embed: &Embed) -> String {
         &mut out,
         planned,
         guard.map(|s| (s, crate::linker::file_name(embed))),
+        rt,
     );
     for m in &planned.models {
-        model::module(&mut out, planned, m, embed);
+        model::module(&mut out, planned, m, embed, rt);
     }
-    module_check(&mut out, planned);
+    module_check(&mut out, planned, rt);
     out
 }
 
 /// The module-wide proof: what every model's own check takes as given.
-fn module_check(out: &mut String, planned: &Planned) {
+fn module_check(out: &mut String, planned: &Planned, rt: &str) {
     let storage: Vec<String> = planned
         .pools
         .iter()
@@ -74,7 +75,7 @@ fn module_check(out: &mut String, planned: &Planned) {
 // What the models above rely on together, proven by the compiler: each workspace pool's
 // size in POOLS is its storage's, and no model's state shares a byte with another model's
 // buffers. A stale or edited file does not build.
-const _: () = if let Err(v) = ::usmp::check_module(POOLS, &[{}], &[{}]) {{
+const _: () = if let Err(v) = {rt}::check_module(POOLS, &[{}], &[{}]) {{
     v.fail()
 }};
 ",
@@ -138,7 +139,7 @@ fn workspace(planned: &Planned) -> impl Iterator<Item = (usize, &PlannedPool)> {
 /// without `usmp.x`.
 /// `fragment`: the guard symbol and file name of the linker fragment the code must be
 /// linked with, when a pool names a region.
-fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>) {
+fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>, rt: &str) {
     for (_, pool) in workspace(planned) {
         let _ = writeln!(
             out,
@@ -154,8 +155,9 @@ fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>) {
             "\n/// Places its content at a multiple of {a} bytes.\n#[repr(C, align({a}))]\nstruct Align{a}<T>(T);"
         );
     }
-    out.push_str(
-        "\n/// Every pool, in preference order; a buffer's `pool` indexes it.\npub const POOLS: &[::usmp::PoolInfo] = &[\n",
+    let _ = write!(
+        out,
+        "\n/// Every pool, in preference order; a buffer's `pool` indexes it.\npub const POOLS: &[{rt}::PoolInfo] = &[\n",
     );
     for pool in &planned.pools {
         let (kind, size) = match pool.kind {
@@ -164,7 +166,7 @@ fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>) {
         };
         let _ = writeln!(
             out,
-            "    ::usmp::PoolInfo {{ name: {:?}, kind: ::usmp::PoolKind::{kind}, size: {size}, alignment: {}, section: {:?} }},",
+            "    {rt}::PoolInfo {{ name: {:?}, kind: {rt}::PoolKind::{kind}, size: {size}, alignment: {}, section: {:?} }},",
             pool.name, pool.alignment, pool.section
         );
     }
@@ -172,7 +174,7 @@ fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>) {
     for (_, pool) in workspace(planned) {
         let _ = writeln!(
             out,
-            "\n#[unsafe(link_section = {:?})]\nstatic {}: Align{}<::usmp::Storage<{}_SIZE>> = Align{}(::usmp::Storage::new());",
+            "\n#[unsafe(link_section = {:?})]\nstatic {}: Align{}<{rt}::Storage<{}_SIZE>> = Align{}({rt}::Storage::new());",
             pool.section,
             upper(&pool.name),
             pool.start_alignment,
@@ -226,7 +228,7 @@ unsafe extern \"C\" {{
 /// Set by the first `Workspace::take`. In ordinary `.bss`, which start-up zeroes; lower
 /// case, so that no pool's static can be called the same.
 #[allow(non_upper_case_globals)]
-static taken: ::usmp::TakeOnce = ::usmp::TakeOnce::new();
+static taken: {rt}::TakeOnce = {rt}::TakeOnce::new();
 {declare}
 /// The pools above: every model of this module is planned in them.
 #[derive(Debug)]
@@ -234,10 +236,10 @@ pub struct Pools;
 
 // SAFETY: each workspace pool's base is its own private `Storage` of exactly its
 // `POOLS[p].size` bytes (the same constant), aligned by its wrapper to the pool's
-// alignment or more, and reached only through `::usmp::Workspace<Pools>`; `taken` serves
+// alignment or more, and reached only through `{rt}::Workspace<Pools>`; `taken` serves
 // nothing else.
-unsafe impl ::usmp::Pools for Pools {{
-    const POOLS: &'static [::usmp::PoolInfo] = POOLS;
+unsafe impl {rt}::Pools for Pools {{
+    const POOLS: &'static [{rt}::PoolInfo] = POOLS;
 
     fn base(pool: usize) -> *mut u8 {{
         match pool {{
@@ -245,14 +247,14 @@ unsafe impl ::usmp::Pools for Pools {{
         }}
     }}
 
-    fn once() -> &'static ::usmp::TakeOnce {{
+    fn once() -> &'static {rt}::TakeOnce {{
 {check}        &taken
     }}
 }}
 
 /// The one handle to the workspace pools: `Workspace::take()` returns it once, zeroed;
 /// each model's `session` borrows it while it runs.
-pub type Workspace = ::usmp::Workspace<Pools>;
+pub type Workspace = {rt}::Workspace<Pools>;
 "
     );
 }

@@ -129,7 +129,13 @@ fn held(m: &PlannedModel, b: usize) -> u64 {
     exact.map_or(planned, |e| e.min(planned))
 }
 
-pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embed) {
+pub(super) fn module(
+    out: &mut String,
+    planned: &Planned,
+    m: &PlannedModel,
+    embed: &Embed,
+    rt: &str,
+) {
     let buffers = m.liveness.problem.buffers();
     let calls = m.model.calls.len();
     let names = buffer_names(planned, m);
@@ -137,7 +143,7 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
 
     let _ = writeln!(
         out,
-        "\n/// Model `{}` (`{}`): {calls} operator calls, planned by {}.\n#[allow(dead_code, unused_imports)]\npub mod {} {{\n    use ::usmp::{{Activation, Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Options, Padding, Quantization, Scales, Slot, Tensor}};\n",
+        "\n/// Model `{}` (`{}`): {calls} operator calls, planned by {}.\n#[allow(dead_code, unused_imports)]\npub mod {} {{\n    use {rt}::{{Activation, Buffer, Builtin, CallInfo, ElementType, ModelInfo, Op, Options, Padding, Quantization, Scales, Slot, Tensor}};\n",
         m.name,
         comment(&m.path),
         m.plan.algorithm,
@@ -183,13 +189,13 @@ pub(super) fn module(out: &mut String, planned: &Planned, m: &PlannedModel, embe
         "    /// Each buffer's name in the model.\n    pub const NAMES: &[&str] = &[{}];",
         quoted.join(", ")
     );
-    tensors::table(out, &m.module, &m.tensors, embed);
+    tensors::table(out, &m.module, &m.tensors, embed, rt);
 
     calls_table(out, m, typed);
-    info(out, planned, m, typed);
+    info(out, planned, m, typed, rt);
     constants(out, planned, m, embed);
-    kernels(out, m);
-    model_impl(out, planned, m);
+    kernels(out, m, rt);
+    model_impl(out, planned, m, rt);
     out.push_str("}\n");
     debug_assert!(calls == m.reads.len());
 }
@@ -269,7 +275,7 @@ fn calls_table(out: &mut String, m: &PlannedModel, typed: bool) {
 }
 
 /// The `ModelInfo`, with the certificate `::usmp::check` proves the plan from.
-fn info(out: &mut String, planned: &Planned, m: &PlannedModel, typed: bool) {
+fn info(out: &mut String, planned: &Planned, m: &PlannedModel, typed: bool, rt: &str) {
     let buffers = m.liveness.problem.buffers();
     let calls = m.model.calls.len();
     let kind = |b: usize| buffers[b].kind;
@@ -333,7 +339,7 @@ fn info(out: &mut String, planned: &Planned, m: &PlannedModel, typed: bool) {
     // The plan, proven by the compiler in time linear in its size: every buffer inside its
     // pool, buffers live together disjoint, regions handed out sound. A stale or edited
     // file does not build.
-    const _: () = if let Err(v) = ::usmp::check(super::POOLS, &INFO) {{
+    const _: () = if let Err(v) = {rt}::check(super::POOLS, &INFO) {{
         v.fail()
     }};",
         m.name,
@@ -375,7 +381,7 @@ fn constants(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embe
 /// `KERNELS`, `USED_KERNELS`, `invoke` and `invoke_poisoning`, with `kernels = true`;
 /// without, an `invoke` and `invoke_poisoning` whose every call fails to compile saying
 /// what to add (rather than rustc's bare "cannot find function").
-fn kernels(out: &mut String, m: &PlannedModel) {
+fn kernels(out: &mut String, m: &PlannedModel, rt: &str) {
     let Some(kernels) = &m.kernels else {
         let _ = write!(
             out,
@@ -405,30 +411,31 @@ fn kernels(out: &mut String, m: &PlannedModel) {
     for k in kernels {
         let _ = writeln!(out, "        {k},");
     }
-    out.push_str(
+    let _ = write!(
+        out,
         "    ];
 
     /// The kinds of kernel [`KERNELS`] uses: only these are linked by [`invoke`].
     pub const USED_KERNELS: u32 = ::usmp_kernels::used(KERNELS);
 
     /// Runs every call of `session` with [`KERNELS`].
-    pub fn invoke(session: &mut ::usmp::Session<'_, Model>) -> Result<(), ::usmp_kernels::CallError> {
+    pub fn invoke(session: &mut {rt}::Session<'_, Model>) -> Result<(), ::usmp_kernels::CallError> {{
         ::usmp_kernels::invoke_only::<USED_KERNELS, Model>(session, KERNELS, None)
-    }
+    }}
 
     /// [`invoke`], filling every buffer with `poison` as soon as its last call returns:
     /// a test of the plan's liveness (outputs must not change).
     pub fn invoke_poisoning(
-        session: &mut ::usmp::Session<'_, Model>,
+        session: &mut {rt}::Session<'_, Model>,
         poison: u8,
-    ) -> Result<(), ::usmp_kernels::CallError> {
+    ) -> Result<(), ::usmp_kernels::CallError> {{
         ::usmp_kernels::invoke_only::<USED_KERNELS, Model>(session, KERNELS, Some(poison))
-    }
+    }}
 ",
     );
 }
 
-fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel) {
+fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel, rt: &str) {
     let arms: String = planned
         .pools
         .iter()
@@ -440,14 +447,14 @@ fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel) {
         out,
         "
     /// Model `{name}`: `Model::session(&mut workspace)` runs it; kernels see it through
-    /// `::usmp::Model`.
+    /// `{rt}::Model`.
     #[derive(Debug)]
     pub struct Model;
 
-    // SAFETY: `INFO` passes `::usmp::check` against `super::POOLS` (asserted above), and
+    // SAFETY: `INFO` passes `{rt}::check` against `super::POOLS` (asserted above), and
     // `constants(p)` is this model's image in constant pool `p`, of `INFO.images[p]`
     // bytes (the same constants), empty for any other index.
-    unsafe impl ::usmp::Model for Model {{
+    unsafe impl {rt}::Model for Model {{
         type Pools = super::Pools;
         const INFO: &'static ModelInfo = &INFO;
 
@@ -460,8 +467,8 @@ fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel) {
 
     impl Model {{
         /// A session of this model in `workspace`, for as long as it is borrowed.
-        pub fn session(workspace: &mut super::Workspace) -> ::usmp::Session<'_, Model> {{
-            ::usmp::Session::new(workspace)
+        pub fn session(workspace: &mut super::Workspace) -> {rt}::Session<'_, Model> {{
+            {rt}::Session::new(workspace)
         }}
     }}
 ",

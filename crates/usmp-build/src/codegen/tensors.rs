@@ -65,7 +65,13 @@ pub fn scales_image(tensors: &[TensorInfo]) -> Vec<u8> {
 
 /// Writes `TENSORS` for `module`; with [`Embed::OutDir`], per-channel scales are cut out
 /// of one included file ([`scales_image`]) instead of written as literals.
-pub(super) fn table(out: &mut String, module: &str, tensors: &[TensorInfo], embed: &Embed) {
+pub(super) fn table(
+    out: &mut String,
+    module: &str,
+    tensors: &[TensorInfo],
+    embed: &Embed,
+    rt: &str,
+) {
     let file = *embed == Embed::OutDir && tensors.iter().any(|t| in_file(&t.quantization));
     if file {
         let _ = writeln!(
@@ -94,7 +100,7 @@ pub(super) fn table(out: &mut String, module: &str, tensors: &[TensorInfo], embe
                 let bytes = q.scales.len() * 4;
                 at += bytes;
                 format!(
-                    "Scales::LittleEndian(::usmp::slice(SCALES, {}, {bytes}))",
+                    "Scales::LittleEndian({rt}::slice(SCALES, {}, {bytes}))",
                     at - bytes
                 )
             } else {

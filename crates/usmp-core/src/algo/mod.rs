@@ -11,6 +11,7 @@ mod auto;
 mod exact;
 mod greedy;
 mod hill_climb;
+mod named;
 mod place;
 mod portfolio;
 
@@ -23,6 +24,7 @@ pub use greedy::{
     BestFit, FirstFit, FirstFitByClass, GreedyByBreadth, GreedyByConflicts, GreedyBySize,
 };
 pub use hill_climb::HillClimb;
+pub use named::{Named, UnknownName};
 
 use crate::bound::LowerBound;
 use crate::problem::Problem;
@@ -74,33 +76,4 @@ pub trait Algorithm {
     /// Places every buffer. `lower_bound` is the RFC's memory pressure: an algorithm may
     /// stop searching once it reaches it.
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError>;
-}
-
-/// The names [`by_name`] accepts, in the order the command lists them.
-pub const BUILT_IN: &[&str] = &[
-    "greedy_by_size",
-    "greedy_by_conflicts",
-    "first_fit",
-    "best_fit",
-    "greedy_by_breadth",
-    "first_fit_by_class",
-    "hill_climb",
-    "exact",
-    "auto",
-];
-
-/// The built-in algorithm called `name`, if there is one.
-pub fn by_name(name: &str) -> Option<Box<dyn Algorithm>> {
-    Some(match name {
-        "greedy_by_size" => Box::new(GreedyBySize),
-        "greedy_by_conflicts" => Box::new(GreedyByConflicts),
-        "first_fit" => Box::new(FirstFit),
-        "best_fit" => Box::new(BestFit),
-        "greedy_by_breadth" => Box::new(GreedyByBreadth),
-        "first_fit_by_class" => Box::new(FirstFitByClass::default()),
-        "hill_climb" => Box::new(HillClimb::default()),
-        "exact" => Box::new(Exact::default()),
-        "auto" => Box::new(Auto::default()),
-        _ => return None,
-    })
 }

@@ -1,0 +1,160 @@
+//! What the crate's own `Cargo.toml` must list for the generated code to build: the
+//! runtime (under the name the generated code uses for it) and, with `kernels = true`,
+//! usmp-kernels. Missing ones are cargo warnings printed before rustc's own errors about
+//! them, which would otherwise be a dozen unresolved paths inside `OUT_DIR`. (A missing
+//! critical-section implementation is the linker fragment's to report: it may come from
+//! any crate of the firmware, a HAL's as well.)
+
+use std::path::Path;
+
+/// What `cargo_toml` lacks for code generated with the runtime at `runtime_path`, each as
+/// one warning line: the `usmp` runtime, and `usmp-kernels` when `kernels`.
+pub(crate) fn manifest_warnings(
+    cargo_toml: &str,
+    kernels: bool,
+    runtime_path: &str,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let Some(runtime) = dependency_names(cargo_toml, "usmp") else {
+        return lines;
+    };
+    // A path inside the crate (`crate::deps::usmp`) is a re-export the crate made itself.
+    let wanted = runtime_path
+        .strip_prefix("::")
+        .map(|p| p.split("::").next().unwrap_or(p));
+    match (runtime.first(), wanted) {
+        (None, _) => lines.push(format!(
+            "usmp: the generated module is built on the `usmp` runtime crate, which Cargo.toml does not list; add {} to [dependencies]",
+            dependency_line("usmp")
+        )),
+        (Some(listed), Some(wanted)) if !runtime.iter().any(|n| n == wanted) => lines.push(format!(
+            "usmp: the generated module names its runtime `{runtime_path}`, but Cargo.toml lists the `usmp` crate as `{listed}`; call `.runtime_path(\"::{listed}\")` on usmp_build::Config in build.rs, or depend on it as `usmp`"
+        )),
+        _ => {}
+    }
+    let has_kernels = dependency_names(cargo_toml, "usmp-kernels").is_some_and(|n| !n.is_empty());
+    if kernels && !has_kernels {
+        lines.push(format!(
+            "usmp: `kernels = true` generates calls into the `usmp-kernels` crate, which Cargo.toml does not list; add {} to [dependencies]",
+            dependency_line("usmp-kernels")
+        ));
+    }
+    lines
+}
+
+/// How to depend on the sibling crate `name`, from where this usmp-build came: the same
+/// version from the registry, or the folder beside this one for a local checkout (no
+/// version is published yet).
+fn dependency_line(name: &str) -> String {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let version = env!("CARGO_PKG_VERSION");
+    let from_registry = here
+        .components()
+        .any(|c| c.as_os_str() == "registry" || c.as_os_str() == "vendor");
+    match here.parent().map(|p| p.join(name)) {
+        Some(sibling) if !from_registry && sibling.is_dir() => {
+            format!(
+                "`{name} = {{ path = {:?} }}`",
+                sibling.display().to_string()
+            )
+        }
+        _ => format!("`{name} = \"{version}\"`"),
+    }
+}
+
+/// The names (as Rust code writes them: `-` as `_`) under which `cargo_toml` lists the
+/// package `package` among its dependencies, for every target or some: by its own name,
+/// or renamed with `package = "..."`. `None` for a manifest that does not parse: cargo
+/// reports that itself.
+fn dependency_names(cargo_toml: &str, package: &str) -> Option<Vec<String>> {
+    let doc = cargo_toml.parse::<toml::Table>().ok()?;
+    let mut tables = vec![&doc];
+    if let Some(targets) = doc.get("target").and_then(toml::Value::as_table) {
+        tables.extend(targets.values().filter_map(toml::Value::as_table));
+    }
+    let mut names: Vec<String> = tables
+        .into_iter()
+        .filter_map(|t| t.get("dependencies").and_then(toml::Value::as_table))
+        .flat_map(|deps| deps.iter())
+        .filter(|(key, v)| {
+            v.get("package")
+                .and_then(toml::Value::as_str)
+                .unwrap_or(key)
+                == package
+        })
+        .map(|(key, _)| key.replace('-', "_"))
+        .collect();
+    names.sort();
+    names.dedup();
+    Some(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{dependency_names, manifest_warnings};
+
+    fn depends_on(cargo_toml: &str, package: &str) -> bool {
+        dependency_names(cargo_toml, package).is_none_or(|n| !n.is_empty())
+    }
+
+    #[test]
+    fn the_runtime_dependency_is_found_however_written() {
+        let depends_on_runtime = |t: &str| depends_on(t, "usmp");
+        assert!(depends_on_runtime("[dependencies]\nusmp = \"0.1\"\n"));
+        assert!(depends_on_runtime(
+            "[dependencies]\nusmp.workspace = true\n"
+        ));
+        assert!(depends_on_runtime(
+            "[dependencies]\nplan = { package = \"usmp\", version = \"0.1\" }\n"
+        ));
+        assert!(depends_on_runtime(
+            "[target.'cfg(target_os = \"none\")'.dependencies]\nusmp = \"0.1\"\n"
+        ));
+        assert!(!depends_on_runtime(
+            "[dependencies]\nusmp-core = \"0.1\"\n[build-dependencies]\nusmp = \"0.1\"\n"
+        ));
+        assert!(depends_on_runtime("not toml ["));
+    }
+
+    #[test]
+    fn a_manifest_missing_what_the_code_needs_is_told_what_to_add() {
+        let full = "[dependencies]\nusmp = \"0.1\"\nusmp-kernels = \"0.1\"\n";
+        assert!(manifest_warnings(full, true, "::usmp").is_empty());
+        let bare = "[dependencies]\ncortex-m-rt = \"0.7\"\n";
+        let w = manifest_warnings(bare, true, "::usmp");
+        assert_eq!(w.len(), 2, "{w:#?}");
+        assert!(
+            w[0].contains("`usmp` runtime crate") && w[0].contains("add `usmp = "),
+            "{}",
+            w[0]
+        );
+        // This checkout's usmp-build suggests its sibling folder: no version is published.
+        assert!(w[0].contains("path = "), "{}", w[0]);
+        assert!(
+            w[1].contains("`usmp-kernels` crate") && w[1].contains("add `usmp-kernels = "),
+            "{}",
+            w[1]
+        );
+        // Without kernels, only the runtime is needed.
+        assert_eq!(manifest_warnings(bare, false, "::usmp").len(), 1);
+    }
+
+    #[test]
+    fn a_renamed_runtime_is_found_under_its_name_or_named_to_the_build() {
+        let renamed = "[dependencies]\nrt = { package = \"usmp\", version = \"0.1\" }\n";
+        assert!(manifest_warnings(renamed, false, "::rt").is_empty());
+        // Through a re-export inside the crate: the crate's own business.
+        assert!(manifest_warnings(renamed, false, "crate::deps::usmp").is_empty());
+        let w = manifest_warnings(renamed, false, "::usmp");
+        assert_eq!(w.len(), 1, "{w:#?}");
+        assert!(w[0].contains("lists the `usmp` crate as `rt`"), "{}", w[0]);
+        assert!(w[0].contains(".runtime_path(\"::rt\")"), "{}", w[0]);
+        // A crate called usmp that is another package is not the runtime.
+        let other = "[dependencies]\nusmp = { package = \"not-usmp\", version = \"1\" }\n";
+        assert!(manifest_warnings(other, false, "::usmp")[0].contains("does not list"));
+        assert_eq!(
+            dependency_names("[dependencies]\nmy-rt = { package = \"usmp\" }", "usmp"),
+            Some(vec!["my_rt".to_string()])
+        );
+    }
+}
