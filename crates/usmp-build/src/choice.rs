@@ -9,8 +9,6 @@ use std::sync::Arc;
 
 use usmp_core::{Algorithm, Assignment, Exact, Named};
 
-use crate::spec::{At, Diagnostic};
-
 /// A model's algorithm.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AlgorithmChoice {
@@ -53,20 +51,6 @@ impl Default for AlgorithmChoice {
 impl fmt::Display for AlgorithmChoice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// The assignment `text` names, or a diagnostic at its span that says what to write.
-pub fn assignment<S: Clone>(text: At<String, S>) -> Result<At<Assignment, S>, Diagnostic<S>> {
-    match text.value.parse::<Assignment>() {
-        Ok(a) => Ok(At::new(a, text.span)),
-        Err(_) => Err(
-            Diagnostic::new(text.span, format!("unknown assignment `{}`", text.value)).help(
-                "write assignment = \"preference\" (the default: each buffer in the first of its \
-             pools with room), \"smallest_total\" or \"fastest\" (the most-accessed bytes in \
-             the pools of the highest `bandwidth`)",
-            ),
-        ),
     }
 }
 

@@ -16,7 +16,8 @@ use crate::outputs::{
     DEFAULT_RUNTIME_PATH, Embed, LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, constants_file,
     is_runtime_path, tflm_file,
 };
-use crate::planning::{self, Planned};
+use crate::planned::Planned;
+use crate::planning;
 use crate::spec::{Diagnostic, Spec};
 use crate::{linker, report, valid};
 

@@ -159,10 +159,12 @@ mod config;
 mod ident;
 mod kernels;
 mod linker;
+mod lower;
 mod manifest;
 mod memory;
 mod operands;
 mod outputs;
+mod planned;
 mod planning;
 mod raw;
 mod report;
@@ -180,17 +182,17 @@ pub use usmp_core;
 /// and usmp-cli, never on its own.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::choice::{AlgorithmChoice, OwnAlgorithms, assignment};
+    pub use crate::choice::{AlgorithmChoice, OwnAlgorithms};
     pub use crate::codegen::generate;
     pub use crate::config::plan;
     pub use crate::linker::{
         file_name as linker_file, fragment as linker_fragment, unplaced_warning,
     };
     pub use crate::outputs::Embed;
-    pub use crate::planning::{Planned, PlannedModel, PlannedPool};
+    pub use crate::planned::{LoweredCall, LoweredModel, Planned, PlannedModel, PlannedPool};
     pub use crate::report::{svg as report_svg, text as report_text};
     pub use crate::spec::{
         At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, MAX_ALIGNMENT, ModelSpec,
-        PoolSpec, ScratchSpec, Spec, parse_size,
+        PoolSpec, ScratchSpec, Spec, assignment, parse_size,
     };
 }

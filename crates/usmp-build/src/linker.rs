@@ -21,7 +21,7 @@ use std::fmt::Write;
 use usmp_core::PoolKind;
 
 use crate::outputs::{Embed, LINKER_FILE};
-use crate::planning::{Planned, PlannedPool};
+use crate::planned::{Planned, PlannedPool};
 
 /// The fragment's file name for each front end: `usmp.x` from usmp-build in `build.rs`,
 /// `usmp_pools.x` from `usmp_pools!` while the crate compiles. Two names, so that a crate

@@ -8,7 +8,7 @@ use usmp_core::input::{BANDWIDTH_FORMS, SIZE_FORMS, parse_bandwidth};
 use usmp_core::liveness::Options;
 use usmp_core::{Assignment, PoolKind};
 
-use crate::choice::{self, AlgorithmChoice};
+use crate::choice::AlgorithmChoice;
 use crate::raw::{self, Entries, Raw};
 use crate::spec::{
     At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec, PoolSpec, ScratchSpec,
@@ -378,9 +378,11 @@ fn model(r: &mut Reader, t: &Table<'_>, k: usize) -> ModelSpec<Span> {
     let algorithm = r
         .string(t, "algorithm", "\"auto\"")
         .map(|a| At::new(AlgorithmChoice::from_name(&a.value), a.span));
-    let assignment = r
-        .string(t, "assignment", "\"preference\"")
-        .and_then(|a| choice::assignment(a).map_err(|d| r.errors.push(d)).ok());
+    let assignment = r.string(t, "assignment", "\"preference\"").and_then(|a| {
+        crate::spec::assignment(a)
+            .map_err(|d| r.errors.push(d))
+            .ok()
+    });
     let io_in_pools = r.boolean(t, "io_in_pools");
     let size_granularity = r.uint(t, "size_granularity", "16");
     let alignment = r.uint(t, "alignment", "16");

@@ -5,78 +5,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use usmp_core::input::{InputError, read_model};
-use usmp_core::liveness::{self, CallSelector, Liveness, Options, ScratchRule};
-use usmp_core::model::{Model, ModelLocus, Scratch, Size};
+use usmp_core::liveness::{self, CallSelector, Options, ScratchRule};
+use usmp_core::model::{ModelLocus, Scratch, Size};
 use usmp_core::shared::{self, SharedError, SharedModel};
-use usmp_core::tflite::{TensorInfo, TflmPlan, plan_for_tflm, scratch_for_tflm};
+use usmp_core::tflite::{plan_for_tflm, scratch_for_tflm};
 use usmp_core::{Algorithm, Auto, Plan, PlanError, Pool, PoolKind};
 
 use crate::choice::OwnAlgorithms;
+use crate::lower;
+use crate::planned::{LoweredModel, Planned, PlannedModel, PlannedPool};
 use crate::spec::{Diagnostic, ModelSpec, PoolSpec, Spec};
-
-/// A pool as the generated code sees it.
-#[derive(Clone, Debug)]
-pub struct PlannedPool {
-    /// Its name.
-    pub name: String,
-    /// Workspace or constant.
-    pub kind: PoolKind,
-    /// Every offset in it is a multiple of this.
-    pub alignment: u64,
-    /// Its start's alignment: the pool's, raised to the largest alignment of a buffer
-    /// placed in it, so that every buffer's address (not only its offset) is aligned.
-    pub start_alignment: u64,
-    /// Its link section.
-    pub section: String,
-    /// Its linker memory region.
-    pub region: Option<String>,
-    /// Its limit, if any.
-    pub limit: Option<u64>,
-    /// Workspace: the largest any model needs (they share it). Constant: the sum of the
-    /// models' constant images, which are separate statics in the same section.
-    pub size: u64,
-}
-
-/// One model, planned and verified.
-#[derive(Clone, Debug)]
-pub struct PlannedModel {
-    /// Its name.
-    pub name: String,
-    /// The generated module's name.
-    pub module: String,
-    /// The model path as written.
-    pub path: String,
-    /// The model.
-    pub model: Model,
-    /// The problem it lowered to, and the way back to tensors.
-    pub liveness: Liveness,
-    /// The verified plan; its pool indices are the spec's.
-    pub plan: Plan,
-    /// Each tensor's shape, element type and quantization (`.tflite` models; empty for
-    /// the JSON IR).
-    pub tensors: Vec<TensorInfo>,
-    /// Each call's inputs in the operator's own order, `None` for a left-out optional one
-    /// (`.tflite`); the model's reads otherwise.
-    pub reads: Vec<Vec<Option<usize>>>,
-    /// Each call's builtin options (`.tflite`); `Options::None` otherwise.
-    pub options: Vec<usmp::Options>,
-    /// With `kernels = true`: each call's `::usmp_kernels::Kernel` as Rust source.
-    pub kernels: Option<Vec<String>>,
-    /// With `tflm = true`: the model planned for TensorFlow Lite Micro's arena, its plan
-    /// written into a copy of the `.tflite` file.
-    pub tflm: Option<TflmPlan>,
-}
-
-/// Everything the generators need.
-#[derive(Clone, Debug)]
-pub struct Planned {
-    /// The pools, in the spec's order.
-    pub pools: Vec<PlannedPool>,
-    /// The models, in the spec's order.
-    pub models: Vec<PlannedModel>,
-    /// One summary line per model as a cargo warning.
-    pub summary: bool,
-}
 
 /// Keeps the models' persistent state apart from every model's buffers (usmp-core's
 /// [`shared`](usmp_core::shared)), with the default algorithm.
@@ -187,10 +125,45 @@ pub fn plan_spec<S: Clone>(
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(Planned {
+    let mut planned = Planned {
         pools,
         models,
         summary: spec.summary,
+    };
+    lowered(spec, &mut planned)?;
+    Ok(planned)
+}
+
+/// Lowers every model to the runtime's values and proves them with the runtime's own
+/// checks, as the generated module will: a refusal is a bug in usmp-build, reported at
+/// the model (or, for the models together, the first) rather than as a const-eval panic
+/// in the crate that includes the module.
+fn lowered<S: Clone>(spec: &Spec<S>, planned: &mut Planned) -> Result<(), Vec<Diagnostic<S>>> {
+    let lowered: Vec<LoweredModel> = planned
+        .models
+        .iter()
+        .map(|m| lower::model(planned, m))
+        .collect();
+    for (m, l) in planned.models.iter_mut().zip(lowered) {
+        m.lowered = l;
+    }
+    lower::check(planned).map_err(|refused| {
+        let k = refused.model.unwrap_or(0);
+        let whose = match refused.model {
+            Some(_) => format!("model `{}`", planned.models[k].name),
+            None => "the models together".to_string(),
+        };
+        vec![
+            Diagnostic::new(
+                spec.models[k].path.span.clone(),
+                format!(
+                    "usmp-build made a plan for {whose} that the runtime's check refuses ({:?}): {}",
+                    refused.violation,
+                    refused.violation.message()
+                ),
+            )
+            .help("this is a bug in usmp-build, not in your files: please report it with usmp.toml and the model"),
+        ]
     })
 }
 
@@ -280,6 +253,8 @@ fn plan_model<S: Clone>(
         model: file.model,
         liveness,
         plan,
+        // Lowered once every model's plan is final (state kept apart) and the pools sized.
+        lowered: LoweredModel::default(),
     })
 }
 

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use usmp_core::report;
 
-use crate::planning::Planned;
+use crate::planned::Planned;
 
 /// The text report.
 pub fn text(planned: &Planned) -> String {

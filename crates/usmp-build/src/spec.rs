@@ -142,3 +142,17 @@ impl<S> Diagnostic<S> {
         self
     }
 }
+
+/// The assignment `text` names, or a diagnostic at its span that says what to write.
+pub fn assignment<S: Clone>(text: At<String, S>) -> Result<At<Assignment, S>, Diagnostic<S>> {
+    match text.value.parse::<Assignment>() {
+        Ok(a) => Ok(At::new(a, text.span)),
+        Err(_) => Err(
+            Diagnostic::new(text.span, format!("unknown assignment `{}`", text.value)).help(
+                "write assignment = \"preference\" (the default: each buffer in the first of its \
+             pools with room), \"smallest_total\" or \"fastest\" (the most-accessed bytes in \
+             the pools of the highest `bandwidth`)",
+            ),
+        ),
+    }
+}

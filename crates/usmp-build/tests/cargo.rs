@@ -354,12 +354,15 @@ fn a_renamed_runtime_builds_with_its_path() {
     let lib = "#![no_std]\npub mod usmp {\n    include!(concat!(env!(\"OUT_DIR\"), \"/usmp.rs\"));\n}\n\n\
                #[test]\nfn runs() {\n    let mut ws = usmp::Workspace::take().unwrap();\n    \
                let m = usmp::kws::Model::session(&mut ws);\n    \
-               let _: &rt::ModelInfo = <usmp::kws::Model as rt::Model>::INFO;\n    drop(m);\n}\n";
+               let _: &rt::ModelInfo<'static> = <usmp::kws::Model as rt::Model>::INFO;\n    drop(m);\n}\n";
     std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
     // The default path: a warning naming the dependency and the call to make.
     let out = cargo(&dir, "thumb", &["build"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "`::usmp` resolved without a `usmp` dependency");
+    assert!(
+        !out.status.success(),
+        "`::usmp` resolved without a `usmp` dependency"
+    );
     assert!(
         stderr.contains("lists the `usmp` crate as `rt`; call `.runtime_path(\"::rt\")`"),
         "{stderr}"

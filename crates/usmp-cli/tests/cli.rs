@@ -371,7 +371,10 @@ fn malformed_input_exits_2_naming_file_line_and_field() {
     fails_with(
         &["plan", json.to_str().unwrap(), "--algorithm", "magic"],
         2,
-        &["invalid value 'magic' for '--algorithm", "possible values: greedy_by_size, greedy_by_conflicts"],
+        &[
+            "invalid value 'magic' for '--algorithm",
+            "possible values: greedy_by_size, greedy_by_conflicts",
+        ],
     );
 }
 

@@ -90,39 +90,42 @@ pub enum Violation {
     },
 }
 
-impl Violation {
-    /// Stops compile-time evaluation with a message naming the rule broken.
-    pub const fn fail(self) -> ! {
-        match self {
-            Violation::Pool => panic!(
-                "usmp: a pool's alignment is not a power of two, or a model's images do not list every pool; this file is stale or was edited: rebuild to regenerate it"
-            ),
-            Violation::OutsidePool { .. } => panic!(
-                "usmp: a buffer lies outside its pool or at a misaligned offset; this file is stale or was edited: rebuild to regenerate it"
-            ),
-            Violation::LiveRange { .. } => panic!(
-                "usmp: a buffer's live range is not inside the model's calls; this file is stale or was edited: rebuild to regenerate it"
-            ),
-            Violation::Certificate { .. } => panic!(
-                "usmp: the list of buffers live during a call is wrong; this file is stale or was edited: rebuild to regenerate it"
-            ),
-            Violation::Overlap { .. } => panic!(
-                "usmp: two buffers live during the same call overlap; this file is stale or was edited: rebuild to regenerate it"
-            ),
-            Violation::Constants { .. } => panic!(
-                "usmp: two constants overlap, or the list of constants is wrong; this file is stale or was edited: rebuild to regenerate it"
-            ),
-            Violation::Slot { .. } => panic!(
-                "usmp: a call hands out a region that is not live then, a constant to write, or a writable region twice; this file is stale or was edited: rebuild to regenerate it"
-            ),
-            Violation::Storage { .. } => panic!(
-                "usmp: a workspace pool's size in POOLS is not the size of its storage; this file is stale or was edited: rebuild to regenerate it"
-            ),
-            Violation::State { .. } => panic!(
-                "usmp: a model's state shares bytes with another model's buffer, which would overwrite it between inferences; this file is stale or was edited: rebuild to regenerate it"
-            ),
+/// Each violation's rule, written once for [`Violation::message`] (what usmp-build
+/// reports at build time) and [`Violation::fail`] (the generated file's compile error).
+macro_rules! rules {
+    ($($pattern:pat => $rule:literal,)*) => {
+        impl Violation {
+            /// The rule broken, as a sentence.
+            pub const fn message(self) -> &'static str {
+                match self {
+                    $($pattern => $rule,)*
+                }
+            }
+
+            /// Stops compile-time evaluation with a message naming the rule broken.
+            pub const fn fail(self) -> ! {
+                match self {
+                    $($pattern => panic!(concat!(
+                        "usmp: ",
+                        $rule,
+                        "; this file is stale or was edited: rebuild to regenerate it"
+                    )),)*
+                }
+            }
         }
-    }
+    };
+}
+
+rules! {
+        Violation::Pool => "a pool's alignment is not a power of two, or a model's images do not list every pool",
+        Violation::OutsidePool { .. } => "a buffer lies outside its pool or at a misaligned offset",
+        Violation::LiveRange { .. } => "a buffer's live range is not inside the model's calls",
+        Violation::Certificate { .. } => "the list of buffers live during a call is wrong",
+        Violation::Overlap { .. } => "two buffers live during the same call overlap",
+        Violation::Constants { .. } => "two constants overlap, or the list of constants is wrong",
+        Violation::Slot { .. } => "a call hands out a region that is not live then, a constant to write, or a writable region twice",
+        Violation::Storage { .. } => "a workspace pool's size in POOLS is not the size of its storage",
+        Violation::State { .. } => "a model's state shares bytes with another model's buffer, which would overwrite it between inferences",
 }
 
 /// Whether `(pool, offset, index)` of `a` comes strictly before that of `b`, and when they
@@ -152,9 +155,9 @@ const fn before(a: &Buffer, ia: usize, b: &Buffer, ib: usize) -> Result<bool, ()
 ///
 /// It takes time proportional to the state buffers times all buffers.
 pub const fn check_module(
-    pools: &[PoolInfo],
+    pools: &[PoolInfo<'_>],
     storage: &[usize],
-    models: &[&ModelInfo],
+    models: &[&ModelInfo<'_>],
 ) -> Result<(), Violation> {
     if storage.len() != pools.len() {
         return Err(Violation::Pool);
@@ -212,7 +215,7 @@ const fn shares_bytes(state: &Buffer, buffers: &[Buffer]) -> bool {
 }
 
 /// Checks `model` against `pools`; see the module documentation for what it proves.
-pub const fn check(pools: &[PoolInfo], model: &ModelInfo) -> Result<(), Violation> {
+pub const fn check(pools: &[PoolInfo<'_>], model: &ModelInfo<'_>) -> Result<(), Violation> {
     let buffers = model.buffers;
     let calls = model.calls.len();
     if model.images.len() != pools.len() {
@@ -287,8 +290,8 @@ pub const fn check(pools: &[PoolInfo], model: &ModelInfo) -> Result<(), Violatio
 /// Each call's list holds exactly the workspace buffers live during it, in address order
 /// within each pool, adjacent ones disjoint: so every two of them are disjoint.
 const fn check_live(
-    pools: &[PoolInfo],
-    model: &ModelInfo,
+    pools: &[PoolInfo<'_>],
+    model: &ModelInfo<'_>,
     expected: usize,
 ) -> Result<(), Violation> {
     let (buffers, live, from) = (model.buffers, model.live, model.live_from);
@@ -339,8 +342,8 @@ const fn check_live(
 /// The constants, in address order within each pool, adjacent ones disjoint, each listed
 /// once: so every two are disjoint.
 const fn check_constants(
-    pools: &[PoolInfo],
-    model: &ModelInfo,
+    pools: &[PoolInfo<'_>],
+    model: &ModelInfo<'_>,
     count: usize,
 ) -> Result<(), Violation> {
     let (buffers, order) = (model.buffers, model.constant_order);
@@ -365,7 +368,7 @@ const fn check_constants(
 }
 
 /// The buffer a slot reads or writes, if any; `Err` for a buffer index out of range.
-const fn slot_buffer(model: &ModelInfo, s: &Slot) -> Result<Option<usize>, ()> {
+const fn slot_buffer(model: &ModelInfo<'_>, s: &Slot) -> Result<Option<usize>, ()> {
     match s.source {
         Source::Buffer(b) if (b as usize) < model.buffers.len() => Ok(Some(b as usize)),
         Source::Buffer(_) => Err(()),
@@ -375,7 +378,13 @@ const fn slot_buffer(model: &ModelInfo, s: &Slot) -> Result<Option<usize>, ()> {
 
 /// Whether buffer `b` may be handed out during `call` (`usize::MAX`: between calls, for
 /// the model's inputs and outputs), writable or not.
-const fn usable(pools: &[PoolInfo], model: &ModelInfo, b: usize, call: usize, write: bool) -> bool {
+const fn usable(
+    pools: &[PoolInfo<'_>],
+    model: &ModelInfo<'_>,
+    b: usize,
+    call: usize,
+    write: bool,
+) -> bool {
     let buffer = &model.buffers[b];
     match pools[buffer.pool].kind {
         PoolKind::Constant => !write,
@@ -386,8 +395,8 @@ const fn usable(pools: &[PoolInfo], model: &ModelInfo, b: usize, call: usize, wr
 /// `reads` are handed out shared, `writes` and `scratch` writable: each live during
 /// `call`, no constant writable, no writable buffer twice or also among the reads.
 const fn check_slots(
-    pools: &[PoolInfo],
-    model: &ModelInfo,
+    pools: &[PoolInfo<'_>],
+    model: &ModelInfo<'_>,
     call: usize,
     reads: &[Slot],
     writes: &[Slot],
@@ -445,7 +454,7 @@ const fn check_slots(
 
 /// The `k`-th writable buffer of a call: its outputs, then its scratch.
 const fn writable(
-    model: &ModelInfo,
+    model: &ModelInfo<'_>,
     writes: &[Slot],
     scratch: &[u32],
     k: usize,

@@ -1,6 +1,8 @@
 //! The data a generated module is made of: pools, buffers, and each call's operands. All of
 //! it is `const`, linear in the model's size, and read by [`check`](crate::check) at
-//! compile time and by [`Session`](crate::Session) at run time.
+//! compile time and by [`Session`](crate::Session) at run time. The tables borrow for
+//! `'a`: `'static` in generated code; usmp-build builds the same values from its own
+//! vectors and runs `check` on them before it prints any.
 
 use crate::op::{Op, Tensor};
 use crate::options::Options;
@@ -17,9 +19,9 @@ pub enum PoolKind {
 
 /// A pool as planned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PoolInfo {
+pub struct PoolInfo<'a> {
     /// Its name in the pools' declaration.
-    pub name: &'static str,
+    pub name: &'a str,
     /// Workspace or constant.
     pub kind: PoolKind,
     /// Its size in bytes: for a workspace pool the most any model needs, for a constant
@@ -28,7 +30,7 @@ pub struct PoolInfo {
     /// Its start and every offset in it are multiples of this (a power of two).
     pub alignment: usize,
     /// The link section of its storage.
-    pub section: &'static str,
+    pub section: &'a str,
 }
 
 /// Where one planned buffer lives and when it is live.
@@ -148,43 +150,43 @@ impl Slot {
 
 /// One operator call.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CallInfo {
+pub struct CallInfo<'a> {
     /// The operator.
     pub op: Op,
     /// Its builtin options (`.tflite` models; [`Options::None`] otherwise).
     pub options: Options,
     /// What it reads, in the model's order.
-    pub inputs: &'static [Slot],
+    pub inputs: &'a [Slot],
     /// What it writes, in the model's order.
-    pub outputs: &'static [Slot],
+    pub outputs: &'a [Slot],
     /// Its scratch buffers, in order: indices into the model's buffers.
-    pub scratch: &'static [u32],
+    pub scratch: &'a [u32],
 }
 
 /// Everything about one planned model, as `const` data.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ModelInfo {
+pub struct ModelInfo<'a> {
     /// Its name.
-    pub name: &'static str,
+    pub name: &'a str,
     /// Every planned buffer.
-    pub buffers: &'static [Buffer],
+    pub buffers: &'a [Buffer],
     /// The operator calls, in execution order.
-    pub calls: &'static [CallInfo],
+    pub calls: &'a [CallInfo<'a>],
     /// The model's inputs, in its order.
-    pub inputs: &'static [Slot],
+    pub inputs: &'a [Slot],
     /// The model's outputs, in its order.
-    pub outputs: &'static [Slot],
+    pub outputs: &'a [Slot],
     /// Shape, element type and quantization of each tensor, when the model file gives
     /// them (empty for usmp's JSON IR).
-    pub tensors: &'static [Tensor],
+    pub tensors: &'a [Tensor],
     /// For each call `i`, `live[live_from[i]..live_from[i + 1]]` are the workspace
     /// buffers live during it, in address order within each pool: the certificate
     /// [`check`](crate::check) reads to prove the plan in linear time.
-    pub live: &'static [u32],
+    pub live: &'a [u32],
     /// Where each call's list starts in `live`; one more entry than calls.
-    pub live_from: &'static [u32],
+    pub live_from: &'a [u32],
     /// The constant buffers, in address order within each pool.
-    pub constant_order: &'static [u32],
+    pub constant_order: &'a [u32],
     /// For each pool, the size of this model's image in it (0 for workspace pools).
-    pub images: &'static [usize],
+    pub images: &'a [usize],
 }

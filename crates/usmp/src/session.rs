@@ -20,7 +20,7 @@ pub unsafe trait Model: 'static {
     /// The pools it is planned in.
     type Pools: Pools;
     /// Its plan.
-    const INFO: &'static ModelInfo;
+    const INFO: &'static ModelInfo<'static>;
 
     /// Its constants in constant pool `pool`.
     fn constants(pool: usize) -> &'static [u8];
@@ -36,10 +36,10 @@ pub unsafe trait Model: 'static {
 /// lifetime; the types holding it do.
 #[derive(Clone, Copy)]
 struct Memory {
-    info: &'static ModelInfo,
+    info: &'static ModelInfo<'static>,
     base: fn(usize) -> *mut u8,
     constant: fn(&Buffer) -> &'static [u8],
-    kinds: &'static [crate::plan::PoolInfo],
+    kinds: &'static [crate::plan::PoolInfo<'static>],
 }
 
 impl Memory {
@@ -125,7 +125,7 @@ impl<'w, M: Model> Session<'w, M> {
     }
 
     /// Its plan.
-    pub fn info(&self) -> &'static ModelInfo {
+    pub fn info(&self) -> &'static ModelInfo<'static> {
         M::INFO
     }
 
@@ -228,7 +228,7 @@ impl<'w, M: Model> Session<'w, M> {
 #[derive(Debug)]
 pub struct Call<'a> {
     index: usize,
-    info: &'static CallInfo,
+    info: &'static CallInfo<'static>,
     /// What the call reads, in the model's order.
     pub inputs: Inputs<'a>,
     /// What the call writes, in the model's order.
@@ -254,7 +254,7 @@ impl Call<'_> {
     }
 
     /// Its description: operator and operands.
-    pub fn info(&self) -> &'static CallInfo {
+    pub fn info(&self) -> &'static CallInfo<'static> {
         self.info
     }
 }

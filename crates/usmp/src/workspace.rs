@@ -53,7 +53,7 @@ impl<const N: usize> core::fmt::Debug for Storage<N> {
 /// - [`Pools::once`] returns the same flag every time, used for nothing else.
 pub unsafe trait Pools: 'static {
     /// Every pool, in preference order; [`Buffer::pool`](crate::Buffer::pool) indexes it.
-    const POOLS: &'static [PoolInfo];
+    const POOLS: &'static [PoolInfo<'static>];
 
     /// The first byte of workspace pool `pool`; null for any other index.
     fn base(pool: usize) -> *mut u8;
@@ -121,7 +121,7 @@ impl<P: Pools> Workspace<P> {
     }
 
     /// The pools, as [`Pools::POOLS`].
-    pub fn pools(&self) -> &'static [PoolInfo] {
+    pub fn pools(&self) -> &'static [PoolInfo<'static>] {
         P::POOLS
     }
 }

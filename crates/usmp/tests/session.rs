@@ -17,7 +17,7 @@ static RAM: Align4<Storage<48>> = Align4(Storage::new());
 static ROM: Align4<[u8; 8]> = Align4(*b"weights!");
 static ONCE: TakeOnce = TakeOnce::new();
 
-const POOLS: &[PoolInfo] = &[
+const POOLS: &[PoolInfo<'static>] = &[
     PoolInfo {
         name: "ram",
         kind: PoolKind::Workspace,
@@ -39,7 +39,7 @@ struct Pools;
 // SAFETY: pool 0 is RAM's 48 bytes, 4-aligned, private to this file and reached only here;
 // ONCE is used for nothing else.
 unsafe impl usmp::Pools for Pools {
-    const POOLS: &'static [PoolInfo] = POOLS;
+    const POOLS: &'static [PoolInfo<'static>] = POOLS;
     fn base(pool: usize) -> *mut u8 {
         match pool {
             0 => RAM.0.base(),
@@ -59,7 +59,7 @@ const STATE: u32 = 2;
 const W: u32 = 3;
 const TMP: u32 = 4;
 
-const INFO: ModelInfo = ModelInfo {
+const INFO: ModelInfo<'static> = ModelInfo {
     name: "net",
     buffers: &[
         Buffer::new(0, 0, 16, 0, 1),    // x: the model input
@@ -102,7 +102,7 @@ struct Net;
 // SAFETY: INFO passes `check` (asserted above); pool 1's image is ROM, 8 bytes.
 unsafe impl usmp::Model for Net {
     type Pools = Pools;
-    const INFO: &'static ModelInfo = &INFO;
+    const INFO: &'static ModelInfo<'static> = &INFO;
     fn constants(pool: usize) -> &'static [u8] {
         match pool {
             1 => &ROM.0,
@@ -284,6 +284,6 @@ fn leak<T>(v: impl Into<Vec<T>>) -> &'static [T] {
     Vec::leak(v.into())
 }
 
-fn leak_info(m: ModelInfo) -> &'static ModelInfo {
+fn leak_info(m: ModelInfo<'static>) -> &'static ModelInfo<'static> {
     Box::leak(Box::new(m))
 }

@@ -32,7 +32,7 @@ mod device {
     /// Prints what runs (`title`, how many calls, whether poison is on) and each pool as
     /// `  pool <name> <bytes> bytes in <section>`: the lines `check-firmware.sh` compares
     /// with the ELF's sections.
-    pub fn print_plan(title: &str, calls: usize, poison: bool, pools: &[usmp::PoolInfo]) {
+    pub fn print_plan(title: &str, calls: usize, poison: bool, pools: &[usmp::PoolInfo<'_>]) {
         let poison = if poison { "on" } else { "off" };
         hprintln!("{}: {} calls, poison {}", title, calls, poison);
         for p in pools {

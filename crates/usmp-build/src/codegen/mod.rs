@@ -16,7 +16,7 @@ use std::fmt::Write;
 use usmp_core::PoolKind;
 
 use crate::outputs::Embed;
-use crate::planning::{Planned, PlannedPool};
+use crate::planned::{Planned, PlannedPool};
 
 /// `s` safe inside a `//` or `///` comment (and inline code in one): a line break in a
 /// tensor name or path would end the comment and leave the rest as code.
@@ -157,7 +157,7 @@ fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>, r
     }
     let _ = write!(
         out,
-        "\n/// Every pool, in preference order; a buffer's `pool` indexes it.\npub const POOLS: &[{rt}::PoolInfo] = &[\n",
+        "\n/// Every pool, in preference order; a buffer's `pool` indexes it.\npub const POOLS: &[{rt}::PoolInfo<'static>] = &[\n",
     );
     for pool in &planned.pools {
         let (kind, size) = match pool.kind {
@@ -239,7 +239,7 @@ pub struct Pools;
 // alignment or more, and reached only through `{rt}::Workspace<Pools>`; `taken` serves
 // nothing else.
 unsafe impl {rt}::Pools for Pools {{
-    const POOLS: &'static [{rt}::PoolInfo] = POOLS;
+    const POOLS: &'static [{rt}::PoolInfo<'static>] = POOLS;
 
     fn base(pool: usize) -> *mut u8 {{
         match pool {{

@@ -2,17 +2,16 @@
 //! runtime's `check` proves the plan from at compile time, its constants, and its
 //! `::usmp::Model` impl. Every list is written once, so the text is linear in the model.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use usmp::{Slot, Source};
 use usmp_core::PoolKind;
 use usmp_core::liveness::Origin;
-use usmp_core::model::Role;
 
 use super::{byte_string, comment, tensors, upper};
 use crate::ident::constant_names;
 use crate::outputs::{Embed, constants_file};
-use crate::planning::{Planned, PlannedModel};
+use crate::planned::{Planned, PlannedModel};
 
 /// Constants each model module defines itself; buffer constants avoid them.
 const RESERVED: &[&str] = &[
@@ -27,106 +26,32 @@ const RESERVED: &[&str] = &[
 ];
 
 /// A slot as the runtime's `Slot` constructors write it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Source {
-    Absent,
-    Buffer(usize),
-    InPlace(usize),
-    Unplanned,
+fn slot(s: &Slot) -> String {
+    let t = match s.tensor {
+        Some(t) => format!("Some({t})"),
+        None => "None".to_string(),
+    };
+    match s.source {
+        Source::Absent => "Slot::ABSENT".to_string(),
+        Source::Buffer(b) => format!("Slot::buffer({b}, {t})"),
+        Source::InPlace(o) => format!("Slot::in_place({o}, {t})"),
+        Source::Unplanned => format!("Slot::unplanned({t})"),
+    }
 }
 
-/// The buffer holding tensor `t`, if it is planned.
-fn tensor_buffer(m: &PlannedModel, t: usize) -> Option<usize> {
-    m.liveness.tensor_buffers.get(t).copied().flatten()
-}
-
-/// Writable slots for `tensors`: each buffer at most once (a repeat is absent), so no
-/// bytes are handed out writable twice.
-fn writable(m: &PlannedModel, tensors: &[usize]) -> Vec<(Source, Option<usize>)> {
-    let mut seen = Vec::new();
-    tensors
-        .iter()
-        .map(|&t| match tensor_buffer(m, t) {
-            Some(b) if seen.contains(&b) => (Source::Absent, Some(t)),
-            Some(b) => {
-                seen.push(b);
-                (Source::Buffer(b), Some(t))
-            }
-            None => (Source::Unplanned, Some(t)),
-        })
-        .collect()
-}
-
-/// Read slots for `tensors`: a tensor whose buffer the call also writes is in place.
-fn readable(
-    m: &PlannedModel,
-    tensors: &[Option<usize>],
-    written: &[(Source, Option<usize>)],
-) -> Vec<(Source, Option<usize>)> {
-    tensors
-        .iter()
-        .map(|&t| {
-            let Some(t) = t else {
-                return (Source::Absent, None);
-            };
-            let Some(b) = tensor_buffer(m, t) else {
-                return (Source::Unplanned, Some(t));
-            };
-            match written.iter().position(|(s, _)| *s == Source::Buffer(b)) {
-                Some(o) => (Source::InPlace(o), Some(t)),
-                None => (Source::Buffer(b), Some(t)),
-            }
-        })
-        .collect()
-}
-
-/// `&[Slot::..., ...]`; tensor indices only when the module has a tensor table.
-fn slot_list(slots: &[(Source, Option<usize>)], typed: bool) -> String {
-    let items: Vec<String> = slots
-        .iter()
-        .map(|&(source, t)| {
-            let t = match t {
-                Some(t) if typed => format!("Some({t})"),
-                _ => "None".to_string(),
-            };
-            match source {
-                Source::Absent => "Slot::ABSENT".to_string(),
-                Source::Buffer(b) => format!("Slot::buffer({b}, {t})"),
-                Source::InPlace(o) => format!("Slot::in_place({o}, {t})"),
-                Source::Unplanned => format!("Slot::unplanned({t})"),
-            }
-        })
-        .collect();
+/// `&[Slot::..., ...]`.
+fn slot_list(slots: &[Slot]) -> String {
+    let items: Vec<String> = slots.iter().map(slot).collect();
     format!("&[{}]", items.join(", "))
 }
 
-/// A buffer's live range in calls. Liveness gives every buffer one within the model's
-/// calls (planning refuses a model without calls); `usmp::check` proves it again.
-fn live(m: &PlannedModel, b: usize) -> (usize, usize) {
-    m.liveness.problem.buffers()[b]
-        .live
-        .map_or((0, m.model.calls.len()), |l| {
-            (l.start as usize, l.end as usize)
-        })
-}
-
-/// The bytes buffer `b` holds: its largest tensor's (outputs written in place share it)
-/// or its scratch's as requested; its planned size when neither is known.
-fn held(m: &PlannedModel, b: usize) -> u64 {
-    let planned = m.liveness.problem.buffers()[b].size;
-    let exact = match &m.liveness.origins[b] {
-        Origin::Tensors(tensors) => tensors
-            .iter()
-            .filter_map(|&t| m.model.tensors.get(t).and_then(|t| t.size.bytes()))
-            .max(),
-        Origin::Scratch { call, name } => m
-            .liveness
-            .scratch
-            .get(*call)
-            .and_then(|s| s.iter().find(|s| &s.name == name))
-            .and_then(|s| s.size.bytes()),
-    };
-    exact.map_or(planned, |e| e.min(planned))
+/// `[a, b, c]` without brackets.
+fn joined<T: ToString>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(T::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(super) fn module(
@@ -139,7 +64,6 @@ pub(super) fn module(
     let buffers = m.liveness.problem.buffers();
     let calls = m.model.calls.len();
     let names = buffer_names(planned, m);
-    let typed = !m.tensors.is_empty();
 
     let _ = writeln!(
         out,
@@ -150,32 +74,25 @@ pub(super) fn module(
         m.module
     );
 
-    for (b, buffer) in buffers.iter().enumerate() {
-        let a = m.plan.allocations[b];
-        let (start, end) = live(m, b);
-        let kind = if m.liveness.holds_state(&m.model, b) {
-            "state"
-        } else {
-            "new"
-        };
-        // Regions are the bytes the buffer holds, not the granularity's padding.
-        let len = held(m, b);
-        let holding = if len < buffer.size {
-            format!(".holding({len})")
+    for (b, (buffer, low)) in buffers.iter().zip(&m.lowered.buffers).enumerate() {
+        let kind = if low.persistent { "state" } else { "new" };
+        let holding = if low.len < low.size {
+            format!(".holding({})", low.len)
         } else {
             String::new()
         };
+        let (start, end) = (low.start, low.end);
         let _ = writeln!(
             out,
             "    /// `{}`: {} bytes at offset {} of `{}`, live during calls {start}..{end}.\n    pub const {}: Buffer = Buffer::{kind}({}, {}, {}, {start}, {end}){holding};",
             comment(&buffer.name),
-            buffer.size,
-            a.offset,
-            planned.pools[a.pool].name,
+            low.size,
+            low.offset,
+            planned.pools[low.pool].name,
             names[b],
-            a.pool,
-            a.offset,
-            buffer.size,
+            low.pool,
+            low.offset,
+            low.size,
         );
     }
     let _ = writeln!(
@@ -191,8 +108,8 @@ pub(super) fn module(
     );
     tensors::table(out, &m.module, &m.tensors, embed, rt);
 
-    calls_table(out, m, typed);
-    info(out, planned, m, typed, rt);
+    calls_table(out, m);
+    info(out, planned, m, rt);
     constants(out, planned, m, embed);
     kernels(out, m, rt);
     model_impl(out, planned, m, rt);
@@ -233,74 +150,28 @@ fn op(name: &str) -> String {
     }
 }
 
-fn calls_table(out: &mut String, m: &PlannedModel, typed: bool) {
+fn calls_table(out: &mut String, m: &PlannedModel) {
     out.push_str(
-        "    /// The operator calls, in execution order.\n    pub const CALLS: &[CallInfo] = &[\n",
+        "    /// The operator calls, in execution order.\n    pub const CALLS: &[CallInfo<'static>] = &[\n",
     );
-    // Each call's scratch buffers by name, found in one pass over the buffers.
-    let mut scratch_of: BTreeMap<(usize, &str), usize> = BTreeMap::new();
-    for (b, o) in m.liveness.origins.iter().enumerate() {
-        if let Origin::Scratch { call, name } = o {
-            scratch_of.insert((*call, name.as_str()), b);
-        }
-    }
-    for (i, c) in m.model.calls.iter().enumerate() {
-        // A state tensor the call reads it also updates: handed out writable, after the
-        // outputs, with the read slot in place of it.
-        let mut written = c.writes.clone();
-        for &t in m.reads.get(i).into_iter().flatten().flatten() {
-            if matches!(m.model.tensors[t].role, Role::State) && !written.contains(&t) {
-                written.push(t);
-            }
-        }
-        let outputs = writable(m, &written);
-        let no_reads = Vec::new();
-        let inputs = readable(m, m.reads.get(i).unwrap_or(&no_reads), &outputs);
-        let scratch: Vec<String> = m.liveness.scratch[i]
-            .iter()
-            .filter_map(|s| scratch_of.get(&(i, s.name.as_str())))
-            .map(|b| b.to_string())
-            .collect();
+    for (i, (c, low)) in m.model.calls.iter().zip(&m.lowered.calls).enumerate() {
         let _ = writeln!(
             out,
             "        CallInfo {{ op: {}, options: {}, inputs: {}, outputs: {}, scratch: &[{}] }},",
             op(&c.op),
             super::options::render(m.options.get(i).unwrap_or(&usmp::Options::None)),
-            slot_list(&inputs, typed),
-            slot_list(&outputs, typed),
-            scratch.join(", ")
+            slot_list(&low.inputs),
+            slot_list(&low.outputs),
+            joined(&low.scratch)
         );
     }
     out.push_str("    ];\n");
 }
 
 /// The `ModelInfo`, with the certificate `::usmp::check` proves the plan from.
-fn info(out: &mut String, planned: &Planned, m: &PlannedModel, typed: bool, rt: &str) {
-    let buffers = m.liveness.problem.buffers();
-    let calls = m.model.calls.len();
-    let kind = |b: usize| buffers[b].kind;
-    // Every buffer in (pool, offset, index) order, once; then each call's live list
-    // inherits that order, so the whole certificate costs its own size.
-    let mut order: Vec<usize> = (0..buffers.len()).collect();
-    order.sort_by_key(|&b| (m.plan.allocations[b].pool, m.plan.allocations[b].offset, b));
-    let mut per_call: Vec<Vec<usize>> = vec![Vec::new(); calls];
-    for &b in order.iter().filter(|&&b| kind(b) == PoolKind::Workspace) {
-        let (start, end) = live(m, b);
-        for list in &mut per_call[start..end] {
-            list.push(b);
-        }
-    }
-    let mut from = vec![0usize];
-    let mut live_list = Vec::new();
-    for list in &per_call {
-        live_list.extend(list.iter().map(|b| b.to_string()));
-        from.push(live_list.len());
-    }
-    let constant_order: Vec<String> = order
-        .iter()
-        .filter(|&&b| kind(b) == PoolKind::Constant)
-        .map(|b| b.to_string())
-        .collect();
+fn info(out: &mut String, planned: &Planned, m: &PlannedModel, rt: &str) {
+    let low = &m.lowered;
+    // Constant pools' images by the name of their size constant, defined below.
     let images: Vec<String> = planned
         .pools
         .iter()
@@ -309,21 +180,10 @@ fn info(out: &mut String, planned: &Planned, m: &PlannedModel, typed: bool, rt: 
             PoolKind::Constant => format!("{}_SIZE", upper(&p.name)),
         })
         .collect();
-    // A constant model input is the model's own bytes in flash: not handed out to write.
-    let inputs: Vec<(Source, Option<usize>)> = writable(m, &m.model.inputs)
-        .into_iter()
-        .map(|(s, t)| match s {
-            Source::Buffer(b) if kind(b) == PoolKind::Constant => (Source::Absent, t),
-            s => (s, t),
-        })
-        .collect();
-    let reads: Vec<Option<usize>> = m.model.outputs.iter().map(|&t| Some(t)).collect();
-    let outputs = readable(m, &reads, &[]);
-    let from: Vec<String> = from.iter().map(usize::to_string).collect();
     let _ = writeln!(
         out,
         "    /// The plan, as the runtime reads it.
-    pub const INFO: ModelInfo = ModelInfo {{
+    pub const INFO: ModelInfo<'static> = ModelInfo {{
         name: {:?},
         buffers: BUFFERS,
         calls: CALLS,
@@ -343,11 +203,11 @@ fn info(out: &mut String, planned: &Planned, m: &PlannedModel, typed: bool, rt: 
         v.fail()
     }};",
         m.name,
-        slot_list(&inputs, typed),
-        slot_list(&outputs, typed),
-        live_list.join(", "),
-        from.join(", "),
-        constant_order.join(", "),
+        slot_list(&low.inputs),
+        slot_list(&low.outputs),
+        joined(&low.live),
+        joined(&low.live_from),
+        joined(&low.constant_order),
         images.join(", ")
     );
 }
@@ -456,7 +316,7 @@ fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel, rt: &str) {
     // bytes (the same constants), empty for any other index.
     unsafe impl {rt}::Model for Model {{
         type Pools = super::Pools;
-        const INFO: &'static ModelInfo = &INFO;
+        const INFO: &'static ModelInfo<'static> = &INFO;
 
         fn constants(pool: usize) -> &'static [u8] {{
             match pool {{

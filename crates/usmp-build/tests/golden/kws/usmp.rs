@@ -15,7 +15,7 @@ pub const SRAM_SIZE: usize = 1824;
 struct Align16<T>(T);
 
 /// Every pool, in preference order; a buffer's `pool` indexes it.
-pub const POOLS: &[::usmp::PoolInfo] = &[
+pub const POOLS: &[::usmp::PoolInfo<'static>] = &[
     ::usmp::PoolInfo { name: "dtcm", kind: ::usmp::PoolKind::Workspace, size: DTCM_SIZE, alignment: 16, section: ".usmp.dtcm" },
     ::usmp::PoolInfo { name: "sram", kind: ::usmp::PoolKind::Workspace, size: SRAM_SIZE, alignment: 16, section: ".usmp.sram" },
     ::usmp::PoolInfo { name: "flash", kind: ::usmp::PoolKind::Constant, size: 1136, alignment: 16, section: ".usmp.flash" },
@@ -54,7 +54,7 @@ pub struct Pools;
 // alignment or more, and reached only through `::usmp::Workspace<Pools>`; `taken` serves
 // nothing else.
 unsafe impl ::usmp::Pools for Pools {
-    const POOLS: &'static [::usmp::PoolInfo] = POOLS;
+    const POOLS: &'static [::usmp::PoolInfo<'static>] = POOLS;
 
     fn base(pool: usize) -> *mut u8 {
         match pool {
@@ -116,7 +116,7 @@ pub mod kws {
     /// Each tensor's element type, shape and quantization (from the `.tflite` file).
     pub const TENSORS: &[Tensor] = &[];
     /// The operator calls, in execution order.
-    pub const CALLS: &[CallInfo] = &[
+    pub const CALLS: &[CallInfo<'static>] = &[
         CallInfo { op: Op::Named("conv2d"), options: Options::None, inputs: &[Slot::buffer(0, None), Slot::buffer(1, None), Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[9] },
         CallInfo { op: Op::Named("relu"), options: Options::None, inputs: &[Slot::in_place(0, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
         CallInfo { op: Op::Named("maxpool"), options: Options::None, inputs: &[Slot::buffer(3, None)], outputs: &[Slot::buffer(4, None)], scratch: &[10] },
@@ -124,7 +124,7 @@ pub mod kws {
         CallInfo { op: Op::Named("softmax"), options: Options::None, inputs: &[Slot::buffer(7, None)], outputs: &[Slot::buffer(8, None), Slot::unplanned(None)], scratch: &[] },
     ];
     /// The plan, as the runtime reads it.
-    pub const INFO: ModelInfo = ModelInfo {
+    pub const INFO: ModelInfo<'static> = ModelInfo {
         name: "kws",
         buffers: BUFFERS,
         calls: CALLS,
@@ -174,7 +174,7 @@ pub mod kws {
     // bytes (the same constants), empty for any other index.
     unsafe impl ::usmp::Model for Model {
         type Pools = super::Pools;
-        const INFO: &'static ModelInfo = &INFO;
+        const INFO: &'static ModelInfo<'static> = &INFO;
 
         fn constants(pool: usize) -> &'static [u8] {
             match pool {

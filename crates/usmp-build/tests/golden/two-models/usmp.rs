@@ -17,7 +17,7 @@ struct Align16<T>(T);
 struct Align32<T>(T);
 
 /// Every pool, in preference order; a buffer's `pool` indexes it.
-pub const POOLS: &[::usmp::PoolInfo] = &[
+pub const POOLS: &[::usmp::PoolInfo<'static>] = &[
     ::usmp::PoolInfo { name: "sram", kind: ::usmp::PoolKind::Workspace, size: SRAM_SIZE, alignment: 32, section: ".usmp.sram" },
     ::usmp::PoolInfo { name: "flash", kind: ::usmp::PoolKind::Constant, size: 1152, alignment: 4, section: ".usmp.flash" },
 ];
@@ -51,7 +51,7 @@ pub struct Pools;
 // alignment or more, and reached only through `::usmp::Workspace<Pools>`; `taken` serves
 // nothing else.
 unsafe impl ::usmp::Pools for Pools {
-    const POOLS: &'static [::usmp::PoolInfo] = POOLS;
+    const POOLS: &'static [::usmp::PoolInfo<'static>] = POOLS;
 
     fn base(pool: usize) -> *mut u8 {
         match pool {
@@ -109,7 +109,7 @@ pub mod keyword {
     /// Each tensor's element type, shape and quantization (from the `.tflite` file).
     pub const TENSORS: &[Tensor] = &[];
     /// The operator calls, in execution order.
-    pub const CALLS: &[CallInfo] = &[
+    pub const CALLS: &[CallInfo<'static>] = &[
         CallInfo { op: Op::Named("conv2d"), options: Options::None, inputs: &[Slot::buffer(0, None), Slot::buffer(1, None), Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[9] },
         CallInfo { op: Op::Named("relu"), options: Options::None, inputs: &[Slot::in_place(0, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
         CallInfo { op: Op::Named("maxpool"), options: Options::None, inputs: &[Slot::buffer(3, None)], outputs: &[Slot::buffer(4, None)], scratch: &[] },
@@ -117,7 +117,7 @@ pub mod keyword {
         CallInfo { op: Op::Named("softmax"), options: Options::None, inputs: &[Slot::buffer(7, None)], outputs: &[Slot::buffer(8, None), Slot::unplanned(None)], scratch: &[] },
     ];
     /// The plan, as the runtime reads it.
-    pub const INFO: ModelInfo = ModelInfo {
+    pub const INFO: ModelInfo<'static> = ModelInfo {
         name: "kws",
         buffers: BUFFERS,
         calls: CALLS,
@@ -167,7 +167,7 @@ pub mod keyword {
     // bytes (the same constants), empty for any other index.
     unsafe impl ::usmp::Model for Model {
         type Pools = super::Pools;
-        const INFO: &'static ModelInfo = &INFO;
+        const INFO: &'static ModelInfo<'static> = &INFO;
 
         fn constants(pool: usize) -> &'static [u8] {
             match pool {
@@ -207,12 +207,12 @@ pub mod tiny {
     /// Each tensor's element type, shape and quantization (from the `.tflite` file).
     pub const TENSORS: &[Tensor] = &[];
     /// The operator calls, in execution order.
-    pub const CALLS: &[CallInfo] = &[
+    pub const CALLS: &[CallInfo<'static>] = &[
         CallInfo { op: Op::Named("conv"), options: Options::None, inputs: &[Slot::buffer(0, None), Slot::buffer(1, None)], outputs: &[Slot::buffer(2, None)], scratch: &[4] },
         CallInfo { op: Op::Named("mul"), options: Options::None, inputs: &[Slot::buffer(2, None), Slot::buffer(2, None)], outputs: &[Slot::buffer(3, None)], scratch: &[] },
     ];
     /// The plan, as the runtime reads it.
-    pub const INFO: ModelInfo = ModelInfo {
+    pub const INFO: ModelInfo<'static> = ModelInfo {
         name: "tiny",
         buffers: BUFFERS,
         calls: CALLS,
@@ -262,7 +262,7 @@ pub mod tiny {
     // bytes (the same constants), empty for any other index.
     unsafe impl ::usmp::Model for Model {
         type Pools = super::Pools;
-        const INFO: &'static ModelInfo = &INFO;
+        const INFO: &'static ModelInfo<'static> = &INFO;
 
         fn constants(pool: usize) -> &'static [u8] {
             match pool {

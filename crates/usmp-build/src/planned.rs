@@ -1,0 +1,108 @@
+//! What planning produces and the generators read: the pools as generated code sees them,
+//! each model with its verified plan, and that plan lowered to the runtime's own values.
+//! Data only; `planning` makes it, `lower` lowers and checks it.
+
+use usmp_core::liveness::Liveness;
+use usmp_core::model::Model;
+use usmp_core::tflite::{TensorInfo, TflmPlan};
+use usmp_core::{Plan, PoolKind};
+
+/// A pool as the generated code sees it.
+#[derive(Clone, Debug)]
+pub struct PlannedPool {
+    /// Its name.
+    pub name: String,
+    /// Workspace or constant.
+    pub kind: PoolKind,
+    /// Every offset in it is a multiple of this.
+    pub alignment: u64,
+    /// Its start's alignment: the pool's, raised to the largest alignment of a buffer
+    /// placed in it, so that every buffer's address (not only its offset) is aligned.
+    pub start_alignment: u64,
+    /// Its link section.
+    pub section: String,
+    /// Its linker memory region.
+    pub region: Option<String>,
+    /// Its limit, if any.
+    pub limit: Option<u64>,
+    /// Workspace: the largest any model needs (they share it). Constant: the sum of the
+    /// models' constant images, which are separate statics in the same section.
+    pub size: u64,
+}
+
+/// One model, planned and verified.
+#[derive(Clone, Debug)]
+pub struct PlannedModel {
+    /// Its name.
+    pub name: String,
+    /// The generated module's name.
+    pub module: String,
+    /// The model path as written.
+    pub path: String,
+    /// The model.
+    pub model: Model,
+    /// The problem it lowered to, and the way back to tensors.
+    pub liveness: Liveness,
+    /// The verified plan; its pool indices are the spec's.
+    pub plan: Plan,
+    /// Each tensor's shape, element type and quantization (`.tflite` models; empty for
+    /// the JSON IR).
+    pub tensors: Vec<TensorInfo>,
+    /// Each call's inputs in the operator's own order, `None` for a left-out optional one
+    /// (`.tflite`); the model's reads otherwise.
+    pub reads: Vec<Vec<Option<usize>>>,
+    /// Each call's builtin options (`.tflite`); `Options::None` otherwise.
+    pub options: Vec<usmp::Options>,
+    /// With `kernels = true`: each call's `::usmp_kernels::Kernel` as Rust source.
+    pub kernels: Option<Vec<String>>,
+    /// With `tflm = true`: the model planned for TensorFlow Lite Micro's arena, its plan
+    /// written into a copy of the `.tflite` file.
+    pub tflm: Option<TflmPlan>,
+    /// The plan as the runtime's own values, proven by `usmp::check` at build time: what
+    /// the generated module prints.
+    pub lowered: LoweredModel,
+}
+
+/// Everything the generators need.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// The pools, in the spec's order.
+    pub pools: Vec<PlannedPool>,
+    /// The models, in the spec's order.
+    pub models: Vec<PlannedModel>,
+    /// One summary line per model as a cargo warning.
+    pub summary: bool,
+}
+
+/// One call's operands, as the runtime's `CallInfo` holds them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoweredCall {
+    /// What it reads, in the model's order.
+    pub inputs: Vec<usmp::Slot>,
+    /// What it writes (then the state it updates), in order.
+    pub outputs: Vec<usmp::Slot>,
+    /// Its scratch buffers.
+    pub scratch: Vec<u32>,
+}
+
+/// One model's plan as the runtime's values (its `ModelInfo` without the operators and
+/// tensors, which are the model's, not the plan's).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoweredModel {
+    /// Every planned buffer, in the problem's order.
+    pub buffers: Vec<usmp::Buffer>,
+    /// Each call's operands.
+    pub calls: Vec<LoweredCall>,
+    /// The model's inputs.
+    pub inputs: Vec<usmp::Slot>,
+    /// The model's outputs.
+    pub outputs: Vec<usmp::Slot>,
+    /// The certificate: each call's live workspace buffers in address order.
+    pub live: Vec<u32>,
+    /// Where each call's list starts in `live`; one more entry than calls.
+    pub live_from: Vec<u32>,
+    /// The constant buffers in address order.
+    pub constant_order: Vec<u32>,
+    /// Per pool, the size of this model's constant image in it (0 for workspace pools).
+    pub images: Vec<usize>,
+}
