@@ -1,6 +1,9 @@
 use super::*;
-use crate::model::{Call, InPlace, Tensor};
+use crate::model::{
+    Call, CallField, InPlace, ModelErrorKind, ModelLocus, Size, Tensor, TensorField,
+};
 use crate::problem::Live;
+use crate::problem::{Pool, PoolKind};
 
 fn call(op: &str, target: &str, reads: &[usize], writes: &[usize]) -> Call {
     let mut c = Call::new(op, target);
