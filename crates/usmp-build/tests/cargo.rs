@@ -221,8 +221,8 @@ fn an_edited_plan_does_not_compile() {
     // relu told to write its input as a second output.
     let stderr = build_edited("edited-slot", &toml, |t| {
         t.replace(
-            "outputs: &[Slot::buffer(4, None)], scratch: &[10]",
-            "outputs: &[Slot::buffer(4, None), Slot::buffer(3, None)], scratch: &[10]",
+            "outputs: &[Slot::buffer(4, None)],\n            scratch: &[10]",
+            "outputs: &[Slot::buffer(4, None), Slot::buffer(3, None)],\n            scratch: &[10]",
         )
     });
     assert!(
@@ -232,10 +232,7 @@ fn an_edited_plan_does_not_compile() {
     // A pool's size raised past its storage: every buffer still fits the size the
     // models' checks read, but `Workspace::take` would zero past the static.
     let stderr = build_edited("edited-pool-size", &toml, |t| {
-        t.replace(
-            "kind: ::usmp::PoolKind::Workspace, size: SRAM_SIZE,",
-            "kind: ::usmp::PoolKind::Workspace, size: SRAM_SIZE + 4096,",
-        )
+        t.replace("size: SRAM_SIZE,", "size: SRAM_SIZE + 4096,")
     });
     assert!(
         stderr.contains("usmp: a workspace pool's size in POOLS is not the size of its storage"),

@@ -57,6 +57,14 @@ fn check(fixture: &str) {
     let bless = std::env::var_os("USMP_BLESS").is_some();
     for file in [MODULE_FILE, LINKER_FILE, REPORT_FILE] {
         let got = std::fs::read_to_string(out.join(file)).unwrap();
+        if file == MODULE_FILE {
+            // Laid out as rustfmt would: no line past 100 characters.
+            let long = got.lines().find(|l| l.chars().count() > 100);
+            assert_eq!(
+                long, None,
+                "{fixture}/{file} has a line over 100 characters"
+            );
+        }
         let want_path = golden.join(file);
         if bless {
             std::fs::create_dir_all(&golden).unwrap();

@@ -5,6 +5,7 @@
 //! small `unsafe impl`s whose contracts it states; it declares no mutable statics, and its size is
 //! linear in the model's.
 
+mod layout;
 mod model;
 mod options;
 mod tensors;
@@ -51,7 +52,7 @@ pub fn generate(planned: &Planned, embed: &Embed, rt: &str) -> String {
         model::module(&mut out, planned, m, embed, rt);
     }
     module_check(&mut out, planned, rt);
-    out
+    layout::lay_out(&out)
 }
 
 /// The module-wide proof: what every model's own check takes as given.

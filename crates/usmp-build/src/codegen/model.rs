@@ -251,7 +251,8 @@ fn kernels(out: &mut String, m: &PlannedModel, rt: &str) {
     #[diagnostic::on_unimplemented(
         message = \"model `{name}` was planned without `kernels = true`, so it has no `invoke`\",
         label = \"no kernel parameters were prepared for this model\",
-        note = \"add `kernels = true` to model `{name}` (a .tflite model) in usmp.toml or usmp_pools!, or run your own kernels over `session.call(i)`\"
+        note = \"add `kernels = true` to model `{name}` (a .tflite model) in usmp.toml or usmp_pools!\",
+        note = \"or run your own kernels over `session.call(i)`\"
     )]
     pub trait PlannedWithoutKernels {{}}
 
