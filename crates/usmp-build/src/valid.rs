@@ -9,115 +9,16 @@ use usmp_core::{Assignment, Named};
 use crate::choice::{AlgorithmChoice, OwnAlgorithms};
 
 use crate::ident::check_name;
-use crate::spec::{At, Diagnostic, MAX_ALIGNMENT, Spec};
+use crate::spec::{At, Diagnostic, MAX_ALIGNMENT, ModelSpec, Spec};
 
 /// Every problem in `spec` that can be seen without reading the models.
 pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic<S>> {
     let mut out = Vec::new();
-    if spec.pools.is_empty() {
-        out.push(
-            Diagnostic::new(spec.span.clone(), "no pools are declared").help(
-                "declare at least one workspace pool, e.g. a `[[pool]]` with `name = \"sram\"`",
-            ),
-        );
-    } else if !spec
-        .pools
-        .iter()
-        .any(|p| p.kind.value == PoolKind::Workspace)
-    {
-        out.push(
-            Diagnostic::new(
-                spec.pools[0].name.span.clone(),
-                "every pool is a constant pool",
-            )
-            .help("declare a workspace pool for the activations and scratch"),
-        );
-    }
-    let mut seen = BTreeSet::new();
-    let mut sections = BTreeSet::new();
-    for pool in &spec.pools {
-        // A pool declared twice has its default section twice too: one error is enough.
-        let twice = seen.contains(&pool.name.value);
-        name(&pool.name, "pool", &mut seen, &mut out);
-        if !sections.insert(pool.section.value.as_str()) && !twice {
-            // Two statics in one section: the linker would lay them end to end, and the
-            // fragment could not place or size either pool.
-            out.push(
-                Diagnostic::new(
-                    pool.section.span.clone(),
-                    format!(
-                        "pool `{}` uses section `{}`, which an earlier pool uses too",
-                        pool.name.value, pool.section.value
-                    ),
-                )
-                .help(format!(
-                    "give each pool a section of its own, or leave `section` out for \".usmp.{}\"",
-                    pool.name.value
-                )),
-            );
-        }
-        alignment(&pool.alignment, "pool alignment", &mut out);
-        if let Some(size) = &pool.size
-            && size.value == 0
-        {
-            out.push(
-                Diagnostic::new(size.span.clone(), "a pool size of 0 bytes holds nothing")
-                    .help("give the pool's limit in bytes, or leave `size` out for no limit"),
-            );
-        }
-        section(&pool.section, &mut out);
-        if let Some(region) = &pool.region
-            && !is_symbol(&region.value)
-        {
-            out.push(
-                Diagnostic::new(
-                    region.span.clone(),
-                    format!("`{}` is not a linker memory region name", region.value),
-                )
-                .help("write the name of a region of memory.x's MEMORY block, e.g. \"RAM\""),
-            );
-        }
-        for t in &pool.targets {
-            if t.value.is_empty() {
-                out.push(
-                    Diagnostic::new(t.span.clone(), "an empty target name")
-                        .help("write a target such as \"cpu\", or leave `targets` out"),
-                );
-            }
-        }
-    }
-
-    // Each pool generates `NAME` and `NAME_SIZE`: pools `sram` and `sram_size` would both
-    // define `SRAM_SIZE`, and rustc would refuse the generated module (E0428). (A set, not
-    // a scan per pool: a file may declare very many pools.)
+    presence(spec, &mut out);
+    pools(spec, &mut out);
+    // (A set, not a scan per pool: a file may declare very many pools.)
     let pool_names: BTreeSet<&str> = spec.pools.iter().map(|p| p.name.value.as_str()).collect();
-    for pool in &spec.pools {
-        if let Some(stem) = pool.name.value.strip_suffix("_size")
-            && pool_names.contains(stem)
-        {
-            out.push(
-                Diagnostic::new(
-                    pool.name.span.clone(),
-                    format!(
-                        "pools `{stem}` and `{}` would both generate the constant `{}`",
-                        pool.name.value,
-                        pool.name.value.to_ascii_uppercase()
-                    ),
-                )
-                .help(format!(
-                    "rename pool `{}`, e.g. to `{stem}_pool`: no pool may be named another's name plus `_size`",
-                    pool.name.value
-                )),
-            );
-        }
-    }
-
-    if spec.models.is_empty() {
-        out.push(
-            Diagnostic::new(spec.span.clone(), "no model is declared")
-                .help("add a `[[model]]` with `name` and `path`"),
-        );
-    }
+    size_constants(spec, &pool_names, &mut out);
     let mut names = BTreeSet::new();
     let mut modules = BTreeSet::new();
     for model in &spec.models {
@@ -154,49 +55,7 @@ pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic
                     .help("write the path of a .tflite or JSON model file"),
             );
         }
-        if let AlgorithmChoice::Own(name) = &model.algorithm.value
-            && !own.contains(name)
-        {
-            let registered: Vec<&str> = own.names().collect();
-            let also = if registered.is_empty() {
-                String::new()
-            } else {
-                format!(", or this build's own: {}", registered.join(", "))
-            };
-            out.push(
-                Diagnostic::new(
-                    model.algorithm.span.clone(),
-                    format!("unknown algorithm `{name}`"),
-                )
-                .help(format!("write one of: {}{also}", Named::names())),
-            );
-        }
-        let searching = model.algorithm.value.searches();
-        match model.assignment.value {
-            Assignment::Preference => {}
-            Assignment::Fastest
-                if searching && spec.pools.iter().all(|p| p.bandwidth.is_none()) =>
-            {
-                out.push(
-                    Diagnostic::new(
-                        model.assignment.span.clone(),
-                        "`assignment = \"fastest\"` needs the pools' speeds, and no pool states one",
-                    )
-                    .help("give the pools a `bandwidth`, e.g. bandwidth = \"8 GB/s\" for DTCM"),
-                )
-            }
-            _ if searching => {}
-            _ => out.push(
-                Diagnostic::new(
-                    model.assignment.span.clone(),
-                    format!(
-                        "`assignment` applies to the algorithms exact and auto, not `{}`",
-                        model.algorithm.value
-                    ),
-                )
-                .help("leave `assignment` out, or write algorithm = \"auto\""),
-            ),
-        }
+        choices(spec, model, own, &mut out);
         if model.kernels.value && !model.io_in_pools.value {
             // invoke() reads the inputs and writes the outputs in the pools: without them
             // every call would fail with MissingOperand.
@@ -210,30 +69,199 @@ pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic
         }
         alignment(&model.alignment, "alignment", &mut out);
         power_of_two(&model.size_granularity, "size granularity", &mut out);
-        for rule in &model.scratch {
-            match (&rule.op, &rule.call) {
-                (Some(_), Some(call)) => out.push(
-                    Diagnostic::new(call.span.clone(), "a scratch rule has both `op` and `call`")
-                        .help("select calls either by operator (`op`) or by position (`call`)"),
-                ),
-                (None, None) => out.push(
-                    Diagnostic::new(rule.span.clone(), "a scratch rule selects no call")
-                        .help("add `op = \"CONV_2D\"` or `call = 3`"),
-                ),
-                _ => {}
-            }
-            if rule.size.value == 0 {
+        scratch_rules(model, &mut out);
+    }
+    out
+}
+
+/// At least one workspace pool and one model.
+fn presence<S: Clone>(spec: &Spec<S>, out: &mut Vec<Diagnostic<S>>) {
+    if spec.pools.is_empty() {
+        out.push(
+            Diagnostic::new(spec.span.clone(), "no pools are declared").help(
+                "declare at least one workspace pool, e.g. a `[[pool]]` with `name = \"sram\"`",
+            ),
+        );
+    } else if !spec
+        .pools
+        .iter()
+        .any(|p| p.kind.value == PoolKind::Workspace)
+    {
+        out.push(
+            Diagnostic::new(
+                spec.pools[0].name.span.clone(),
+                "every pool is a constant pool",
+            )
+            .help("declare a workspace pool for the activations and scratch"),
+        );
+    }
+    if spec.models.is_empty() {
+        out.push(
+            Diagnostic::new(spec.span.clone(), "no model is declared")
+                .help("add a `[[model]]` with `name` and `path`"),
+        );
+    }
+}
+
+/// Each pool on its own: names, sections, alignment, size, region and targets.
+fn pools<S: Clone>(spec: &Spec<S>, out: &mut Vec<Diagnostic<S>>) {
+    let mut seen = BTreeSet::new();
+    let mut sections = BTreeSet::new();
+    for pool in &spec.pools {
+        // A pool declared twice has its default section twice too: one error is enough.
+        let twice = seen.contains(&pool.name.value);
+        name(&pool.name, "pool", &mut seen, out);
+        if !sections.insert(pool.section.value.as_str()) && !twice {
+            // Two statics in one section: the linker would lay them end to end, and the
+            // fragment could not place or size either pool.
+            out.push(
+                Diagnostic::new(
+                    pool.section.span.clone(),
+                    format!(
+                        "pool `{}` uses section `{}`, which an earlier pool uses too",
+                        pool.name.value, pool.section.value
+                    ),
+                )
+                .help(format!(
+                    "give each pool a section of its own, or leave `section` out for \".usmp.{}\"",
+                    pool.name.value
+                )),
+            );
+        }
+        alignment(&pool.alignment, "pool alignment", out);
+        if let Some(size) = &pool.size
+            && size.value == 0
+        {
+            out.push(
+                Diagnostic::new(size.span.clone(), "a pool size of 0 bytes holds nothing")
+                    .help("give the pool's limit in bytes, or leave `size` out for no limit"),
+            );
+        }
+        section(&pool.section, out);
+        if let Some(region) = &pool.region
+            && !is_symbol(&region.value)
+        {
+            out.push(
+                Diagnostic::new(
+                    region.span.clone(),
+                    format!("`{}` is not a linker memory region name", region.value),
+                )
+                .help("write the name of a region of memory.x's MEMORY block, e.g. \"RAM\""),
+            );
+        }
+        for t in &pool.targets {
+            if t.value.is_empty() {
                 out.push(
-                    Diagnostic::new(rule.size.span.clone(), "a scratch size of 0 bytes")
-                        .help("give the scratch's size in bytes, or remove the rule"),
+                    Diagnostic::new(t.span.clone(), "an empty target name")
+                        .help("write a target such as \"cpu\", or leave `targets` out"),
                 );
-            }
-            if let Some(a) = &rule.alignment {
-                alignment(a, "scratch alignment", &mut out);
             }
         }
     }
-    out
+}
+
+/// Each pool generates `NAME` and `NAME_SIZE`: pools `sram` and `sram_size` would both
+/// define `SRAM_SIZE`, and rustc would refuse the generated module (E0428).
+fn size_constants<S: Clone>(
+    spec: &Spec<S>,
+    pool_names: &BTreeSet<&str>,
+    out: &mut Vec<Diagnostic<S>>,
+) {
+    for pool in &spec.pools {
+        if let Some(stem) = pool.name.value.strip_suffix("_size")
+            && pool_names.contains(stem)
+        {
+            out.push(
+                Diagnostic::new(
+                    pool.name.span.clone(),
+                    format!(
+                        "pools `{stem}` and `{}` would both generate the constant `{}`",
+                        pool.name.value,
+                        pool.name.value.to_ascii_uppercase()
+                    ),
+                )
+                .help(format!(
+                    "rename pool `{}`, e.g. to `{stem}_pool`: no pool may be named another's name plus `_size`",
+                    pool.name.value
+                )),
+            );
+        }
+    }
+}
+
+/// A model's algorithm (built in or registered) and its pool assignment.
+fn choices<S: Clone>(
+    spec: &Spec<S>,
+    model: &ModelSpec<S>,
+    own: &OwnAlgorithms,
+    out: &mut Vec<Diagnostic<S>>,
+) {
+    if let AlgorithmChoice::Own(name) = &model.algorithm.value
+        && !own.contains(name)
+    {
+        let registered: Vec<&str> = own.names().collect();
+        let also = if registered.is_empty() {
+            String::new()
+        } else {
+            format!(", or this build's own: {}", registered.join(", "))
+        };
+        out.push(
+            Diagnostic::new(
+                model.algorithm.span.clone(),
+                format!("unknown algorithm `{name}`"),
+            )
+            .help(format!("write one of: {}{also}", Named::names())),
+        );
+    }
+    let searching = model.algorithm.value.searches();
+    match model.assignment.value {
+        Assignment::Preference => {}
+        Assignment::Fastest if searching && spec.pools.iter().all(|p| p.bandwidth.is_none()) => out
+            .push(
+                Diagnostic::new(
+                    model.assignment.span.clone(),
+                    "`assignment = \"fastest\"` needs the pools' speeds, and no pool states one",
+                )
+                .help("give the pools a `bandwidth`, e.g. bandwidth = \"8 GB/s\" for DTCM"),
+            ),
+        _ if searching => {}
+        _ => out.push(
+            Diagnostic::new(
+                model.assignment.span.clone(),
+                format!(
+                    "`assignment` applies to the algorithms exact and auto, not `{}`",
+                    model.algorithm.value
+                ),
+            )
+            .help("leave `assignment` out, or write algorithm = \"auto\""),
+        ),
+    }
+}
+
+/// A model's scratch rules: each selects calls one way, with a size and an alignment.
+fn scratch_rules<S: Clone>(model: &ModelSpec<S>, out: &mut Vec<Diagnostic<S>>) {
+    for rule in &model.scratch {
+        match (&rule.op, &rule.call) {
+            (Some(_), Some(call)) => out.push(
+                Diagnostic::new(call.span.clone(), "a scratch rule has both `op` and `call`")
+                    .help("select calls either by operator (`op`) or by position (`call`)"),
+            ),
+            (None, None) => out.push(
+                Diagnostic::new(rule.span.clone(), "a scratch rule selects no call")
+                    .help("add `op = \"CONV_2D\"` or `call = 3`"),
+            ),
+            _ => {}
+        }
+        if rule.size.value == 0 {
+            out.push(
+                Diagnostic::new(rule.size.span.clone(), "a scratch size of 0 bytes")
+                    .help("give the scratch's size in bytes, or remove the rule"),
+            );
+        }
+        if let Some(a) = &rule.alignment {
+            alignment(a, "scratch alignment", out);
+        }
+    }
 }
 
 fn name<S: Clone>(
