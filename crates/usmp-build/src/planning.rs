@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use usmp_core::input::{InputError, read_model};
+use usmp_core::input::{InputError, ModelFile, read_model};
 use usmp_core::liveness::{self, CallSelector, Options, ScratchRule};
 use usmp_core::model::{ModelLocus, Scratch, Size};
 use usmp_core::shared::{self, SharedError, SharedModel};
-use usmp_core::tflite::{plan_for_tflm, scratch_for_tflm};
+use usmp_core::tflite::{TflmPlan, plan_for_tflm, scratch_for_tflm};
 use usmp_core::{Algorithm, Auto, Plan, PlanError, Pool, PoolKind};
 
 use crate::choice::OwnAlgorithms;
@@ -63,6 +63,24 @@ pub fn plan_spec<S: Clone>(
             "give the workspace pools more room (or no size limit), or plan the models in separate builds",
         )]);
     }
+    let pools = sized_pools(spec, &models)?;
+    let mut planned = Planned {
+        pools,
+        models,
+        summary: spec.summary,
+    };
+    lowered(spec, &mut planned)?;
+    Ok(planned)
+}
+
+/// The pools as generated code sees them: workspace pools sized for the model that needs
+/// the most, constant pools for all models' images; each start aligned for every buffer
+/// in it.
+fn sized_pools<S: Clone>(
+    spec: &Spec<S>,
+    models: &[PlannedModel],
+) -> Result<Vec<PlannedPool>, Vec<Diagnostic<S>>> {
+    let mut errors = Vec::new();
     let mut pools = Vec::new();
     for (i, p) in spec.pools.iter().enumerate() {
         let sizes = models.iter().map(|m| m.plan.pool_sizes[i]);
@@ -125,13 +143,7 @@ pub fn plan_spec<S: Clone>(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let mut planned = Planned {
-        pools,
-        models,
-        summary: spec.summary,
-    };
-    lowered(spec, &mut planned)?;
-    Ok(planned)
+    Ok(pools)
 }
 
 /// Lowers every model to the runtime's values and proves them with the runtime's own
@@ -222,25 +234,7 @@ fn plan_model<S: Clone>(
     } else {
         None
     };
-    let tflm = if m.tflm.value {
-        let at = |message: String| {
-            Diagnostic::new(
-                m.tflm.span.clone(),
-                format!("model `{}`: {message}", m.name.value),
-            )
-        };
-        let bytes = file.tflite_bytes().ok_or_else(|| {
-            at("`tflm = true` writes a copy of a .tflite model, and this is a JSON model".into())
-                .help("leave out `tflm`, or name the model's .tflite file in `path`")
-        })?;
-        // The model's scratch rules, or else what TFLite Micro's reference kernels request.
-        let (scratch, _) = scratch_for_tflm(bytes, &options.scratch);
-        let planned = plan_for_tflm(bytes, &m.name.value, algorithm.as_ref(), &scratch)
-            .map_err(|e| at(format!("TensorFlow Lite Micro's plan: {e}")))?;
-        Some(planned)
-    } else {
-        None
-    };
+    let tflm = tflm_copy(m, &file, &options, algorithm.as_ref())?;
     Ok(PlannedModel {
         tflm,
         kernels,
@@ -255,6 +249,35 @@ fn plan_model<S: Clone>(
         plan,
         // Lowered once every model's plan is final (state kept apart) and the pools sized.
         lowered: LoweredModel::default(),
+    })
+}
+
+/// With `tflm = true`: the model planned for TensorFlow Lite Micro's arena, to be
+/// written into a copy of its `.tflite` file.
+fn tflm_copy<S: Clone>(
+    m: &ModelSpec<S>,
+    file: &ModelFile,
+    options: &Options,
+    algorithm: &dyn Algorithm,
+) -> Result<Option<TflmPlan>, Diagnostic<S>> {
+    Ok(if m.tflm.value {
+        let at = |message: String| {
+            Diagnostic::new(
+                m.tflm.span.clone(),
+                format!("model `{}`: {message}", m.name.value),
+            )
+        };
+        let bytes = file.tflite_bytes().ok_or_else(|| {
+            at("`tflm = true` writes a copy of a .tflite model, and this is a JSON model".into())
+                .help("leave out `tflm`, or name the model's .tflite file in `path`")
+        })?;
+        // The model's scratch rules, or else what TFLite Micro's reference kernels request.
+        let (scratch, _) = scratch_for_tflm(bytes, &options.scratch);
+        let planned = plan_for_tflm(bytes, &m.name.value, algorithm, &scratch)
+            .map_err(|e| at(format!("TensorFlow Lite Micro's plan: {e}")))?;
+        Some(planned)
+    } else {
+        None
     })
 }
 

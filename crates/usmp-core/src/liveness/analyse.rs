@@ -10,6 +10,7 @@ use crate::model::{
 use crate::problem::{Buffer, Locus, Pool, PoolKind, Problem};
 
 /// One planned buffer before it becomes a [`Buffer`].
+#[derive(Clone)]
 struct Pending {
     name: String,
     size: u64,
@@ -19,6 +20,20 @@ struct Pending {
     targets: BTreeSet<String>,
     origin: Origin,
     locus: ModelLocus,
+}
+
+impl Pending {
+    /// This buffer (already widened to the size, alignment and live range of both) also
+    /// holding tensor `t`, written in place over it.
+    fn with(self, t: usize, name: &str, targets: &BTreeSet<String>) -> Pending {
+        let mut p = self;
+        p.targets.extend(targets.iter().cloned());
+        p.name = format!("{}+{name}", p.name);
+        if let Origin::Tensors(members) = &mut p.origin {
+            members.push(t);
+        }
+        p
+    }
 }
 
 /// Lowers `model` to a problem over `pools` (in preference order).
@@ -31,13 +46,7 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
     let mut pending: Vec<Pending> = Vec::new();
     let mut tensor_buffers = vec![None; model.tensors.len()];
     let mut group = uses.group.clone();
-    // Group roots first, so an in-place output always finds its input's buffer.
-    let n = model.tensors.len();
-    let roots: Vec<bool> = (0..n).map(|t| find(&mut group, t) == t).collect();
-    let order = (0..n)
-        .filter(|&t| roots[t])
-        .chain((0..n).filter(|&t| !roots[t]));
-    for t in order {
+    for t in uses.roots_first() {
         let tensor = &model.tensors[t];
         let omit = |reason| LeftOut {
             name: tensor.name.clone(),
@@ -64,15 +73,14 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
             && let Some(b) = tensor_buffers[root]
         {
             // Written in place: widen the input's buffer to cover this tensor too.
-            let p: &mut Pending = &mut pending[b];
-            p.size = p.size.max(size);
-            p.alignment = p.alignment.max(alignment);
-            p.live = (p.live.0.min(live.0), p.live.1.max(live.1));
-            p.targets.extend(uses.targets[t].iter().cloned());
-            p.name = format!("{}+{}", p.name, tensor.name);
-            if let Origin::Tensors(members) = &mut p.origin {
-                members.push(t);
-            }
+            let p: &Pending = &pending[b];
+            let widened = Pending {
+                size: p.size.max(size),
+                alignment: p.alignment.max(alignment),
+                live: (p.live.0.min(live.0), p.live.1.max(live.1)),
+                ..p.clone()
+            };
+            pending[b] = widened.with(t, &tensor.name, &uses.targets[t]);
             tensor_buffers[t] = Some(b);
             continue;
         }
@@ -90,17 +98,16 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
     }
     scratch_buffers(model, &scratch, options, &mut pending, &mut left_out)?;
     let problem = build_problem(model, pools, &pending, &uses.first_user)?;
-    let steps = (0..model.calls.len())
-        .map(|i| {
-            let c = &model.calls[i];
-            format!("{i} {} ({})", c.op, c.target)
-        })
-        .collect();
     Ok(Liveness {
         problem,
         origins: pending.into_iter().map(|p| p.origin).collect(),
         tensor_buffers,
-        steps,
+        steps: model
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{i} {} ({})", c.op, c.target))
+            .collect(),
         left_out,
         scratch,
     })
@@ -118,6 +125,18 @@ struct Uses {
 }
 
 impl Uses {
+    /// Every tensor, group roots first, so an in-place output always finds its input's
+    /// buffer.
+    fn roots_first(&self) -> Vec<usize> {
+        let mut group = self.group.clone();
+        let n = group.len();
+        let roots: Vec<bool> = (0..n).map(|t| find(&mut group, t) == t).collect();
+        (0..n)
+            .filter(|&t| roots[t])
+            .chain((0..n).filter(|&t| !roots[t]))
+            .collect()
+    }
+
     fn of(model: &Model) -> Uses {
         let n = model.tensors.len();
         let mut group: Vec<usize> = (0..n).collect();
@@ -344,6 +363,55 @@ fn check_targets(model: &Model, pools: &[Pool]) -> Result<(), ModelError> {
     Ok(())
 }
 
+/// The pools of `p`'s kind, in order, that every target touching it can access; an error
+/// naming the call (one target) or the targets (several) when there is none.
+fn candidates(
+    model: &Model,
+    pools: &[Pool],
+    p: &Pending,
+    first_user: &[Option<usize>],
+) -> Result<Vec<usize>, ModelError> {
+    let err = |kind| ModelError {
+        locus: p.locus,
+        kind,
+    };
+    let of_kind: Vec<usize> = (0..pools.len())
+        .filter(|&k| pools[k].kind == p.kind)
+        .collect();
+    if of_kind.is_empty() {
+        return Err(err(ModelErrorKind::NoPoolOfKind {
+            kind: p.kind.as_str(),
+            buffer: p.name.clone(),
+        }));
+    }
+    let candidates: Vec<usize> = of_kind
+        .into_iter()
+        .filter(|&k| p.targets.iter().all(|t| serves(&pools[k], t)))
+        .collect();
+    if !candidates.is_empty() {
+        return Ok(candidates);
+    }
+    if p.targets.len() == 1 {
+        let target = p.targets.first().cloned().unwrap_or_default();
+        let call = match &p.origin {
+            Origin::Scratch { call, .. } => *call,
+            Origin::Tensors(ts) => ts.iter().filter_map(|&t| first_user[t]).min().unwrap_or(0),
+        };
+        return Err(ModelError {
+            locus: ModelLocus::Call(call, CallField::Target),
+            kind: ModelErrorKind::TargetWithoutPool {
+                target,
+                call: model.describe_call(call),
+                kind: p.kind.as_str(),
+            },
+        });
+    }
+    Err(err(ModelErrorKind::NoSharedPool {
+        buffer: p.name.clone(),
+        targets: p.targets.iter().cloned().collect(),
+    }))
+}
+
 fn build_problem(
     model: &Model,
     pools: &[Pool],
@@ -367,46 +435,7 @@ fn build_problem(
     // The next suffix to try per name: 30,000 tensors of one name take linear time.
     let mut next_suffix: BTreeMap<String, usize> = BTreeMap::new();
     for p in pending {
-        let err = |kind| ModelError {
-            locus: p.locus,
-            kind,
-        };
-        let of_kind: Vec<usize> = (0..pools.len())
-            .filter(|&k| pools[k].kind == p.kind)
-            .collect();
-        if of_kind.is_empty() {
-            return Err(err(ModelErrorKind::NoPoolOfKind {
-                kind: p.kind.as_str(),
-                buffer: p.name.clone(),
-            }));
-        }
-        let candidates: Vec<usize> = of_kind
-            .into_iter()
-            .filter(|&k| p.targets.iter().all(|t| serves(&pools[k], t)))
-            .collect();
-        if candidates.is_empty() {
-            if p.targets.len() == 1 {
-                let target = p.targets.first().cloned().unwrap_or_default();
-                let call = match &p.origin {
-                    Origin::Scratch { call, .. } => *call,
-                    Origin::Tensors(ts) => {
-                        ts.iter().filter_map(|&t| first_user[t]).min().unwrap_or(0)
-                    }
-                };
-                return Err(ModelError {
-                    locus: ModelLocus::Call(call, CallField::Target),
-                    kind: ModelErrorKind::TargetWithoutPool {
-                        target,
-                        call: model.describe_call(call),
-                        kind: p.kind.as_str(),
-                    },
-                });
-            }
-            return Err(err(ModelErrorKind::NoSharedPool {
-                buffer: p.name.clone(),
-                targets: p.targets.iter().cloned().collect(),
-            }));
-        }
+        let candidates = candidates(model, pools, p, first_user)?;
         // Names must be unique in a problem; `.tflite` tensor names need not be.
         let mut name = p.name.clone();
         if !taken.insert(name.clone()) {
