@@ -90,14 +90,19 @@ fn activation(code: u8) -> Result<Activation, String> {
 
 /// `op`'s builtin options by the schema's slot numbers and defaults.
 fn options(op: &Operator<'_>) -> Result<Options, String> {
-    let o = &op.options;
-    let e = |e: TfliteError| e.to_string();
-    let byte = |slot, default| o.byte(slot, default).map_err(e);
-    let int = |slot, default| o.int(slot, default).map_err(e);
-    let float = |slot, default| o.float(slot, default).map_err(e);
+    match op.op.as_str() {
+        "CONV_2D" | "DEPTHWISE_CONV_2D" | "AVERAGE_POOL_2D" | "MAX_POOL_2D" => windowed(op),
+        _ => other(op),
+    }
+}
+
+/// The options of the operators that slide a window. The windows come from usmp-core;
+/// here the rest of each table.
+fn windowed(op: &Operator<'_>) -> Result<Options, String> {
+    let byte = |slot, default| op.options.byte(slot, default).map_err(|e| e.to_string());
+    let int = |slot, default| op.options.int(slot, default).map_err(|e| e.to_string());
     Ok(match op.op.as_str() {
-        // The windows come from usmp-core; here the rest of each table. Conv2DOptions:
-        // padding, stride_w, stride_h, activation, dilation_w, dilation_h.
+        // Conv2DOptions: padding, stride_w, stride_h, activation, dilation_w, dilation_h.
         "CONV_2D" => {
             let (padding, w) = window(op)?;
             Options::Conv2d {
@@ -129,6 +134,18 @@ fn options(op: &Operator<'_>) -> Result<Options, String> {
                 activation: activation(byte(5, 0)?)?,
             }
         }
+        _ => Options::None,
+    })
+}
+
+/// Every other operator's options.
+fn other(op: &Operator<'_>) -> Result<Options, String> {
+    let o = &op.options;
+    let e = |e: TfliteError| e.to_string();
+    let byte = |slot, default| o.byte(slot, default).map_err(e);
+    let int = |slot, default| o.int(slot, default).map_err(e);
+    let float = |slot, default| o.float(slot, default).map_err(e);
+    Ok(match op.op.as_str() {
         // FullyConnectedOptions: activation, weights_format, keep_num_dims.
         "FULLY_CONNECTED" => Options::FullyConnected {
             activation: activation(byte(0, 0)?)?,

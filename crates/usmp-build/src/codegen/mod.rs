@@ -136,11 +136,8 @@ fn workspace(planned: &Planned) -> impl Iterator<Item = (usize, &PlannedPool)> {
         .filter(|(_, p)| p.kind == PoolKind::Workspace)
 }
 
-/// The pools' constants, statics and `Pools` impl; with `fragment`, code that cannot link
-/// without `usmp.x`.
-/// `fragment`: the guard symbol and file name of the linker fragment the code must be
-/// linked with, when a pool names a region.
-fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>, rt: &str) {
+/// Each workspace pool's size, the alignment wrappers, `POOLS` and the pools' statics.
+fn pool_constants(out: &mut String, planned: &Planned, rt: &str) {
     for (_, pool) in workspace(planned) {
         let _ = writeln!(
             out,
@@ -183,7 +180,12 @@ fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>, r
             pool.start_alignment
         );
     }
-    let (declare, check) = if let Some((sym, file)) = fragment {
+}
+
+/// With `fragment`, the declarations of the symbols only the linker fragment defines and
+/// the uses that make a link without it fail; empty otherwise.
+fn guard(planned: &Planned, fragment: Option<(&str, &str)>) -> (String, String) {
+    if let Some((sym, file)) = fragment {
         // The guard, then each placed pool's start: a fragment that lacks one fails too.
         let symbols: Vec<String> = std::iter::once(sym.to_string())
             .chain(
@@ -219,7 +221,16 @@ unsafe extern \"C\" {{
         )
     } else {
         (String::new(), String::new())
-    };
+    }
+}
+
+/// The pools' constants, statics and `Pools` impl; with `fragment`, code that cannot link
+/// without `usmp.x`.
+/// `fragment`: the guard symbol and file name of the linker fragment the code must be
+/// linked with, when a pool names a region.
+fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>, rt: &str) {
+    pool_constants(out, planned, rt);
+    let (declare, check) = guard(planned, fragment);
     let arms: String = workspace(planned)
         .map(|(i, pool)| format!("            {i} => {}.0.base(),\n", upper(&pool.name)))
         .collect();

@@ -24,7 +24,15 @@ fn activation(a: Activation) -> &'static str {
 
 /// `Options::...` for `o`, with the generated module's imports.
 pub(super) fn render(o: &Options) -> String {
-    match *o {
+    windowed(o)
+        .or_else(|| other(o))
+        // `Options` is non-exhaustive for users; every variant is written in the two.
+        .unwrap_or_else(|| "Options::None".to_string())
+}
+
+/// The options of the operators that slide a window: convolutions and pooling.
+fn windowed(o: &Options) -> Option<String> {
+    Some(match *o {
         Options::Conv2d {
             padding: p,
             stride,
@@ -63,6 +71,13 @@ pub(super) fn render(o: &Options) -> String {
             "Options::FullyConnected {{ activation: {}, keep_num_dims: {keep_num_dims} }}",
             activation(a)
         ),
+        _ => return None,
+    })
+}
+
+/// Every other operator's options.
+fn other(o: &Options) -> Option<String> {
+    Some(match *o {
         Options::Softmax { beta } => format!("Options::Softmax {{ beta: {} }}", float(beta)),
         Options::Concatenation {
             axis,
@@ -122,7 +137,6 @@ pub(super) fn render(o: &Options) -> String {
             float(cell_clip),
             float(proj_clip)
         ),
-        // `Options` is non-exhaustive for users; every variant is written above.
-        _ => "Options::None".to_string(),
-    }
+        _ => return None,
+    })
 }
