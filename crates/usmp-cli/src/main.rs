@@ -21,6 +21,58 @@ struct Cli {
     command: Command,
 }
 
+/// `usmp plan`'s arguments.
+#[derive(Debug, clap::Args)]
+struct PlanArgs {
+    /// The problem or model file (.csv, .json, .tflite), or a build's usmp.toml (planned
+    /// exactly as usmp-build would, printing the report the build writes).
+    file: PathBuf,
+    /// Planning algorithm.
+    #[arg(long, short, default_value = "auto", value_parser = algorithm_name())]
+    algorithm: Named,
+    /// Decision mode: stop at the first plan of at most this many bytes in total. For a
+    /// CSV problem it is also the size limit of its pool. Bytes, or a unit as in
+    /// usmp.toml: `--capacity "64 KiB"`.
+    #[arg(long, allow_negative_numbers = true, value_parser = usmp_core::input::parse_size)]
+    capacity: Option<u64>,
+    /// For `exact` and `auto`: search for at most this many seconds instead of the
+    /// deterministic work budget that builds use (ends earlier once proven optimal).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = seconds)]
+    time_limit: Option<f64>,
+    /// For `exact` and `auto`, where buffers may go to several pools: keep the pools'
+    /// preference order (a buffer leaves its first pool with room only when no plan
+    /// exists otherwise), search every assignment for the smallest total, or put the
+    /// most-accessed bytes in the fastest pools (by each pool's `bandwidth`).
+    #[arg(long, default_value = "preference", value_parser = assignment_name())]
+    assignment: Assignment,
+    /// For `exact` and `auto`: threads for independent work (0: every core). The plan
+    /// is the same whatever the count.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// For a model: the pools file (pools, I/O in pools, size rounding, scratch).
+    #[arg(long, value_name = "POOLS")]
+    pools: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Also write the memory map as SVG to this file.
+    #[arg(long, value_name = "OUT")]
+    svg: Option<PathBuf>,
+    /// For a `.tflite` model: plan it for TensorFlow Lite Micro's arena (its lifetime
+    /// rules, 16-byte alignment) and write a copy of the model to OUT holding the plan
+    /// as `OfflineMemoryAllocation` metadata, which TFLite Micro uses instead of
+    /// planning at run time. An offline plan already in the model is replaced, with a
+    /// warning. The input file is never modified.
+    #[arg(long, value_name = "OUT", conflicts_with_all = ["pools", "capacity"])]
+    write_tflm: Option<PathBuf>,
+    /// With --write-tflm: a scratch buffer TFLite Micro's kernels request, which it
+    /// places at run time around the planned tensors. `OP=SIZE` for every call of an
+    /// operator, `CALL=SIZE` for one call by its number (as the liveness table shows);
+    /// repeat for several buffers, e.g. `--scratch SignalRfft=1024 --scratch 1=256`.
+    #[arg(long, value_name = "CALL=SIZE", requires = "write_tflm", value_parser = tflm::scratch_rule)]
+    scratch: Vec<usmp_core::liveness::ScratchRule>,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Plan one problem or model and print the plan.
@@ -32,55 +84,7 @@ enum Command {
     /// per-call liveness is printed first, and `--pools` gives the memories (default: one
     /// unbounded workspace pool and one constant pool, both aligned to 16). Or it is a
     /// build's `usmp.toml`, planned exactly as usmp-build would.
-    Plan {
-        /// The problem or model file (.csv, .json, .tflite), or a build's usmp.toml (planned
-        /// exactly as usmp-build would, printing the report the build writes).
-        file: PathBuf,
-        /// Planning algorithm.
-        #[arg(long, short, default_value = "auto", value_parser = algorithm_name())]
-        algorithm: Named,
-        /// Decision mode: stop at the first plan of at most this many bytes in total. For a
-        /// CSV problem it is also the size limit of its pool. Bytes, or a unit as in
-        /// usmp.toml: `--capacity "64 KiB"`.
-        #[arg(long, allow_negative_numbers = true, value_parser = usmp_core::input::parse_size)]
-        capacity: Option<u64>,
-        /// For `exact` and `auto`: search for at most this many seconds instead of the
-        /// deterministic work budget that builds use (ends earlier once proven optimal).
-        #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = seconds)]
-        time_limit: Option<f64>,
-        /// For `exact` and `auto`, where buffers may go to several pools: keep the pools'
-        /// preference order (a buffer leaves its first pool with room only when no plan
-        /// exists otherwise), search every assignment for the smallest total, or put the
-        /// most-accessed bytes in the fastest pools (by each pool's `bandwidth`).
-        #[arg(long, default_value = "preference", value_parser = assignment_name())]
-        assignment: Assignment,
-        /// For `exact` and `auto`: threads for independent work (0: every core). The plan
-        /// is the same whatever the count.
-        #[arg(long, default_value_t = 0)]
-        threads: usize,
-        /// For a model: the pools file (pools, I/O in pools, size rounding, scratch).
-        #[arg(long, value_name = "POOLS")]
-        pools: Option<PathBuf>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
-        /// Also write the memory map as SVG to this file.
-        #[arg(long, value_name = "OUT")]
-        svg: Option<PathBuf>,
-        /// For a `.tflite` model: plan it for TensorFlow Lite Micro's arena (its lifetime
-        /// rules, 16-byte alignment) and write a copy of the model to OUT holding the plan
-        /// as `OfflineMemoryAllocation` metadata, which TFLite Micro uses instead of
-        /// planning at run time. An offline plan already in the model is replaced, with a
-        /// warning. The input file is never modified.
-        #[arg(long, value_name = "OUT", conflicts_with_all = ["pools", "capacity"])]
-        write_tflm: Option<PathBuf>,
-        /// With --write-tflm: a scratch buffer TFLite Micro's kernels request, which it
-        /// places at run time around the planned tensors. `OP=SIZE` for every call of an
-        /// operator, `CALL=SIZE` for one call by its number (as the liveness table shows);
-        /// repeat for several buffers, e.g. `--scratch SignalRfft=1024 --scratch 1=256`.
-        #[arg(long, value_name = "CALL=SIZE", requires = "write_tflm", value_parser = tflm::scratch_rule)]
-        scratch: Vec<usmp_core::liveness::ScratchRule>,
-    },
+    Plan(PlanArgs),
     /// Time algorithms over problem files and print a table of peaks and times.
     Bench(bench::Args),
 }
@@ -174,66 +178,7 @@ impl Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Plan {
-            file,
-            algorithm: named,
-            capacity,
-            time_limit,
-            assignment,
-            threads,
-            pools,
-            format,
-            svg,
-            write_tflm,
-            scratch,
-        } => {
-            if let Some(out) = write_tflm {
-                configured(named, capacity, time_limit, assignment, threads).and_then(|algorithm| {
-                    let to = tflm::Output {
-                        file: &out,
-                        format,
-                        svg: svg.as_deref(),
-                    };
-                    tflm::write(&file, algorithm.as_ref(), &scratch, to)
-                })
-            } else if is_manifest(&file) {
-                let flags = Flags {
-                    algorithm: named,
-                    capacity,
-                    time_limit,
-                    assignment,
-                    pools: pools.as_deref(),
-                    format,
-                };
-                manifest_only(&file, &flags).and_then(|()| manifest(&file, svg.as_deref()))
-            } else {
-                configured(named, capacity, time_limit, assignment, threads).and_then(|algorithm| {
-                    // Speed's plan is shown next to the preference order's.
-                    let preference = match assignment {
-                        Assignment::Fastest => Some(configured(
-                            named,
-                            capacity,
-                            time_limit,
-                            Assignment::Preference,
-                            threads,
-                        )?),
-                        _ => None,
-                    };
-                    let algorithms = Algorithms {
-                        chosen: algorithm.as_ref(),
-                        preference: preference.as_deref().map(|p| p as &dyn Algorithm),
-                    };
-                    plan(
-                        &file,
-                        &algorithms,
-                        capacity,
-                        pools.as_deref(),
-                        format,
-                        svg.as_deref(),
-                    )
-                })
-            }
-        }
+        Command::Plan(args) => plan_command(args),
         Command::Bench(args) => bench::run(&args),
     };
     match result {
@@ -250,6 +195,70 @@ fn main() -> ExitCode {
             eprintln!("{diagnostics}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `usmp plan`: a usmp.toml as the build plans it, a model or problem with the chosen
+/// algorithm, or TensorFlow Lite Micro's copy of a `.tflite`.
+fn plan_command(args: PlanArgs) -> Result<(), Failure> {
+    let PlanArgs {
+        file,
+        algorithm: named,
+        capacity,
+        time_limit,
+        assignment,
+        threads,
+        pools,
+        format,
+        svg,
+        write_tflm,
+        scratch,
+    } = args;
+    if let Some(out) = write_tflm {
+        configured(named, capacity, time_limit, assignment, threads).and_then(|algorithm| {
+            let to = tflm::Output {
+                file: &out,
+                format,
+                svg: svg.as_deref(),
+            };
+            tflm::write(&file, algorithm.as_ref(), &scratch, to)
+        })
+    } else if is_manifest(&file) {
+        let flags = Flags {
+            algorithm: named,
+            capacity,
+            time_limit,
+            assignment,
+            pools: pools.as_deref(),
+            format,
+        };
+        manifest_only(&file, &flags).and_then(|()| manifest(&file, svg.as_deref()))
+    } else {
+        configured(named, capacity, time_limit, assignment, threads).and_then(|algorithm| {
+            // Speed's plan is shown next to the preference order's.
+            let preference = match assignment {
+                Assignment::Fastest => Some(configured(
+                    named,
+                    capacity,
+                    time_limit,
+                    Assignment::Preference,
+                    threads,
+                )?),
+                _ => None,
+            };
+            let algorithms = Algorithms {
+                chosen: algorithm.as_ref(),
+                preference: preference.as_deref().map(|p| p as &dyn Algorithm),
+            };
+            plan(
+                &file,
+                &algorithms,
+                capacity,
+                pools.as_deref(),
+                format,
+                svg.as_deref(),
+            )
+        })
     }
 }
 

@@ -88,20 +88,7 @@ pub(crate) fn write(
     }
     write_file(out, "the model", &planned.written.bytes)?;
 
-    let scratch_note = if !assumed.is_empty() {
-        format!(
-            ", with the scratch TFLite Micro's reference kernels request where it will place \
-             it ({}; other kernels, such as CMSIS-NN's, request other sizes: give those with \
-             --scratch)",
-            assumed_list(&assumed)
-        )
-    } else if scratch.is_empty() {
-        "; no call requests scratch from TFLite Micro's reference kernels (other kernels may: \
-         give theirs with --scratch)"
-            .to_string()
-    } else {
-        ", with the --scratch buffers where TFLite Micro will place them".to_string()
-    };
+    let scratch_note = scratch_note(&assumed, scratch.is_empty());
     let summary = format!(
         "wrote {}: a TensorFlow Lite Micro offline plan ({OFFLINE_PLAN_METADATA}) for {} of \
          {} tensors, the rest planned at run time (constants, variables, unused)\n\
@@ -126,6 +113,25 @@ pub(crate) fn write(
     write_svg(svg, || {
         report::svg_steps(&liveness.problem, plan, &liveness.steps)
     })
+}
+
+/// What the summary says of the scratch the plan holds: TFLite Micro's reference
+/// kernels' requests (`assumed`), none, or the --scratch rules.
+fn scratch_note(assumed: &[TflmScratch], no_rules: bool) -> String {
+    if !assumed.is_empty() {
+        format!(
+            ", with the scratch TFLite Micro's reference kernels request where it will place \
+             it ({}; other kernels, such as CMSIS-NN's, request other sizes: give those with \
+             --scratch)",
+            assumed_list(assumed)
+        )
+    } else if no_rules {
+        "; no call requests scratch from TFLite Micro's reference kernels (other kernels may: \
+         give theirs with --scratch)"
+            .to_string()
+    } else {
+        ", with the --scratch buffers where TFLite Micro will place them".to_string()
+    }
 }
 
 /// `call 1 SVDF 256 + 256, call 3 SVDF 256 + 256`: the assumed scratch, per call.
