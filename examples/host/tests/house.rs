@@ -498,10 +498,7 @@ const LONG_FUNCTIONS: &[&str] = &[
     "usmp-core/src/tflite/access.rs: counted",
     "usmp-core/src/input/model_json.rs: tensor",
     "usmp-core/src/input/model_json.rs: constant_data",
-    "usmp-core/src/input/csv.rs: parse_csv",
     "usmp-core/src/input/problem_json.rs: buffer",
-    "usmp-core/src/algo/portfolio.rs: best_of",
-    "usmp-core/src/model/error.rs: fmt",
 ];
 
 /// `(name, lines)` of every function with a body in `code` (comments, literals and test

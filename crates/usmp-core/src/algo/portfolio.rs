@@ -92,11 +92,24 @@ pub(crate) fn best_of(
             }
         });
     }
+    let outcomes = slots
+        .into_iter()
+        .map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()));
+    weigh(members, outcomes, lower_bound)
+}
+
+/// The members' outcomes weighed in member order: the smallest valid plan (ties to the
+/// earlier), named by its member; without any, the first error.
+fn weigh(
+    members: &[&(dyn Algorithm + Sync)],
+    outcomes: impl Iterator<Item = Option<Outcome>>,
+    lower_bound: &LowerBound,
+) -> Result<(u64, Solution), PlanError> {
     let mut best: Option<(u64, Solution)> = None;
     let mut first_error = None;
-    for (member, slot) in members.iter().zip(slots) {
+    for (member, outcome) in members.iter().zip(outcomes) {
         // Skipped only after a member at the bound, where the walk has already stopped.
-        let Some(outcome) = slot.into_inner().unwrap_or_else(|e| e.into_inner()) else {
+        let Some(outcome) = outcome else {
             break;
         };
         let (solution, total) = match (outcome.result, outcome.total) {

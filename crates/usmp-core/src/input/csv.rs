@@ -18,24 +18,7 @@ pub fn parse_csv(text: &str, file: &str, capacity: Option<u64>) -> Result<Proble
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty());
-    let Some((header_line, header)) = lines.next() else {
-        return Err(InputError::whole(
-            file,
-            "the file is empty; it needs the header `id,lower,upper,size`",
-        ));
-    };
-    let names: Vec<&str> = header.split(',').map(str::trim).collect();
-    if names != HEADER {
-        let at = Pos::new(header_line + 1, 1);
-        return Err(InputError::at(
-            file,
-            at,
-            format!(
-                "the header is `{}`; it must be `id,lower,upper,size`",
-                header.trim()
-            ),
-        ));
-    }
+    check_header(lines.next(), file)?;
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for (index, line) in lines {
         let line_no = index + 1;
@@ -94,6 +77,29 @@ pub fn parse_csv(text: &str, file: &str, capacity: Option<u64>) -> Result<Proble
     builder
         .build()
         .map_err(|e| InputError::whole(file, e.to_string()))
+}
+
+/// The header line (the first that is not blank) must be `id,lower,upper,size`.
+fn check_header(first: Option<(usize, &str)>, file: &str) -> Result<(), InputError> {
+    let Some((header_line, header)) = first else {
+        return Err(InputError::whole(
+            file,
+            "the file is empty; it needs the header `id,lower,upper,size`",
+        ));
+    };
+    let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    if names != HEADER {
+        let at = Pos::new(header_line + 1, 1);
+        return Err(InputError::at(
+            file,
+            at,
+            format!(
+                "the header is `{}`; it must be `id,lower,upper,size`",
+                header.trim()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The fields of a line with the 1-based column each starts at (after trimming).

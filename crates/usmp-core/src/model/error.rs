@@ -229,16 +229,15 @@ impl fmt::Display for ModelErrorKind {
                 "{call} runs on target \"{target}\" but no {kind} pool is accessible from \
                  it; add \"{target}\" to the `targets` of a {kind} pool"
             ),
-            NoSharedPool { buffer, targets } => write!(
-                f,
-                "\"{buffer}\" is used by targets {} but no pool is accessible from all of \
-                 them; give one pool all these targets",
-                targets
-                    .iter()
-                    .map(|t| format!("\"{t}\""))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            NoSharedPool { buffer, targets } => {
+                let targets: Vec<String> = targets.iter().map(|t| format!("\"{t}\"")).collect();
+                let targets = targets.join(", ");
+                write!(
+                    f,
+                    "\"{buffer}\" is used by targets {targets} but no pool is accessible from \
+                     all of them; give one pool all these targets"
+                )
+            }
             NoPoolOfKind { kind, buffer } => write!(
                 f,
                 "\"{buffer}\" needs a {kind} pool but none is configured; add a pool with \
