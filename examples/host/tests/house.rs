@@ -498,7 +498,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "usmp-core/src/tflite/access.rs: counted",
     "usmp-core/src/input/model_json.rs: tensor",
     "usmp-core/src/input/model_json.rs: constant_data",
-    "usmp-core/src/input/problem_json.rs: buffer",
 ];
 
 /// `(name, lines)` of every function with a body in `code` (comments, literals and test

@@ -221,28 +221,7 @@ fn buffer<'j>(
         .strings(e, "conflicts", format_args!("{what}.conflicts"))
         .map(|(_, c, pos)| (c, pos))
         .collect();
-    let mut live_range = None;
-    if let Some(live) = r.get(e, "live") {
-        match r
-            .keep(r.array(live, format_args!("{what}.live")))
-            .as_deref()
-        {
-            Some([start, end]) => {
-                let bound = |j: &Json<'_>, n: usize| {
-                    let v = r.integer(j, format_args!("{what}.live[{n}]"), false);
-                    r.keep(v).flatten()
-                };
-                if let (Some(start), Some(end)) = (bound(start, 0), bound(end, 1)) {
-                    live_range = Some((start, end));
-                }
-            }
-            Some(_) => r.note(r.err(
-                live.pos,
-                format!("{what}.live must be [start, end], two whole numbers"),
-            )),
-            None => {}
-        }
-    }
+    let live_range = r.get(e, "live").and_then(|live| live_of(r, live, what));
     let mut buffer = Buffer::new(name, size.unwrap_or(1));
     buffer.alignment = alignment;
     buffer.traffic = traffic;
@@ -254,6 +233,32 @@ fn buffer<'j>(
         buffer = buffer.with_live(start, end);
     }
     Ok((buffer, conflicts))
+}
+
+/// A buffer's `live` range, `[start, end]`; a bad one is noted and left out.
+fn live_of(r: &Reader<'_>, live: &Json<'_>, what: Element<'_>) -> Option<(u64, u64)> {
+    match r
+        .keep(r.array(live, format_args!("{what}.live")))
+        .as_deref()
+    {
+        Some([start, end]) => {
+            let bound = |j: &Json<'_>, n: usize| {
+                let v = r.integer(j, format_args!("{what}.live[{n}]"), false);
+                r.keep(v).flatten()
+            };
+            // Both read, so both are noted when both are bad.
+            let (start, end) = (bound(start, 0), bound(end, 1));
+            Some((start?, end?))
+        }
+        Some(_) => {
+            r.note(r.err(
+                live.pos,
+                format!("{what}.live must be [start, end], two whole numbers"),
+            ));
+            None
+        }
+        None => None,
+    }
 }
 
 #[cfg(test)]
