@@ -140,78 +140,94 @@ pub(crate) fn parse_model_json(
         }
         found
     };
-    let names = |e: Entries<'_>, key: &str, label: &str| -> Vec<(usize, Pos)> {
-        r.strings(e, key, label)
-            .filter_map(|(n, name, pos)| {
-                Some((lookup(name, pos, &format_args!("{label}[{n}]"))?, pos))
-            })
-            .collect()
-    };
-    for (t, pos) in names(top, "inputs", "inputs") {
+    for (t, pos) in names(&r, top, "inputs", "inputs", &lookup) {
         model.inputs.push(t);
         spans.inputs.push(pos);
     }
-    for (t, pos) in names(top, "outputs", "outputs") {
+    for (t, pos) in names(&r, top, "outputs", "outputs", &lookup) {
         model.outputs.push(t);
         spans.outputs.push(pos);
     }
     for (i, cj) in list("calls").iter().enumerate() {
-        let what = format!("calls[{i}]");
-        let Some(e) = r.keep(r.object(cj, &what, CALL_KEYS)) else {
-            continue;
-        };
-        let op = r.required(e, cj, "op", &what);
-        let op = r.keep(op.and_then(|op| r.string(op, format_args!("{what}.op"))));
-        let what = format!("calls[{i}] ({})", op.as_deref().unwrap_or("?"));
-        let mut call = Call::new(op.unwrap_or_default(), "cpu");
-        let mut cs = CallSpans {
-            whole: Some(cj.pos),
-            ..CallSpans::default()
-        };
-        if let Some(t) = r.get(e, "target") {
-            if let Some(target) = r.keep(r.string(t, format_args!("{what}.target"))) {
-                call.target = target;
-            }
-            cs.target = Some(t.pos);
+        if let Some((call, cs)) = call(&r, cj, i, &lookup) {
+            model.calls.push(call);
+            spans.calls.push(cs);
         }
-        (call.reads, cs.reads) = names(e, "reads", &format!("{what}.reads"))
-            .into_iter()
-            .unzip();
-        (call.writes, cs.writes) = names(e, "writes", &format!("{what}.writes"))
-            .into_iter()
-            .unzip();
-        if let Some(list) = r.get(e, "scratch") {
-            let items = r.keep(r.array(list, format_args!("{what}.scratch")));
-            for (k, sj) in items.unwrap_or_default().iter().enumerate() {
-                if let Some(s) = r.keep(scratch(&r, sj, &format!("{what}.scratch[{k}]"))) {
-                    call.scratch.push(s);
-                    cs.scratch.push(sj.pos);
-                }
-            }
-        }
-        if let Some(list) = r.get(e, "in_place") {
-            let items = r.keep(r.array(list, format_args!("{what}.in_place")));
-            for (k, ij) in items.unwrap_or_default().iter().enumerate() {
-                let w = format!("{what}.in_place[{k}]");
-                let Some(ie) = r.keep(r.object(ij, &w, IN_PLACE_KEYS)) else {
-                    continue;
-                };
-                let one = |key: &str| {
-                    let j = r.keep(r.required(ie, ij, key, &w))?;
-                    let what = format!("{w}.{key}");
-                    lookup(&r.keep(r.string(j, &what))?, j.pos, &what)
-                };
-                if let (Some(output), Some(input)) = (one("output"), one("input")) {
-                    call.in_place.push(InPlace { output, input });
-                    cs.in_place.push(ij.pos);
-                }
-            }
-        }
-        model.calls.push(call);
-        spans.calls.push(cs);
     }
     r.finish()?;
     Ok((model, spans))
+}
+
+/// Finds the tensor a name names at `pos`; a name that is no tensor's is noted, labelled
+/// with the third argument.
+type Lookup<'a> = dyn Fn(&str, Pos, &dyn std::fmt::Display) -> Option<usize> + 'a;
+
+/// The tensors the string list `key` of `e` names, each with where it was written.
+fn names(
+    r: &Reader<'_>,
+    e: Entries<'_>,
+    key: &str,
+    label: &str,
+    lookup: &Lookup<'_>,
+) -> Vec<(usize, Pos)> {
+    r.strings(e, key, label)
+        .filter_map(|(n, name, pos)| Some((lookup(name, pos, &format_args!("{label}[{n}]"))?, pos)))
+        .collect()
+}
+
+/// Call `i`: its operator and target, the tensors it reads and writes, its scratch and
+/// its in-place pairs; `None` when it is not an object (noted).
+fn call(r: &Reader<'_>, cj: &Json<'_>, i: usize, lookup: &Lookup<'_>) -> Option<(Call, CallSpans)> {
+    let what = format!("calls[{i}]");
+    let e = r.keep(r.object(cj, &what, CALL_KEYS))?;
+    let op = r.required(e, cj, "op", &what);
+    let op = r.keep(op.and_then(|op| r.string(op, format_args!("{what}.op"))));
+    let what = format!("calls[{i}] ({})", op.as_deref().unwrap_or("?"));
+    let mut call = Call::new(op.unwrap_or_default(), "cpu");
+    let mut cs = CallSpans {
+        whole: Some(cj.pos),
+        ..CallSpans::default()
+    };
+    if let Some(t) = r.get(e, "target") {
+        if let Some(target) = r.keep(r.string(t, format_args!("{what}.target"))) {
+            call.target = target;
+        }
+        cs.target = Some(t.pos);
+    }
+    (call.reads, cs.reads) = names(r, e, "reads", &format!("{what}.reads"), lookup)
+        .into_iter()
+        .unzip();
+    (call.writes, cs.writes) = names(r, e, "writes", &format!("{what}.writes"), lookup)
+        .into_iter()
+        .unzip();
+    if let Some(list) = r.get(e, "scratch") {
+        let items = r.keep(r.array(list, format_args!("{what}.scratch")));
+        for (k, sj) in items.unwrap_or_default().iter().enumerate() {
+            if let Some(s) = r.keep(scratch(r, sj, &format!("{what}.scratch[{k}]"))) {
+                call.scratch.push(s);
+                cs.scratch.push(sj.pos);
+            }
+        }
+    }
+    if let Some(list) = r.get(e, "in_place") {
+        let items = r.keep(r.array(list, format_args!("{what}.in_place")));
+        for (k, ij) in items.unwrap_or_default().iter().enumerate() {
+            let w = format!("{what}.in_place[{k}]");
+            let Some(ie) = r.keep(r.object(ij, &w, IN_PLACE_KEYS)) else {
+                continue;
+            };
+            let one = |key: &str| {
+                let j = r.keep(r.required(ie, ij, key, &w))?;
+                let what = format!("{w}.{key}");
+                lookup(&r.keep(r.string(j, &what))?, j.pos, &what)
+            };
+            if let (Some(output), Some(input)) = (one("output"), one("input")) {
+                call.in_place.push(InPlace { output, input });
+                cs.in_place.push(ij.pos);
+            }
+        }
+    }
+    Some((call, cs))
 }
 
 /// A size: a whole number, or `"dynamic"` when `dynamic_ok`. Zero is an error: nothing
@@ -309,7 +325,33 @@ fn tensor(
             }
         }
     };
-    let size = match (&role, declared) {
+    let size = checked_size(r, j, &role, declared, size_json, &what);
+    Ok((
+        Tensor {
+            name,
+            size,
+            alignment: alignment(r, e, &what),
+            role,
+            traffic: r.get(e, "traffic").and_then(|t| {
+                let t = r.integer(t, format_args!("{what}.traffic"), false);
+                r.keep(t).flatten()
+            }),
+        },
+        spans,
+    ))
+}
+
+/// A tensor's size: as declared (1 for a wrong one, already noted), or its constant
+/// data's; a declared size that differs from the data, or none at all, is noted.
+fn checked_size(
+    r: &Reader<'_>,
+    j: &Json<'_>,
+    role: &Role,
+    declared: Option<Option<Size>>,
+    size_json: Option<&Json<'_>>,
+    what: &str,
+) -> Size {
+    match (&role, declared) {
         (_, Some(None)) => Size::Bytes(1),
         (Role::Constant(data), None) => Size::Bytes(data.len() as u64),
         (Role::Constant(data), Some(Some(s)))
@@ -331,20 +373,7 @@ fn tensor(
             r.note(r.err(j.pos, format!("{what} has no \"size_bytes\"; add it")));
             Size::Bytes(1)
         }
-    };
-    Ok((
-        Tensor {
-            name,
-            size,
-            alignment: alignment(r, e, &what),
-            role,
-            traffic: r.get(e, "traffic").and_then(|t| {
-                let t = r.integer(t, format_args!("{what}.traffic"), false);
-                r.keep(t).flatten()
-            }),
-        },
-        spans,
-    ))
+    }
 }
 
 const DATA_KEYS: &[&str] = &["data", "file", "file_offset"];
@@ -358,75 +387,8 @@ fn constant_data(
     read: &mut Vec<PathBuf>,
 ) -> Result<Vec<u8>, InputError> {
     match (r.get(e, "data"), r.get(e, "file")) {
-        (Some(d), None) => {
-            if let Value::Bytes(bytes) = &d.value {
-                if bytes.is_empty() {
-                    return Err(r.err(d.pos, format!("{what}.data is empty; a constant has bytes")));
-                }
-                return Ok(bytes.to_vec());
-            }
-            let items = r.array(d, format_args!("{what}.data"))?;
-            let mut bytes = Vec::with_capacity(items.len());
-            for (k, b) in items.iter().enumerate() {
-                // The common case without building a label: megabytes of data are read
-                // at the speed of the parser.
-                if let Value::Number(Number::Whole(v @ 0..=255)) = b.value {
-                    bytes.push(v as u8);
-                    continue;
-                }
-                let v = r
-                    .integer(b, format_args!("{what}.data[{k}]"), false)?
-                    .unwrap_or(0);
-                let byte = u8::try_from(v).map_err(|_| {
-                    r.err(
-                        b.pos,
-                        format!("{what}.data[{k}] is {v}; bytes are 0 to 255"),
-                    )
-                })?;
-                bytes.push(byte);
-            }
-            if bytes.is_empty() {
-                return Err(r.err(d.pos, format!("{what}.data is empty; a constant has bytes")));
-            }
-            Ok(bytes)
-        }
-        (None, Some(f)) => {
-            let rel = r.string(f, format_args!("{what}.file"))?;
-            let path = base.join(&rel);
-            let cannot = |e: String| {
-                let shown = path.display();
-                r.err(f.pos, format!("{what}.file: cannot read \"{shown}\": {e}"))
-            };
-            let all = crate::file::read(&path).map_err(|e| cannot(e.to_string()))?;
-            read.push(path);
-            let offset = match r.get(e, "file_offset") {
-                Some(o) => r
-                    .integer(o, format_args!("{what}.file_offset"), false)?
-                    .unwrap_or(0),
-                None => 0,
-            };
-            let len = match r.get(e, "size_bytes") {
-                Some(s) => r.integer(s, format_args!("{what}.size_bytes"), false)?,
-                None => None,
-            };
-            let start = usize::try_from(offset).unwrap_or(usize::MAX);
-            let end = match len {
-                Some(l) => start.saturating_add(usize::try_from(l).unwrap_or(usize::MAX)),
-                None => all.len(),
-            };
-            match all.get(start..end) {
-                Some(bytes) if !bytes.is_empty() => Ok(bytes.to_vec()),
-                _ => Err(r.err(
-                    f.pos,
-                    format!(
-                        "{what}.file: \"{rel}\" has {} bytes, too few for {} bytes from offset \
-                         {offset}",
-                        all.len(),
-                        len.map_or("any".to_string(), |l| l.to_string())
-                    ),
-                )),
-            }
-        }
+        (Some(d), None) => inline_bytes(r, d, what),
+        (None, Some(f)) => file_bytes(r, e, f, what, base, read),
         (Some(_), Some(f)) => Err(r.err(
             f.pos,
             format!("{what} has both \"data\" and \"file\"; keep one"),
@@ -434,6 +396,86 @@ fn constant_data(
         (None, None) => Err(r.err(
             j.pos,
             format!("{what} is a constant without bytes; add \"data\": [...] or \"file\": \"...\""),
+        )),
+    }
+}
+
+/// A constant's `data`: a list of bytes (or a `data` the reader kept as bytes).
+fn inline_bytes(r: &Reader<'_>, d: &Json<'_>, what: &str) -> Result<Vec<u8>, InputError> {
+    if let Value::Bytes(bytes) = &d.value {
+        if bytes.is_empty() {
+            return Err(r.err(d.pos, format!("{what}.data is empty; a constant has bytes")));
+        }
+        return Ok(bytes.to_vec());
+    }
+    let items = r.array(d, format_args!("{what}.data"))?;
+    let mut bytes = Vec::with_capacity(items.len());
+    for (k, b) in items.iter().enumerate() {
+        // The common case without building a label: megabytes of data are read
+        // at the speed of the parser.
+        if let Value::Number(Number::Whole(v @ 0..=255)) = b.value {
+            bytes.push(v as u8);
+            continue;
+        }
+        let v = r
+            .integer(b, format_args!("{what}.data[{k}]"), false)?
+            .unwrap_or(0);
+        let byte = u8::try_from(v).map_err(|_| {
+            r.err(
+                b.pos,
+                format!("{what}.data[{k}] is {v}; bytes are 0 to 255"),
+            )
+        })?;
+        bytes.push(byte);
+    }
+    if bytes.is_empty() {
+        return Err(r.err(d.pos, format!("{what}.data is empty; a constant has bytes")));
+    }
+    Ok(bytes)
+}
+
+/// A constant's `file` (relative to `base`), from `file_offset` for `size_bytes`.
+fn file_bytes(
+    r: &Reader<'_>,
+    e: Entries<'_>,
+    f: &Json<'_>,
+    what: &str,
+    base: &Path,
+    read: &mut Vec<PathBuf>,
+) -> Result<Vec<u8>, InputError> {
+    let rel = r.string(f, format_args!("{what}.file"))?;
+    let path = base.join(&rel);
+    let cannot = |e: String| {
+        let shown = path.display();
+        r.err(f.pos, format!("{what}.file: cannot read \"{shown}\": {e}"))
+    };
+    let all = crate::file::read(&path).map_err(|e| cannot(e.to_string()))?;
+    read.push(path);
+    let offset = match r.get(e, "file_offset") {
+        Some(o) => r
+            .integer(o, format_args!("{what}.file_offset"), false)?
+            .unwrap_or(0),
+        None => 0,
+    };
+    let len = match r.get(e, "size_bytes") {
+        Some(s) => r.integer(s, format_args!("{what}.size_bytes"), false)?,
+        None => None,
+    };
+    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+    let end = match len {
+        Some(l) => start.saturating_add(usize::try_from(l).unwrap_or(usize::MAX)),
+        None => all.len(),
+    };
+    match all.get(start..end) {
+        Some(bytes) if !bytes.is_empty() => Ok(bytes.to_vec()),
+        _ => Err(r.err(
+            f.pos,
+            format!(
+                "{what}.file: \"{rel}\" has {} bytes, too few for {} bytes from offset \
+                 {offset}",
+                all.len(),
+                len.map_or("any".to_string(), |l| l.to_string())
+            ),
         )),
     }
 }

@@ -15,7 +15,7 @@
 use super::json::{self, Json, Value};
 use super::read::{Element, Known, Names, Reader, Spans};
 use super::{InputError, Pos};
-use crate::problem::{Buffer, Locus, Problem, ProblemError};
+use crate::problem::{Buffer, Locus, Problem, ProblemBuilder, ProblemError};
 
 const TOP_KEYS: &[&str] = &["pools", "buffers"];
 const BUFFER_KEYS: &[&str] = &[
@@ -48,19 +48,7 @@ pub(crate) fn problem_from_json(root: &Json<'_>, file: &str) -> Result<Problem, 
 
     // Indices are the builder's: an element that is not an object is left out.
     let mut builder = Problem::builder();
-    let mut pool_spans = Vec::new();
-    let mut pool_index: Names = Names::new();
-    for (k, pj) in pools_json.iter().enumerate() {
-        // A problem's numbers are exact: no alignment unless stated (the RFC's default).
-        let Some((pool, spans)) = r.keep(r.pool(pj, k, 1)) else {
-            continue;
-        };
-        pool_index
-            .entry(pool.name.clone())
-            .or_insert(pool_spans.len());
-        pool_spans.push(spans);
-        builder.pool(pool);
-    }
+    let (pool_spans, pool_index) = read_pools(&r, &pools_json, &mut builder);
     let known_pools = Known::new("pools", &pool_index);
     // Where each builder buffer came from in `buffers`: its spans are found there again
     // only when a message needs them, not kept for a million buffers that have none.
@@ -91,25 +79,11 @@ pub(crate) fn problem_from_json(root: &Json<'_>, file: &str) -> Result<Problem, 
         clean.push(r.noted() == before);
         builder.buffer(buffer);
     }
-    let known_buffers = Known::new("buffers", &buffer_index);
-    for (a, conflicts) in pending_conflicts.into_iter().enumerate() {
-        let k = buffer_elements[a];
-        for (name, pos) in conflicts {
-            match buffer_index.get(name) {
-                Some(&b) => builder.conflict(a, b),
-                None => {
-                    clean[a] = false;
-                    r.note_with(|| {
-                        let known = known_buffers.text();
-                        let message = format!(
-                            "buffers[{k}].conflicts: no buffer is named \"{name}\"; {known}"
-                        );
-                        InputError::at(file, pos, message)
-                    });
-                }
-            }
-        }
-    }
+    let named = Named {
+        index: &buffer_index,
+        elements: &buffer_elements,
+    };
+    add_conflicts(&r, &mut builder, pending_conflicts, &named, &mut clean);
     let at = |e: &ProblemError| {
         let pos = match e.locus {
             Locus::Pool(i, field) => pool_spans[i].of(field),
@@ -137,6 +111,64 @@ pub(crate) fn problem_from_json(root: &Json<'_>, file: &str) -> Result<Problem, 
             .first()
             .map_or_else(|| InputError::whole(file, "the problem is invalid"), at)
     })
+}
+
+/// The pools of `pools_json` into `builder`: where each was written, and each name's
+/// index.
+fn read_pools(
+    r: &Reader<'_>,
+    pools_json: &[Json<'_>],
+    builder: &mut ProblemBuilder,
+) -> (Vec<Spans>, Names) {
+    let mut spans = Vec::new();
+    let mut index: Names = Names::new();
+    for (k, pj) in pools_json.iter().enumerate() {
+        // A problem's numbers are exact: no alignment unless stated (the RFC's default).
+        let Some((pool, pool_spans)) = r.keep(r.pool(pj, k, 1)) else {
+            continue;
+        };
+        index.entry(pool.name.clone()).or_insert(spans.len());
+        spans.push(pool_spans);
+        builder.pool(pool);
+    }
+    (spans, index)
+}
+
+/// The builder's buffers by name, and the element of `buffers` each came from.
+struct Named<'a> {
+    index: &'a Names,
+    elements: &'a [usize],
+}
+
+/// Each buffer's conflicts into `builder`; a name that is no buffer's is noted, and its
+/// buffer is no longer `clean`.
+fn add_conflicts(
+    r: &Reader<'_>,
+    builder: &mut ProblemBuilder,
+    pending: Vec<Conflicting<'_>>,
+    named: &Named<'_>,
+    clean: &mut [bool],
+) {
+    let (buffer_index, buffer_elements) = (named.index, named.elements);
+    let known_buffers = Known::new("buffers", buffer_index);
+    for (a, conflicts) in pending.into_iter().enumerate() {
+        let k = buffer_elements[a];
+        for (name, pos) in conflicts {
+            match buffer_index.get(name) {
+                Some(&b) => builder.conflict(a, b),
+                None => {
+                    clean[a] = false;
+                    r.note_with(|| {
+                        let known = known_buffers.text();
+                        let message = format!(
+                            "buffers[{k}].conflicts: no buffer is named \"{name}\"; {known}"
+                        );
+                        r.err(pos, message)
+                    });
+                }
+            }
+        }
+    }
 }
 
 /// Where the fields of a buffer read from `j` were written, its candidates as the builder
@@ -168,7 +200,7 @@ fn buffer_spans(j: &Json<'_>, pools: &Known<'_>) -> Spans {
 }
 
 /// The buffers a buffer names as conflicting, each where it was written.
-type Named<'j> = Vec<(&'j str, Pos)>;
+type Conflicting<'j> = Vec<(&'j str, Pos)>;
 
 /// Buffer `k` and the conflicts it names. Bad fields are noted and left at stand-ins;
 /// only a buffer that is not an object is an error.
@@ -177,7 +209,7 @@ fn buffer<'j>(
     j: &'j Json<'j>,
     k: usize,
     pools: &Known<'_>,
-) -> Result<(Buffer, Named<'j>), InputError> {
+) -> Result<(Buffer, Conflicting<'j>), InputError> {
     let what = Element {
         list: "buffers",
         index: k,
