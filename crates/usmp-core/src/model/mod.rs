@@ -201,6 +201,70 @@ impl Model {
         let n = self.tensors.len();
         let mut found = Vec::new();
         let mut err = |locus, kind| found.push(ModelError { locus, kind });
+        for e in self.list_problems() {
+            err(e.locus, e.kind);
+        }
+        let mut written: Vec<Option<usize>> = vec![None; n];
+        let is_input = |t: usize| self.inputs.contains(&t);
+        for (i, call) in self.calls.iter().enumerate() {
+            let here = |field| ModelLocus::Call(i, field);
+            for (k, &t) in call.reads.iter().enumerate() {
+                let Some(tensor) = self.tensors.get(t) else {
+                    err(
+                        here(CallField::Read(k)),
+                        ModelErrorKind::NoSuchTensor { index: t },
+                    );
+                    continue;
+                };
+                if tensor.role == Role::Activation && written[t].is_none() && !is_input(t) {
+                    err(
+                        here(CallField::Read(k)),
+                        ModelErrorKind::ReadBeforeWritten {
+                            tensor: tensor.name.clone(),
+                            call: self.describe_call(i),
+                        },
+                    );
+                }
+            }
+            for (k, &t) in call.writes.iter().enumerate() {
+                if t >= n {
+                    err(
+                        here(CallField::Write(k)),
+                        ModelErrorKind::NoSuchTensor { index: t },
+                    );
+                    continue;
+                }
+                if let Some(kind) = self.write_problem(i, t, written[t]) {
+                    err(here(CallField::Write(k)), kind);
+                }
+                written[t].get_or_insert(i);
+            }
+            for e in self.scratch_problems(i) {
+                err(e.locus, e.kind);
+            }
+        }
+        for (k, &t) in self.outputs.iter().enumerate() {
+            let Some(tensor) = self.tensors.get(t) else {
+                continue;
+            };
+            if tensor.role == Role::Activation && written[t].is_none() && !is_input(t) {
+                err(
+                    ModelLocus::Output(k),
+                    ModelErrorKind::OutputNeverWritten {
+                        tensor: tensor.name.clone(),
+                    },
+                );
+            }
+        }
+        found.extend(self.in_place_problems());
+        found
+    }
+
+    /// The tensors' alignments and the input and output lists' indices.
+    fn list_problems(&self) -> Vec<ModelError> {
+        let n = self.tensors.len();
+        let mut found = Vec::new();
+        let mut err = |locus, kind| found.push(ModelError { locus, kind });
         for (t, tensor) in self.tensors.iter().enumerate() {
             if let Some(a) = tensor.alignment
                 && !a.is_power_of_two()
@@ -227,100 +291,71 @@ impl Model {
                 }
             }
         }
-        let mut written: Vec<Option<usize>> = vec![None; n];
+        found
+    }
+
+    /// What is wrong with call `i` writing tensor `t` (in range), which `first_writer`
+    /// wrote before, if anything.
+    fn write_problem(
+        &self,
+        i: usize,
+        t: usize,
+        first_writer: Option<usize>,
+    ) -> Option<ModelErrorKind> {
+        let tensor = &self.tensors[t];
         let is_input = |t: usize| self.inputs.contains(&t);
-        for (i, call) in self.calls.iter().enumerate() {
-            let here = |field| ModelLocus::Call(i, field);
-            for (k, &t) in call.reads.iter().enumerate() {
-                let Some(tensor) = self.tensors.get(t) else {
-                    err(
-                        here(CallField::Read(k)),
-                        ModelErrorKind::NoSuchTensor { index: t },
-                    );
-                    continue;
-                };
-                if tensor.role == Role::Activation && written[t].is_none() && !is_input(t) {
-                    err(
-                        here(CallField::Read(k)),
-                        ModelErrorKind::ReadBeforeWritten {
-                            tensor: tensor.name.clone(),
-                            call: self.describe_call(i),
-                        },
-                    );
-                }
+        match (&tensor.role, first_writer) {
+            (Role::Constant(_), _) => Some(ModelErrorKind::WritesConstant {
+                tensor: tensor.name.clone(),
+                call: self.describe_call(i),
+            }),
+            (Role::Activation, Some(first)) => Some(ModelErrorKind::WrittenTwice {
+                tensor: tensor.name.clone(),
+                first: self.describe_call(first),
+                second: self.describe_call(i),
+            }),
+            (Role::Activation, None) if is_input(t) => Some(ModelErrorKind::WritesInput {
+                tensor: tensor.name.clone(),
+                call: self.describe_call(i),
+            }),
+            (Role::Activation, None) if self.calls[i].reads.contains(&t) => {
+                Some(ModelErrorKind::ReadBeforeWritten {
+                    tensor: tensor.name.clone(),
+                    call: self.describe_call(i),
+                })
             }
-            for (k, &t) in call.writes.iter().enumerate() {
-                let Some(tensor) = self.tensors.get(t) else {
-                    err(
-                        here(CallField::Write(k)),
-                        ModelErrorKind::NoSuchTensor { index: t },
-                    );
-                    continue;
-                };
-                let problem = match (&tensor.role, written[t]) {
-                    (Role::Constant(_), _) => Some(ModelErrorKind::WritesConstant {
-                        tensor: tensor.name.clone(),
-                        call: self.describe_call(i),
-                    }),
-                    (Role::Activation, Some(first)) => Some(ModelErrorKind::WrittenTwice {
-                        tensor: tensor.name.clone(),
-                        first: self.describe_call(first),
-                        second: self.describe_call(i),
-                    }),
-                    (Role::Activation, None) if is_input(t) => Some(ModelErrorKind::WritesInput {
-                        tensor: tensor.name.clone(),
-                        call: self.describe_call(i),
-                    }),
-                    (Role::Activation, None) if call.reads.contains(&t) => {
-                        Some(ModelErrorKind::ReadBeforeWritten {
-                            tensor: tensor.name.clone(),
-                            call: self.describe_call(i),
-                        })
-                    }
-                    _ => None,
-                };
-                if let Some(kind) = problem {
-                    err(here(CallField::Write(k)), kind);
-                }
-                written[t].get_or_insert(i);
-            }
-            for (k, s) in call.scratch.iter().enumerate() {
-                if let Some(a) = s.alignment
-                    && !a.is_power_of_two()
-                {
-                    err(
-                        here(CallField::Scratch(k)),
-                        ModelErrorKind::BadAlignment {
-                            what: format!("scratch \"{}\" of {}", s.name, self.describe_call(i)),
-                            alignment: a,
-                        },
-                    );
-                }
-                if call.scratch[..k].iter().any(|o| o.name == s.name) {
-                    err(
-                        here(CallField::Scratch(k)),
-                        ModelErrorKind::DuplicateScratch {
-                            name: s.name.clone(),
-                            call: self.describe_call(i),
-                        },
-                    );
-                }
-            }
+            _ => None,
         }
-        for (k, &t) in self.outputs.iter().enumerate() {
-            let Some(tensor) = self.tensors.get(t) else {
-                continue;
-            };
-            if tensor.role == Role::Activation && written[t].is_none() && !is_input(t) {
+    }
+
+    /// Call `i`'s scratch: alignments that are powers of two, names used once.
+    fn scratch_problems(&self, i: usize) -> Vec<ModelError> {
+        let call = &self.calls[i];
+        let here = |field| ModelLocus::Call(i, field);
+        let mut found = Vec::new();
+        let mut err = |locus, kind| found.push(ModelError { locus, kind });
+        for (k, s) in call.scratch.iter().enumerate() {
+            if let Some(a) = s.alignment
+                && !a.is_power_of_two()
+            {
                 err(
-                    ModelLocus::Output(k),
-                    ModelErrorKind::OutputNeverWritten {
-                        tensor: tensor.name.clone(),
+                    here(CallField::Scratch(k)),
+                    ModelErrorKind::BadAlignment {
+                        what: format!("scratch \"{}\" of {}", s.name, self.describe_call(i)),
+                        alignment: a,
+                    },
+                );
+            }
+            if call.scratch[..k].iter().any(|o| o.name == s.name) {
+                err(
+                    here(CallField::Scratch(k)),
+                    ModelErrorKind::DuplicateScratch {
+                        name: s.name.clone(),
+                        call: self.describe_call(i),
                     },
                 );
             }
         }
-        found.extend(self.in_place_problems());
         found
     }
 
