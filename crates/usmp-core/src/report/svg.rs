@@ -78,112 +78,150 @@ fn render(problem: &Problem, plan: &Plan, steps: Option<&[String]>) -> String {
     } else {
         (0, 1)
     };
-    for (p, pool) in pools.iter().enumerate() {
+    let time = Time { timed, t0, t1 };
+    for p in 0..pools.len() {
         let y0 = TOP + p as f64 * (PANEL + gap) + 20.0;
-        let size = plan.pool_sizes[p];
-        let members: Vec<usize> = (0..buffers.len())
-            .filter(|&i| plan.allocations[i].pool == p)
-            .collect();
-        let limit = pool
-            .size_limit
-            .map_or(String::new(), |l| format!(", limit {l}"));
-        let _ = writeln!(
-            out,
-            "<text x=\"{LEFT}\" y=\"{:.1}\" font-size=\"13\" font-weight=\"bold\">pool {} ({}): {size} bytes{limit}, {} buffers</text>",
-            y0 - 6.0,
-            escape(&pool.name),
-            pool.kind,
-            members.len()
-        );
-        let plot_w = WIDTH - LEFT - RIGHT;
-        let _ = writeln!(
-            out,
-            "<rect x=\"{LEFT}\" y=\"{y0:.1}\" width=\"{plot_w:.1}\" height=\"{PANEL}\" fill=\"#f7f7f7\" stroke=\"#333\"/>"
-        );
-        let _ = writeln!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{size}</text>",
-            LEFT - 4.0,
-            y0 + 10.0
-        );
-        let _ = writeln!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">0</text>",
-            LEFT - 4.0,
-            y0 + PANEL
-        );
-        match steps {
-            Some(labels) if timed => {
-                let step_w = plot_w / (t1 - t0).max(1) as f64;
-                for (s, label) in labels.iter().enumerate() {
-                    let x = LEFT + (s as f64 - t0 as f64 + 0.5) * step_w;
-                    let y = y0 + PANEL + 10.0;
-                    let short: String = label.chars().take(24).collect();
-                    let _ = writeln!(
-                        out,
-                        "<text x=\"{x:.1}\" y=\"{y:.1}\" font-size=\"9\" text-anchor=\"end\" transform=\"rotate(-50 {x:.1} {y:.1})\">{}</text>",
-                        escape(&short)
-                    );
-                }
-            }
-            _ => {
-                let axis = if timed {
-                    format!("time step {t0} → {t1}")
-                } else {
-                    "buffers in address order".into()
-                };
-                let _ = writeln!(
-                    out,
-                    "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{axis}</text>",
-                    LEFT + plot_w / 2.0,
-                    y0 + PANEL + 16.0
-                );
-            }
-        }
-        if size == 0 {
-            continue;
-        }
-        // Without live ranges, each buffer gets a column, ordered by address.
-        let mut by_address = members.clone();
-        by_address.sort_by_key(|&i| (plan.allocations[i].offset, i));
-        let columns = by_address.len().max(1) as f64;
-        let y_scale = PANEL / size as f64;
-        let x_scale = plot_w / (t1 - t0).max(1) as f64;
-        for (column, &i) in by_address.iter().enumerate() {
-            let b = &buffers[i];
-            let offset = plan.allocations[i].offset;
-            let (x, w) = match b.live {
-                Some(l) if timed => (
-                    LEFT + (l.start - t0) as f64 * x_scale,
-                    (l.end - l.start) as f64 * x_scale,
-                ),
-                _ => (LEFT + column as f64 * plot_w / columns, plot_w / columns),
-            };
-            let h = b.size as f64 * y_scale;
-            let y = y0 + PANEL - (offset + b.size) as f64 * y_scale;
-            let live = b.live.map_or(String::new(), |l| {
-                format!(", live [{}, {})", l.start, l.end)
-            });
-            let _ = writeln!(
-                out,
-                "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"{w:.2}\" height=\"{h:.2}\" fill=\"{}\" stroke=\"#222\" stroke-width=\"0.3\"><title>{}: offset {offset}, {} bytes{live}</title></rect>",
-                COLOURS[i % COLOURS.len()],
-                escape(&b.name),
-                b.size
-            );
-            let label = escape(&b.name);
-            if w > 7.0 * label.chars().count() as f64 && h > 13.0 {
-                let _ = writeln!(
-                    out,
-                    "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"middle\" fill=\"white\">{label}</text>",
-                    x + w / 2.0,
-                    y + h / 2.0 + 4.0
-                );
-            }
-        }
+        panel(&mut out, problem, plan, p, y0, &time, steps);
     }
     out.push_str("</svg>\n");
     out
+}
+
+/// The time axis every panel shares: the live ranges' span, when every buffer has one.
+struct Time {
+    timed: bool,
+    t0: u64,
+    t1: u64,
+}
+
+/// Pool `p`'s panel at height `y0`: its title, frame, axis or step labels, and buffers.
+fn panel(
+    out: &mut String,
+    problem: &Problem,
+    plan: &Plan,
+    p: usize,
+    y0: f64,
+    time: &Time,
+    steps: Option<&[String]>,
+) {
+    let (pool, buffers) = (&problem.pools()[p], problem.buffers());
+    let Time { timed, t0, t1 } = *time;
+    let size = plan.pool_sizes[p];
+    let members: Vec<usize> = (0..buffers.len())
+        .filter(|&i| plan.allocations[i].pool == p)
+        .collect();
+    let limit = pool
+        .size_limit
+        .map_or(String::new(), |l| format!(", limit {l}"));
+    let _ = writeln!(
+        out,
+        "<text x=\"{LEFT}\" y=\"{:.1}\" font-size=\"13\" font-weight=\"bold\">pool {} ({}): {size} bytes{limit}, {} buffers</text>",
+        y0 - 6.0,
+        escape(&pool.name),
+        pool.kind,
+        members.len()
+    );
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let _ = writeln!(
+        out,
+        "<rect x=\"{LEFT}\" y=\"{y0:.1}\" width=\"{plot_w:.1}\" height=\"{PANEL}\" fill=\"#f7f7f7\" stroke=\"#333\"/>"
+    );
+    let _ = writeln!(
+        out,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{size}</text>",
+        LEFT - 4.0,
+        y0 + 10.0
+    );
+    let _ = writeln!(
+        out,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">0</text>",
+        LEFT - 4.0,
+        y0 + PANEL
+    );
+    match steps {
+        Some(labels) if timed => {
+            let step_w = plot_w / (t1 - t0).max(1) as f64;
+            for (s, label) in labels.iter().enumerate() {
+                let x = LEFT + (s as f64 - t0 as f64 + 0.5) * step_w;
+                let y = y0 + PANEL + 10.0;
+                let short: String = label.chars().take(24).collect();
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{x:.1}\" y=\"{y:.1}\" font-size=\"9\" text-anchor=\"end\" transform=\"rotate(-50 {x:.1} {y:.1})\">{}</text>",
+                    escape(&short)
+                );
+            }
+        }
+        _ => {
+            let axis = if timed {
+                format!("time step {t0} → {t1}")
+            } else {
+                "buffers in address order".into()
+            };
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{axis}</text>",
+                LEFT + plot_w / 2.0,
+                y0 + PANEL + 16.0
+            );
+        }
+    }
+    if size > 0 {
+        bars(out, problem, plan, &members, (y0, size), time);
+    }
+}
+
+/// The buffers of one panel as rectangles, named where the name fits.
+/// `(y0, size)`: where the panel starts and the bytes its height stands for (not 0).
+fn bars(
+    out: &mut String,
+    problem: &Problem,
+    plan: &Plan,
+    members: &[usize],
+    (y0, size): (f64, u64),
+    time: &Time,
+) {
+    let buffers = problem.buffers();
+    let Time { timed, t0, t1 } = *time;
+    let plot_w = WIDTH - LEFT - RIGHT;
+    // Without live ranges, each buffer gets a column, ordered by address.
+    let mut by_address = members.to_vec();
+    by_address.sort_by_key(|&i| (plan.allocations[i].offset, i));
+    let columns = by_address.len().max(1) as f64;
+    let y_scale = PANEL / size as f64;
+    let x_scale = plot_w / (t1 - t0).max(1) as f64;
+    for (column, &i) in by_address.iter().enumerate() {
+        let b = &buffers[i];
+        let offset = plan.allocations[i].offset;
+        let (x, w) = match b.live {
+            Some(l) if timed => (
+                LEFT + (l.start - t0) as f64 * x_scale,
+                (l.end - l.start) as f64 * x_scale,
+            ),
+            _ => (LEFT + column as f64 * plot_w / columns, plot_w / columns),
+        };
+        let h = b.size as f64 * y_scale;
+        let y = y0 + PANEL - (offset + b.size) as f64 * y_scale;
+        let live = b.live.map_or(String::new(), |l| {
+            format!(", live [{}, {})", l.start, l.end)
+        });
+        let _ = writeln!(
+            out,
+            "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"{w:.2}\" height=\"{h:.2}\" fill=\"{}\" stroke=\"#222\" stroke-width=\"0.3\"><title>{}: offset {offset}, {} bytes{live}</title></rect>",
+            COLOURS[i % COLOURS.len()],
+            escape(&b.name),
+            b.size
+        );
+        let label = escape(&b.name);
+        if w > 7.0 * label.chars().count() as f64 && h > 13.0 {
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"middle\" fill=\"white\">{label}</text>",
+                x + w / 2.0,
+                y + h / 2.0 + 4.0
+            );
+        }
+    }
 }
 
 #[cfg(test)]
