@@ -121,34 +121,16 @@ pub struct WithOfflinePlan {
     pub replaced: bool,
 }
 
-/// Returns a copy of the `.tflite` file `bytes` whose metadata holds `plan`, replacing an
-/// offline plan it already had. The copy is read back before it is returned: the same
-/// model, and exactly this plan.
-pub fn write_offline_plan(
-    bytes: &[u8],
-    plan: &OfflinePlan,
-) -> Result<WithOfflinePlan, TfliteError> {
-    let before = super::read_tflite(bytes, "model")?;
-    let root = Table::root(bytes).map_err(corrupt(|| "the model".into()))?;
-    let unsupported = |detail: String| TfliteError::Unsupported {
+/// An error about the model usmp cannot write a plan into.
+fn unsupported(detail: String) -> TfliteError {
+    TfliteError::Unsupported {
         context: "the model".into(),
         detail,
-    };
-    if let Some(slot) = (MODEL_SLOTS..root.slots()).find(|&s| root.has(s).unwrap_or(true)) {
-        return Err(unsupported(format!(
-            "it has Model field {slot}, newer than the schema usmp writes (external \
-             buffers or later); usmp cannot add a plan to it without knowing that field"
-        )));
     }
-    let version = match root.has(0) {
-        Ok(true) => Some(root.u32(0, 0).map_err(corrupt(|| "the model".into()))?),
-        _ => None,
-    };
-    let old_fields: Vec<Option<usize>> = (1..MODEL_SLOTS)
-        .map(|slot| root.target(slot))
-        .collect::<Result<_, _>>()
-        .map_err(corrupt(|| "the model".into()))?;
+}
 
+/// Where each of the model's buffers is; an error for one stored outside the flatbuffer.
+fn inner_buffers(root: &Table<'_>) -> Result<Vec<usize>, TfliteError> {
     let mut old_buffers = Vec::new();
     if let Some(list) = root
         .vector(BUFFERS)
@@ -172,14 +154,11 @@ pub fn write_offline_plan(
             old_buffers.push(at);
         }
     }
-    let entries = metadata(&root)?;
-    let replaced = entries.iter().any(|m| m.plan_buffer.is_some());
-    let kept_metadata: Vec<usize> = entries
-        .iter()
-        .filter(|m| m.plan_buffer.is_none())
-        .map(|m| m.at)
-        .collect();
+    Ok(old_buffers)
+}
 
+/// The metadata's words: version, subgraphs, the number of offsets, the offsets.
+fn plan_words(plan: &OfflinePlan) -> Result<Vec<i32>, TfliteError> {
     let mut words = vec![VERSION, plan.subgraphs];
     words.push(i32::try_from(plan.offsets.len()).map_err(|_| {
         unsupported(format!(
@@ -189,6 +168,43 @@ pub fn write_offline_plan(
     })?);
     words.extend(&plan.offsets);
 
+    Ok(words)
+}
+
+/// Returns a copy of the `.tflite` file `bytes` whose metadata holds `plan`, replacing an
+/// offline plan it already had. The copy is read back before it is returned: the same
+/// model, and exactly this plan.
+pub fn write_offline_plan(
+    bytes: &[u8],
+    plan: &OfflinePlan,
+) -> Result<WithOfflinePlan, TfliteError> {
+    let before = super::read_tflite(bytes, "model")?;
+    let root = Table::root(bytes).map_err(corrupt(|| "the model".into()))?;
+    if let Some(slot) = (MODEL_SLOTS..root.slots()).find(|&s| root.has(s).unwrap_or(true)) {
+        return Err(unsupported(format!(
+            "it has Model field {slot}, newer than the schema usmp writes (external \
+             buffers or later); usmp cannot add a plan to it without knowing that field"
+        )));
+    }
+    let version = match root.has(0) {
+        Ok(true) => Some(root.u32(0, 0).map_err(corrupt(|| "the model".into()))?),
+        _ => None,
+    };
+    let old_fields: Vec<Option<usize>> = (1..MODEL_SLOTS)
+        .map(|slot| root.target(slot))
+        .collect::<Result<_, _>>()
+        .map_err(corrupt(|| "the model".into()))?;
+
+    let old_buffers = inner_buffers(&root)?;
+    let entries = metadata(&root)?;
+    let replaced = entries.iter().any(|m| m.plan_buffer.is_some());
+    let kept_metadata: Vec<usize> = entries
+        .iter()
+        .filter(|m| m.plan_buffer.is_none())
+        .map(|m| m.at)
+        .collect();
+
+    let words = plan_words(plan)?;
     let mut out = Prefix::default();
     let root_at = out.offset();
     out.bytes.extend(b"TFL3");

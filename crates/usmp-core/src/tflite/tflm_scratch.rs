@@ -79,25 +79,70 @@ pub fn reference_scratch(graph: &Graph<'_>) -> Vec<TflmScratch> {
     out
 }
 
+/// Element types, as the schema numbers them.
+const FLOAT32: u8 = 0;
+const INT8: u8 = 9;
+const INT16: u8 = 7;
+
+/// One call's operands in the graph.
+struct Operands<'a> {
+    graph: &'a Graph<'a>,
+    op: &'a Operator<'a>,
+}
+
+impl<'a> Operands<'a> {
+    fn input(&self, k: usize) -> Option<&'a TensorInfo> {
+        self.graph
+            .tensors
+            .get(self.op.inputs.get(k).copied().flatten()?)
+    }
+
+    fn output(&self) -> Option<&'a TensorInfo> {
+        self.graph.tensors.get(*self.op.outputs.first()?)
+    }
+}
+
+fn dim(t: &TensorInfo, k: usize) -> Option<u64> {
+    u64::try_from(*t.shape.get(k)?).ok()
+}
+
+fn elements(t: &TensorInfo) -> Option<u64> {
+    t.shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))
+}
+
+fn rank(t: &TensorInfo) -> u64 {
+    t.shape.len() as u64
+}
+
+/// Products of shapes from the file: checked, as the file may say anything.
+fn product(factors: &[u64]) -> Option<u64> {
+    factors.iter().try_fold(1u64, |n, &f| n.checked_mul(f))
+}
+
+fn size(t: &TensorInfo) -> Option<u64> {
+    element_size(t.element_code).map(|(s, _)| s)
+}
+
 /// The requests of one call, `None` where an operand is missing or malformed.
 fn requests(graph: &Graph<'_>, op: &Operator<'_>) -> Option<Vec<(&'static str, u64)>> {
-    let input = |k: usize| -> Option<&TensorInfo> {
-        graph.tensors.get(op.inputs.get(k).copied().flatten()?)
-    };
-    let output = || graph.tensors.get(*op.outputs.first()?);
-    let dim = |t: &TensorInfo, k: usize| -> Option<u64> { u64::try_from(*t.shape.get(k)?).ok() };
-    let elements = |t: &TensorInfo| -> Option<u64> {
-        t.shape
-            .iter()
-            .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))
-    };
-    let rank = |t: &TensorInfo| t.shape.len() as u64;
-    // Products of shapes from the file: checked, as the file may say anything.
-    let product = |factors: &[u64]| factors.iter().try_fold(1u64, |n, &f| n.checked_mul(f));
-    let size = |t: &TensorInfo| element_size(t.element_code).map(|(s, _)| s);
-    const FLOAT32: u8 = 0;
-    const INT8: u8 = 9;
-    const INT16: u8 = 7;
+    let ops = Operands { graph, op };
+    match op.op.as_str() {
+        "SVDF"
+        | "UNIDIRECTIONAL_SEQUENCE_LSTM"
+        | "MEAN"
+        | "SUM"
+        | "REDUCE_MAX"
+        | "REDUCE_MIN"
+        | "REDUCE_ALL" => recurrent_or_reducing(&ops),
+        _ => other(&ops),
+    }
+}
+
+/// SVDF and LSTM state buffers, and the reductions' accumulators and iterators.
+fn recurrent_or_reducing(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
+    let (input, output, op) = (|k| ops.input(k), || ops.output(), ops.op);
     Some(match op.op.as_str() {
         // svdf_common.cc: int32 activations of every filter, then of every unit.
         "SVDF" => {
@@ -143,6 +188,14 @@ fn requests(graph: &Graph<'_>, op: &Operator<'_>) -> Option<Vec<(&'static str, u
                 ("reduce resolved axes", product(&[INT, elements(axis)?])?),
             ]
         }
+        _ => Vec::new(),
+    })
+}
+
+/// Every other operator that requests scratch.
+fn other(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
+    let (input, output, op) = (|k| ops.input(k), || ops.output(), ops.op);
+    Some(match op.op.as_str() {
         // transpose_conv.cc: int32 (int8) or int64 (int16) accumulators of the output, and
         // for int16 with an int16 bias, the bias widened to int64 (requested first).
         "TRANSPOSE_CONV" => {
