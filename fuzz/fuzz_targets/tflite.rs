@@ -16,9 +16,8 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(lowered) = lower(&file, &PoolsFile::default()) {
         usmp_fuzz::plan_checked(&lowered.problem);
     }
-    if file.model.tensors.len() <= 4096
-        && let Some(greedy) = usmp_core::algo::by_name("greedy_by_size")
-    {
+    if file.model.tensors.len() <= 4096 {
+        let greedy = usmp_core::Named::GreedyBySize.build();
         let _ = plan_for_tflm(data, "fuzz", greedy.as_ref(), &[]);
     }
 });

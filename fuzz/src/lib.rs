@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use usmp_core::{Algorithm, PlanError, Problem};
+use usmp_core::{Algorithm, Named, PlanError, Problem};
 
 /// Problems bigger than this are read but not planned: the inputs are small, and a
 /// planner's time on a big one says nothing about the reader.
@@ -15,14 +15,12 @@ pub fn plan_checked(problem: &Problem) {
     if problem.buffers().len() > MAX_PLANNED {
         return;
     }
-    for name in ["greedy_by_size", "first_fit"] {
-        let Some(algorithm) = usmp_core::algo::by_name(name) else {
-            panic!("{name} is not an algorithm");
-        };
+    for named in [Named::GreedyBySize, Named::FirstFit] {
+        let algorithm = named.build();
         if let Err(PlanError::Invalid { violations, .. }) =
             usmp_core::plan(problem, algorithm.as_ref() as &dyn Algorithm)
         {
-            panic!("{name} made a plan the verifier rejects: {violations:?}");
+            panic!("{named} made a plan the verifier rejects: {violations:?}");
         }
     }
 }
