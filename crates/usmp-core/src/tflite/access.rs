@@ -96,41 +96,7 @@ fn counted(
         Some((t, per_output.saturating_mul(shapes.get(t)?.element?)))
     };
     let mut counts = match op {
-        "CONV_2D" | "DEPTHWISE_CONV_2D" => {
-            let window = window?;
-            let ([n, h, w, _], e_in) = shape(inputs.first())?.of_rank::<4>()?;
-            let ([_, kh, kw, k_in], e_f) = shape(inputs.get(1))?.of_rank::<4>()?;
-            let ([_, oh, ow, oc], _) = out.of_rank::<4>()?;
-            let rows = taps(
-                h,
-                oh,
-                kh,
-                window.stride[0],
-                window.dilation[0],
-                window.padding,
-            )?;
-            let cols = taps(
-                w,
-                ow,
-                kw,
-                window.stride[1],
-                window.dilation[1],
-                window.padding,
-            )?;
-            // A depthwise output channel reads one input channel; a convolution's, all
-            // the filter's input channels.
-            let depth = if op == "CONV_2D" { k_in } else { 1 };
-            let products = mul(&[n, rows, cols, oc, depth]);
-            let mut counts = vec![
-                (input, products.saturating_mul(e_in)),
-                (
-                    inputs.get(1).copied().flatten()?,
-                    products.saturating_mul(e_f),
-                ),
-            ];
-            counts.extend(bias(mul(&[n, oh, ow, oc])));
-            counts
-        }
+        "CONV_2D" | "DEPTHWISE_CONV_2D" => convolution(op, window?, inputs, out, shapes)?,
         "AVERAGE_POOL_2D" | "MAX_POOL_2D" => {
             let window = window?;
             let [kh, kw] = window.filter?;
@@ -167,6 +133,57 @@ fn counted(
         _ => return None,
     };
     counts.push(written);
+    Some(counts)
+}
+
+/// What a convolution reads: every (output, tap) pair that lands inside the input reads
+/// an input element and a filter element; each output reads its bias once.
+fn convolution(
+    op: &str,
+    window: Window,
+    inputs: &[Option<usize>],
+    out: &Shape,
+    shapes: &[Shape],
+) -> Option<Vec<(usize, u64)>> {
+    let shape = |t: Option<&Option<usize>>| shapes.get((*t?)?);
+    let mul = |factors: &[u64]| factors.iter().fold(1u64, |a, &f| a.saturating_mul(f));
+    let input = inputs.first().copied().flatten()?;
+    let ([n, h, w, _], e_in) = shape(inputs.first())?.of_rank::<4>()?;
+    let ([_, kh, kw, k_in], e_f) = shape(inputs.get(1))?.of_rank::<4>()?;
+    let ([_, oh, ow, oc], _) = out.of_rank::<4>()?;
+    let rows = taps(
+        h,
+        oh,
+        kh,
+        window.stride[0],
+        window.dilation[0],
+        window.padding,
+    )?;
+    let cols = taps(
+        w,
+        ow,
+        kw,
+        window.stride[1],
+        window.dilation[1],
+        window.padding,
+    )?;
+    // A depthwise output channel reads one input channel; a convolution's, all
+    // the filter's input channels.
+    let depth = if op == "CONV_2D" { k_in } else { 1 };
+    let products = mul(&[n, rows, cols, oc, depth]);
+    let mut counts = vec![
+        (input, products.saturating_mul(e_in)),
+        (
+            inputs.get(1).copied().flatten()?,
+            products.saturating_mul(e_f),
+        ),
+    ];
+    // The optional bias: one value per output element (left out when unknown).
+    if let Some(t) = inputs.get(2).copied().flatten()
+        && let Some(element) = shapes.get(t).and_then(|s| s.element)
+    {
+        counts.push((t, mul(&[n, oh, ow, oc]).saturating_mul(element)));
+    }
     Some(counts)
 }
 
