@@ -119,20 +119,12 @@ pub(super) fn copy(call: &Call<'_, '_>) -> Result<String, String> {
     Ok(format!("{K}::Kernel::Copy"))
 }
 
-pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, String> {
-    let (input, filter, output) = (
-        call.input(0, "the input")?,
-        call.input(1, "the filter")?,
-        call.output()?,
-    );
-    let float = float(call)?;
-    if !float && filter.element != ElementType::Int8 {
-        return Err(format!(
-            "the filter is {:?}; these kernels take Int8 filters",
-            filter.element
-        ));
-    }
-    let (padding_kind, stride, dilation, activation) = match *call.options {
+/// A convolution's padding, stride, dilation and activation, from its own options.
+fn conv_options(
+    options: &Options,
+    depthwise: bool,
+) -> Result<(Padding, [i32; 2], [i32; 2], Activation), String> {
+    Ok(match *options {
         Options::Conv2d {
             padding,
             stride,
@@ -147,7 +139,48 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
             ..
         } if depthwise => (padding, stride, dilation, activation),
         other => return Err(format!("options {other:?} are not this operator's")),
-    };
+    })
+}
+
+/// How many output channels each input channel makes (depthwise), or 1; an error when
+/// the shapes' channels disagree.
+fn depth_multiplier(
+    depthwise: bool,
+    i: [usize; 4],
+    f: [usize; 4],
+    o: [usize; 4],
+) -> Result<usize, String> {
+    Ok(if depthwise {
+        if i[3] == 0 || !f[3].is_multiple_of(i[3]) || f[3] != o[3] {
+            return Err(format!(
+                "shapes {i:?} {f:?} {o:?}: output channels are not a multiple of input channels"
+            ));
+        }
+        f[3] / i[3]
+    } else {
+        if f[0] != o[3] || f[3] == 0 || !i[3].is_multiple_of(f[3]) {
+            return Err(format!(
+                "shapes {i:?} {f:?} {o:?}: filter and channels disagree"
+            ));
+        }
+        1
+    })
+}
+
+pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, String> {
+    let (input, filter, output) = (
+        call.input(0, "the input")?,
+        call.input(1, "the filter")?,
+        call.output()?,
+    );
+    let float = float(call)?;
+    if !float && filter.element != ElementType::Int8 {
+        return Err(format!(
+            "the filter is {:?}; these kernels take Int8 filters",
+            filter.element
+        ));
+    }
+    let (padding_kind, stride, dilation, activation) = conv_options(call.options, depthwise)?;
     let i = input.dims_n::<4>("the input")?;
     let f = filter.dims_n::<4>("the filter")?;
     let o = output.dims_n::<4>("the output")?;
@@ -157,21 +190,7 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
     let (out_h, pad_h) = padding(same, i[1], f[1], stride[0], dilation[0])?;
     let (out_w, pad_w) = padding(same, i[2], f[2], stride[1], dilation[1])?;
     let channels = o[3];
-    let depth_multiplier = if depthwise {
-        if i[3] == 0 || f[3] % i[3] != 0 || f[3] != channels {
-            return Err(format!(
-                "shapes {i:?} {f:?} {o:?}: output channels are not a multiple of input channels"
-            ));
-        }
-        f[3] / i[3]
-    } else {
-        if f[0] != channels || f[3] == 0 || i[3] % f[3] != 0 {
-            return Err(format!(
-                "shapes {i:?} {f:?} {o:?}: filter and channels disagree"
-            ));
-        }
-        1
-    };
+    let depth_multiplier = depth_multiplier(depthwise, i, f, o)?;
     if [out_h, out_w] != [o[1], o[2]] || i[0] != o[0] {
         return Err(format!(
             "the output is {o:?}, but input {i:?}, filter {f:?} and the options give {out_h} x {out_w}"
