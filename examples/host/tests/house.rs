@@ -2,8 +2,8 @@
 //! imports between modules form no circle, and in the crates the document layers, a
 //! module imports only from its own layer or those below it (a module may use what its
 //! parent defines: the parent holds its children's shared vocabulary; test files are
-//! above every layer and not read). No source file is over 600 lines, and no function
-//! outside tests over 80, but for the ones listed here as known debt.
+//! above every layer and not read). No source file (tests included) is over 600 lines,
+//! and no function outside tests over 80, but for the ones listed here as known debt.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -472,8 +472,14 @@ fn no_source_file_is_over_600_lines() {
     let mut files = Vec::new();
     for (_, src) in crate_sources() {
         rust_files(&src, &mut files);
+        // The integration tests too; golden files are generated output, not source.
+        let tests = src.with_file_name("tests");
+        if tests.is_dir() {
+            rust_files(&tests, &mut files);
+        }
     }
-    assert!(files.len() > 50, "{files:?}");
+    files.retain(|f| !f.components().any(|c| c.as_os_str() == "golden"));
+    assert!(files.len() > 60, "{files:?}");
     let long: Vec<String> = files
         .iter()
         .map(|f| (f, fs::read_to_string(f).unwrap().lines().count()))
