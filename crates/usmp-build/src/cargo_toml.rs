@@ -15,9 +15,11 @@ pub(crate) fn manifest_warnings(
     runtime_path: &str,
 ) -> Vec<String> {
     let mut lines = Vec::new();
-    let Some(runtime) = dependency_names(cargo_toml, "usmp") else {
+    // A manifest that does not parse: cargo reports that itself.
+    let Ok(doc) = cargo_toml.parse::<toml::Table>() else {
         return lines;
     };
+    let runtime = dependency_names(&doc, "usmp");
     // A path inside the crate (`crate::deps::usmp`) is a re-export the crate made itself.
     let wanted = runtime_path
         .strip_prefix("::")
@@ -32,7 +34,7 @@ pub(crate) fn manifest_warnings(
         )),
         _ => {}
     }
-    let has_kernels = dependency_names(cargo_toml, "usmp-kernels").is_some_and(|n| !n.is_empty());
+    let has_kernels = !dependency_names(&doc, "usmp-kernels").is_empty();
     if kernels && !has_kernels {
         lines.push(format!(
             "usmp: `kernels = true` generates calls into the `usmp-kernels` crate, which Cargo.toml does not list; add {} to [dependencies]",
@@ -62,13 +64,11 @@ fn dependency_line(name: &str) -> String {
     }
 }
 
-/// The names (as Rust code writes them: `-` as `_`) under which `cargo_toml` lists the
-/// package `package` among its dependencies, for every target or some: by its own name,
-/// or renamed with `package = "..."`. `None` for a manifest that does not parse: cargo
-/// reports that itself.
-fn dependency_names(cargo_toml: &str, package: &str) -> Option<Vec<String>> {
-    let doc = cargo_toml.parse::<toml::Table>().ok()?;
-    let mut tables = vec![&doc];
+/// The names (as Rust code writes them: `-` as `_`) under which the manifest `doc` lists
+/// the package `package` among its dependencies, for every target or some: by its own
+/// name, or renamed with `package = "..."`.
+fn dependency_names(doc: &toml::Table, package: &str) -> Vec<String> {
+    let mut tables = vec![doc];
     if let Some(targets) = doc.get("target").and_then(toml::Value::as_table) {
         tables.extend(targets.values().filter_map(toml::Value::as_table));
     }
@@ -86,15 +86,18 @@ fn dependency_names(cargo_toml: &str, package: &str) -> Option<Vec<String>> {
         .collect();
     names.sort();
     names.dedup();
-    Some(names)
+    names
 }
 
 #[cfg(test)]
 mod tests {
     use super::{dependency_names, manifest_warnings};
 
+    /// A manifest that does not parse counts as listing it: no warning, cargo says why.
     fn depends_on(cargo_toml: &str, package: &str) -> bool {
-        dependency_names(cargo_toml, package).is_none_or(|n| !n.is_empty())
+        cargo_toml
+            .parse::<toml::Table>()
+            .map_or(true, |doc| !dependency_names(&doc, package).is_empty())
     }
 
     #[test]
@@ -152,9 +155,9 @@ mod tests {
         // A crate called usmp that is another package is not the runtime.
         let other = "[dependencies]\nusmp = { package = \"not-usmp\", version = \"1\" }\n";
         assert!(manifest_warnings(other, false, "::usmp")[0].contains("does not list"));
-        assert_eq!(
-            dependency_names("[dependencies]\nmy-rt = { package = \"usmp\" }", "usmp"),
-            Some(vec!["my_rt".to_string()])
-        );
+        let doc = "[dependencies]\nmy-rt = { package = \"usmp\" }"
+            .parse()
+            .unwrap();
+        assert_eq!(dependency_names(&doc, "usmp"), vec!["my_rt".to_string()]);
     }
 }

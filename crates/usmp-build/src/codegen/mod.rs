@@ -157,15 +157,16 @@ fn pool_constants(out: &mut String, planned: &Planned, rt: &str) {
         out,
         "\n/// Every pool, in preference order; a buffer's `pool` indexes it.\npub const POOLS: &[{rt}::PoolInfo<'static>] = &[\n",
     );
-    for pool in &planned.pools {
-        let (kind, size) = match pool.kind {
-            PoolKind::Workspace => ("Workspace", format!("{}_SIZE", upper(&pool.name))),
-            PoolKind::Constant => ("Constant", pool.size.to_string()),
+    // The values `lower::check` proved, the workspace sizes by their constant's name.
+    for info in planned.pools.iter().map(crate::lower::pool_info) {
+        let (kind, size) = match info.kind {
+            usmp::PoolKind::Workspace => ("Workspace", format!("{}_SIZE", upper(info.name))),
+            usmp::PoolKind::Constant => ("Constant", info.size.to_string()),
         };
         let _ = writeln!(
             out,
             "    {rt}::PoolInfo {{ name: {:?}, kind: {rt}::PoolKind::{kind}, size: {size}, alignment: {}, section: {:?} }},",
-            pool.name, pool.alignment, pool.section
+            info.name, info.alignment, info.section
         );
     }
     out.push_str("];\n");

@@ -79,7 +79,7 @@ pub(crate) fn problem_from_json(root: &Json<'_>, file: &str) -> Result<Problem, 
         clean.push(r.noted() == before);
         builder.buffer(buffer);
     }
-    let named = Named {
+    let named = BufferNames {
         index: &buffer_index,
         elements: &buffer_elements,
     };
@@ -135,7 +135,7 @@ fn read_pools(
 }
 
 /// The builder's buffers by name, and the element of `buffers` each came from.
-struct Named<'a> {
+struct BufferNames<'a> {
     index: &'a Names,
     elements: &'a [usize],
 }
@@ -146,7 +146,7 @@ fn add_conflicts(
     r: &Reader<'_>,
     builder: &mut ProblemBuilder,
     pending: Vec<Conflicting<'_>>,
-    named: &Named<'_>,
+    named: &BufferNames<'_>,
     clean: &mut [bool],
 ) {
     let (buffer_index, buffer_elements) = (named.index, named.elements);

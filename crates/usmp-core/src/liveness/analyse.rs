@@ -10,7 +10,6 @@ use crate::model::{
 use crate::problem::{Buffer, Locus, Pool, PoolKind, Problem};
 
 /// One planned buffer before it becomes a [`Buffer`].
-#[derive(Clone)]
 struct Pending {
     name: String,
     size: u64,
@@ -23,16 +22,24 @@ struct Pending {
 }
 
 impl Pending {
-    /// This buffer (already widened to the size, alignment and live range of both) also
-    /// holding tensor `t`, written in place over it.
-    fn with(self, t: usize, name: &str, targets: &BTreeSet<String>) -> Pending {
-        let mut p = self;
-        p.targets.extend(targets.iter().cloned());
-        p.name = format!("{}+{name}", p.name);
-        if let Origin::Tensors(members) = &mut p.origin {
+    /// Widens this buffer to hold tensor `t` too, written in place over it: the larger
+    /// size and alignment, both live ranges, every target.
+    fn absorb(
+        &mut self,
+        t: usize,
+        name: &str,
+        (size, alignment): (u64, u64),
+        live: (u64, u64),
+        targets: &BTreeSet<String>,
+    ) {
+        self.size = self.size.max(size);
+        self.alignment = self.alignment.max(alignment);
+        self.live = (self.live.0.min(live.0), self.live.1.max(live.1));
+        self.targets.extend(targets.iter().cloned());
+        self.name = format!("{}+{name}", self.name);
+        if let Origin::Tensors(members) = &mut self.origin {
             members.push(t);
         }
-        p
     }
 }
 
@@ -44,7 +51,7 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
     let uses = Uses::of(model);
     let mut left_out = Vec::new();
     let mut pending: Vec<Pending> = Vec::new();
-    let mut tensor_buffers = vec![None; model.tensors.len()];
+    let mut tensor_buffers: Vec<Option<usize>> = vec![None; model.tensors.len()];
     let mut group = uses.group.clone();
     for t in uses.roots_first() {
         let tensor = &model.tensors[t];
@@ -73,14 +80,7 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
             && let Some(b) = tensor_buffers[root]
         {
             // Written in place: widen the input's buffer to cover this tensor too.
-            let p: &Pending = &pending[b];
-            let widened = Pending {
-                size: p.size.max(size),
-                alignment: p.alignment.max(alignment),
-                live: (p.live.0.min(live.0), p.live.1.max(live.1)),
-                ..p.clone()
-            };
-            pending[b] = widened.with(t, &tensor.name, &uses.targets[t]);
+            pending[b].absorb(t, &tensor.name, (size, alignment), live, &uses.targets[t]);
             tensor_buffers[t] = Some(b);
             continue;
         }
