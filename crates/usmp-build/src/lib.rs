@@ -143,10 +143,11 @@
 //!
 //! ## Other front ends
 //!
-//! `usmp.toml` is read into a spec; the `usmp_pools!` macro builds the same spec with its
-//! own span type and plans and generates through this crate (its hidden `__private`
-//! module, which is not public API), so both front ends share validation, planning and
-//! generation.
+//! `usmp.toml` is read as a tree of spanned values, and one reader turns that tree into a
+//! spec. The `usmp_pools!` macro builds the same tree from its tokens (with its own span
+//! type), and reads, plans and generates through this crate (its hidden `__private`
+//! module, which is not public API), so both front ends share the keys, their defaults,
+//! every message about them, validation, planning and generation.
 #![deny(missing_docs)]
 // The examples are whole build.rs files: their `fn main` is the point.
 #![allow(clippy::needless_doctest_main)]
@@ -167,6 +168,7 @@ mod outputs;
 mod planned;
 mod planning;
 mod raw;
+mod read;
 mod report;
 mod spec;
 mod valid;
@@ -188,8 +190,11 @@ pub mod __private {
     pub use crate::linker::{
         file_name as linker_file, fragment as linker_fragment, unplaced_warning,
     };
+    pub use crate::manifest::parse as parse_manifest;
     pub use crate::outputs::Embed;
     pub use crate::planned::{LoweredCall, LoweredModel, Planned, PlannedModel, PlannedPool};
+    pub use crate::raw::{Entries, Raw};
+    pub use crate::read::{Dialect, MODEL_KEYS, read};
     pub use crate::report::{svg as report_svg, text as report_text};
     pub use crate::spec::{
         At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, MAX_ALIGNMENT, ModelSpec,

@@ -10,21 +10,7 @@ use crate::choice::AlgorithmChoice;
 
 pub use usmp_core::input::parse_size;
 
-/// A value and where it was written.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct At<T, S> {
-    /// The value.
-    pub value: T,
-    /// Where it was written.
-    pub span: S,
-}
-
-impl<T, S> At<T, S> {
-    /// `value` written at `span`.
-    pub fn new(value: T, span: S) -> Self {
-        At { value, span }
-    }
-}
+pub use crate::raw::At;
 
 pub use usmp_core::liveness::{DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY};
 
@@ -43,8 +29,6 @@ pub struct Spec<S> {
     pub summary: bool,
     /// Model paths are relative to this folder.
     pub base: PathBuf,
-    /// The whole declaration, for errors about something missing from it.
-    pub span: S,
 }
 
 /// One memory pool.

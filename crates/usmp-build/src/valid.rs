@@ -74,31 +74,18 @@ pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic
     out
 }
 
-/// At least one workspace pool and one model.
+/// At least one workspace pool (that there is a pool and a model at all, the reader
+/// checked).
 fn presence<S: Clone>(spec: &Spec<S>, out: &mut Vec<Diagnostic<S>>) {
-    if spec.pools.is_empty() {
-        out.push(
-            Diagnostic::new(spec.span.clone(), "no pools are declared").help(
-                "declare at least one workspace pool, e.g. a `[[pool]]` with `name = \"sram\"`",
-            ),
-        );
-    } else if !spec
-        .pools
-        .iter()
-        .any(|p| p.kind.value == PoolKind::Workspace)
+    if let Some(first) = spec.pools.first()
+        && !spec
+            .pools
+            .iter()
+            .any(|p| p.kind.value == PoolKind::Workspace)
     {
         out.push(
-            Diagnostic::new(
-                spec.pools[0].name.span.clone(),
-                "every pool is a constant pool",
-            )
-            .help("declare a workspace pool for the activations and scratch"),
-        );
-    }
-    if spec.models.is_empty() {
-        out.push(
-            Diagnostic::new(spec.span.clone(), "no model is declared")
-                .help("add a `[[model]]` with `name` and `path`"),
+            Diagnostic::new(first.name.span.clone(), "every pool is a constant pool")
+                .help("declare a workspace pool for the activations and scratch"),
         );
     }
 }

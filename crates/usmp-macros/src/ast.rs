@@ -1,5 +1,6 @@
 //! The macro's syntax, parsed with syn into a loose tree of entries and values; what the
-//! keys mean is decided in [`crate::attr`], so unknown keys and bad values are all
+//! keys mean is decided by usmp-build's reader (through [`crate::tree`]), so unknown keys
+//! and bad values are all
 //! reported together rather than stopping at the first.
 //!
 //! ```text

@@ -7,7 +7,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use usmp_build::__private::{Diagnostic, Embed, OwnAlgorithms};
 
-use crate::{ast, attr, link};
+use crate::{ast, link, tree};
 
 /// Where an invocation's files are.
 pub struct Dirs<'a> {
@@ -23,7 +23,7 @@ pub struct Dirs<'a> {
 /// them together (a region missing from `memory.x` with whatever planning finds).
 pub fn expand(input: TokenStream, dirs: &Dirs<'_>) -> syn::Result<TokenStream> {
     let parsed: ast::Input = syn::parse2(input)?;
-    let (spec, reading) = attr::spec(&parsed, dirs.base).map_err(combine)?;
+    let (spec, reading) = tree::spec(&parsed, dirs.base);
     let mut read = Vec::new();
     let planned = usmp_build::__private::plan(
         &spec,

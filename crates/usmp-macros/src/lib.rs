@@ -99,9 +99,9 @@
 #![forbid(unsafe_code)]
 
 mod ast;
-mod attr;
 mod expand;
 mod link;
+mod tree;
 
 use std::path::PathBuf;
 
