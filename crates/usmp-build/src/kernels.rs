@@ -2,7 +2,6 @@
 //! `.tflite` (usmp-kernels' `prepare` does the arithmetic), so a model the kernels cannot
 //! run fails the build naming the call.
 
-use usmp::ElementType;
 use usmp_core::model::{Model, Role};
 use usmp_kernels::prepare::{self, Operand};
 
@@ -19,7 +18,7 @@ pub fn prepare(model: &Model, operands: &Operands) -> Result<Vec<String>, String
     let operand = |t: usize| {
         let info = &operands.tensors[t];
         Operand {
-            element: ElementType::from_code(info.element_code),
+            element: info.element,
             shape: &info.shape,
             scales: &info.quantization.scales,
             zero_points: &info.quantization.zero_points,
@@ -37,8 +36,13 @@ pub fn prepare(model: &Model, operands: &Operands) -> Result<Vec<String>, String
             let inputs: Vec<Option<Operand<'_>>> =
                 operands.reads[i].iter().map(|t| t.map(operand)).collect();
             let outputs: Vec<Operand<'_>> = call.writes.iter().map(|&t| operand(t)).collect();
-            prepare::kernel(&call.op, &operands.options[i], &inputs, &outputs)
-                .map_err(|e| format!("call {i} ({}): {e}", call.op))
+            prepare::kernel(
+                operands.builtins[i],
+                &operands.options[i],
+                &inputs,
+                &outputs,
+            )
+            .map_err(|e| format!("call {i} ({}): {e}", call.op))
         })
         .collect()
 }

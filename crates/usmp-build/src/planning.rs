@@ -221,8 +221,7 @@ fn plan_model<S: Clone>(
             }));
         }
     };
-    let operands = crate::operands::read(&file)
-        .map_err(|e| model_error(m, &path, &InputError::whole(&path.display().to_string(), e)))?;
+    let operands = crate::operands::of(&file);
     let kernels = if m.kernels.value {
         Some(crate::kernels::prepare(&file.model, &operands).map_err(|e| {
             Diagnostic::new(

@@ -379,8 +379,8 @@ fn the_graph_gives_kernels_shapes_quantization_and_options() {
     assert_eq!(conv.inputs, [Some(4), Some(8), Some(0)]);
     let filter = &g.tensors[8];
     assert_eq!(
-        (filter.shape.as_slice(), filter.element.as_str()),
-        (&[1, 10, 8, 8][..], "INT8")
+        (filter.shape.as_slice(), filter.element),
+        (&[1, 10, 8, 8][..], usmp::ElementType::Int8)
     );
     assert!(filter.constant);
     assert_eq!(filter.quantization.scales.len(), 8);
@@ -390,19 +390,91 @@ fn the_graph_gives_kernels_shapes_quantization_and_options() {
     assert_eq!(input.quantization.zero_points, [-128]);
     assert_eq!(input.quantization.scales, [0.101_715_684_f32]);
     assert!(!input.constant);
-    let o = conv.options;
-    // padding SAME, stride 2x2, depth multiplier 8, RELU, dilation 1
+    // padding SAME (the default, so the file leaves it out), stride 2x2, depth
+    // multiplier 8, RELU, dilation 1
     assert_eq!(
-        o.byte(0, 0).unwrap(),
-        0,
-        "SAME is the default, so the file leaves it out"
+        conv.options,
+        usmp::Options::DepthwiseConv2d {
+            padding: usmp::Padding::Same,
+            stride: [2, 2],
+            dilation: [1, 1],
+            depth_multiplier: 8,
+            activation: usmp::Activation::Relu,
+        }
     );
-    assert_eq!((o.int(1, 0).unwrap(), o.int(2, 0).unwrap()), (2, 2));
-    assert_eq!(o.int(3, 0).unwrap(), 8);
-    assert_eq!(o.byte(4, 0).unwrap(), 1);
-    assert_eq!(o.int(5, 1).unwrap(), 1);
-    assert_eq!(g.operators[3].options.float(0, 0.0).unwrap(), 1.0);
+    assert_eq!(conv.builtin, Some(usmp::Builtin::DepthwiseConv2d));
+    assert_eq!(g.operators[3].options, usmp::Options::Softmax { beta: 1.0 });
     assert_eq!(g.tensors[6].quantization.zero_points, [14]);
+}
+
+/// Output size of one spatial dimension, as TFLite computes it from the options.
+fn out_size(input: i32, filter: i32, stride: i32, dilation: i32, padding: usmp::Padding) -> i32 {
+    let effective = (filter - 1) * dilation + 1;
+    match padding {
+        usmp::Padding::Same => (input + stride - 1) / stride,
+        usmp::Padding::Valid => (input - effective + stride) / stride,
+    }
+}
+
+/// The options read by slot must be the ones the shapes were made with: for every
+/// convolution and pooling of the shared models, the output's height and width follow
+/// from the input's, the window, the strides, the dilation and the padding read.
+#[test]
+fn options_agree_with_the_shapes_of_the_shared_models() {
+    use usmp::Options;
+    let Some(dir) = shared_models() else { return };
+    let mut checked = 0;
+    for name in [
+        "person_detect",
+        "micro_speech_quantized",
+        "magic_wand",
+        "keyword_scrambled",
+    ] {
+        let bytes = std::fs::read(dir.join(format!("{name}.tflite"))).unwrap();
+        let g = usmp_core::tflite::read_graph(&bytes).unwrap();
+        for (i, op) in g.operators.iter().enumerate() {
+            let shape = |t: usize| g.tensors[t].shape.clone();
+            let output = shape(op.outputs[0]);
+            let (window, stride, dilation, padding) = match op.options {
+                Options::Conv2d {
+                    padding,
+                    stride,
+                    dilation,
+                    ..
+                }
+                | Options::DepthwiseConv2d {
+                    padding,
+                    stride,
+                    dilation,
+                    ..
+                } => {
+                    let f = shape(op.inputs[1].unwrap());
+                    ([f[1], f[2]], stride, dilation, padding)
+                }
+                Options::Pool2d {
+                    padding,
+                    stride,
+                    filter,
+                    ..
+                } => (filter, stride, [1, 1], padding),
+                _ => continue,
+            };
+            let x = shape(op.inputs[0].unwrap());
+            for d in 0..2 {
+                assert!(stride[d] >= 1 && dilation[d] >= 1, "{name} call {i}");
+                assert_eq!(
+                    output[1 + d],
+                    out_size(x[1 + d], window[d], stride[d], dilation[d], padding),
+                    "{name} call {i} ({}): {:?}",
+                    op.op,
+                    op.options
+                );
+            }
+            checked += 1;
+        }
+    }
+    // person_detect alone has 27 convolutions and a pooling.
+    assert!(checked >= 28, "only {checked} calls checked");
 }
 
 #[test]

@@ -24,6 +24,7 @@ macro_rules! builtins {
 
 builtins! {
     Add = "ADD",
+    AddN = "ADD_N",
     AveragePool2d = "AVERAGE_POOL_2D",
     BatchMatmul = "BATCH_MATMUL",
     Concatenation = "CONCATENATION",
@@ -57,7 +58,9 @@ builtins! {
     PadV2 = "PADV2",
     Prelu = "PRELU",
     Quantize = "QUANTIZE",
+    ReduceAll = "REDUCE_ALL",
     ReduceMax = "REDUCE_MAX",
+    ReduceMin = "REDUCE_MIN",
     Relu = "RELU",
     Relu6 = "RELU6",
     ReluN1To1 = "RELU_N1_TO_1",
@@ -130,63 +133,85 @@ impl core::fmt::Display for Op {
     }
 }
 
-/// The element type of a tensor, as the TensorFlow Lite schema numbers it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ElementType {
-    /// `FLOAT32`.
-    Float32,
-    /// `FLOAT16`.
-    Float16,
-    /// `INT32`.
-    Int32,
-    /// `UINT8`.
-    UInt8,
-    /// `INT64`.
-    Int64,
-    /// `BOOL`.
-    Bool,
-    /// `INT16`.
-    Int16,
-    /// `INT8`.
-    Int8,
-    /// `FLOAT64`.
-    Float64,
-    /// `UINT32`.
-    UInt32,
-    /// `UINT16`.
-    UInt16,
-    /// Any other type, by its schema number.
-    Other(u8),
+/// Declares [`ElementType`] with each variant's schema number, name and size, once.
+macro_rules! element_types {
+    ($($variant:ident = $code:literal, $name:literal, $size:expr;)*) => {
+        /// The element type of a tensor: the TensorFlow Lite schema's `TensorType`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ElementType {
+            $(
+                #[doc = concat!("`", $name, "` (", stringify!($code), ").")]
+                $variant,
+            )*
+            /// Any other type, by its schema number.
+            Other(u8),
+        }
+
+        impl ElementType {
+            /// The type with the schema's `TensorType` number `code`.
+            pub const fn from_code(code: u8) -> Self {
+                match code {
+                    $($code => ElementType::$variant,)*
+                    other => ElementType::Other(other),
+                }
+            }
+
+            /// Its schema number.
+            pub const fn code(self) -> u8 {
+                match self {
+                    $(ElementType::$variant => $code,)*
+                    ElementType::Other(code) => code,
+                }
+            }
+
+            /// Its name in the schema (`INT8`); `None` for a number the schema lacks.
+            pub const fn name(self) -> Option<&'static str> {
+                match self {
+                    $(ElementType::$variant => Some($name),)*
+                    ElementType::Other(_) => None,
+                }
+            }
+
+            /// Bytes per element; `None` for the types without a fixed size (strings,
+            /// resources, variants, packed int4) and numbers the schema lacks.
+            pub const fn size(self) -> Option<usize> {
+                match self {
+                    $(ElementType::$variant => $size,)*
+                    ElementType::Other(_) => None,
+                }
+            }
+        }
+    };
 }
 
-impl ElementType {
-    /// The type with the schema's `TensorType` number `code`.
-    pub const fn from_code(code: u8) -> Self {
-        match code {
-            0 => ElementType::Float32,
-            1 => ElementType::Float16,
-            2 => ElementType::Int32,
-            3 => ElementType::UInt8,
-            4 => ElementType::Int64,
-            6 => ElementType::Bool,
-            7 => ElementType::Int16,
-            9 => ElementType::Int8,
-            10 => ElementType::Float64,
-            15 => ElementType::UInt32,
-            16 => ElementType::UInt16,
-            other => ElementType::Other(other),
-        }
-    }
+element_types! {
+    Float32 = 0, "FLOAT32", Some(4);
+    Float16 = 1, "FLOAT16", Some(2);
+    Int32 = 2, "INT32", Some(4);
+    UInt8 = 3, "UINT8", Some(1);
+    Int64 = 4, "INT64", Some(8);
+    String = 5, "STRING", None;
+    Bool = 6, "BOOL", Some(1);
+    Int16 = 7, "INT16", Some(2);
+    Complex64 = 8, "COMPLEX64", Some(8);
+    Int8 = 9, "INT8", Some(1);
+    Float64 = 10, "FLOAT64", Some(8);
+    Complex128 = 11, "COMPLEX128", Some(16);
+    UInt64 = 12, "UINT64", Some(8);
+    Resource = 13, "RESOURCE", None;
+    Variant = 14, "VARIANT", None;
+    UInt32 = 15, "UINT32", Some(4);
+    UInt16 = 16, "UINT16", Some(2);
+    Int4 = 17, "INT4", None;
+}
 
-    /// Bytes per element, for the types above with a fixed size.
-    pub const fn size(self) -> Option<usize> {
-        Some(match self {
-            ElementType::Bool | ElementType::Int8 | ElementType::UInt8 => 1,
-            ElementType::Int16 | ElementType::UInt16 | ElementType::Float16 => 2,
-            ElementType::Int32 | ElementType::UInt32 | ElementType::Float32 => 4,
-            ElementType::Int64 | ElementType::Float64 => 8,
-            ElementType::Other(_) => return None,
-        })
+impl core::fmt::Display for ElementType {
+    /// The schema's name, or `type N` for a number it lacks.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.name() {
+            Some(name) => f.write_str(name),
+            None => write!(f, "type {}", self.code()),
+        }
     }
 }
 
@@ -291,9 +316,22 @@ mod tests {
     fn element_sizes() {
         assert_eq!(ElementType::from_code(9), ElementType::Int8);
         assert_eq!(ElementType::from_code(0), ElementType::Float32);
-        assert_eq!(ElementType::from_code(5), ElementType::Other(5));
+        assert_eq!(ElementType::from_code(5), ElementType::String);
+        assert_eq!(ElementType::from_code(200), ElementType::Other(200));
         assert_eq!(ElementType::Int8.size(), Some(1));
         assert_eq!(ElementType::Float32.size(), Some(4));
-        assert_eq!(ElementType::Other(5).size(), None);
+        assert_eq!(ElementType::String.size(), None);
+        assert_eq!(ElementType::Other(200).size(), None);
+        for code in 0..=u8::MAX {
+            assert_eq!(ElementType::from_code(code).code(), code);
+        }
+    }
+
+    #[test]
+    fn element_names() {
+        extern crate std;
+        use std::string::ToString;
+        assert_eq!(ElementType::Int8.to_string(), "INT8");
+        assert_eq!(ElementType::Other(200).to_string(), "type 200");
     }
 }

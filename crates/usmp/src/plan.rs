@@ -8,13 +8,29 @@ use crate::op::{Op, Tensor};
 use crate::options::Options;
 
 /// What a pool holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PoolKind {
     /// Activations, scratch and state: uninitialised RAM, zeroed by
     /// [`Workspace::take`](crate::Workspace::take).
     Workspace,
     /// Weights: each model's bytes at their planned offsets, usually in flash.
     Constant,
+}
+
+impl PoolKind {
+    /// The lower-case name used in files and reports: `workspace` or `constant`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            PoolKind::Workspace => "workspace",
+            PoolKind::Constant => "constant",
+        }
+    }
+}
+
+impl core::fmt::Display for PoolKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A pool as planned.

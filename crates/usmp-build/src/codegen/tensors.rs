@@ -7,10 +7,9 @@ use usmp_core::tflite::{Quantization, TensorInfo};
 
 use crate::outputs::Embed;
 
-/// `ElementType::...` for a schema `TensorType` number: the runtime's variant, written as
-/// its name (`Int8`, `Other(5)`).
-fn element(code: u8) -> String {
-    format!("ElementType::{:?}", usmp::ElementType::from_code(code))
+/// `ElementType::...`: the runtime's variant, written as its name (`Int8`, `Other(200)`).
+fn element(e: usmp::ElementType) -> String {
+    format!("ElementType::{e:?}")
 }
 
 /// An exact `f32` literal: the shortest decimal that reads back to the same bits, or the
@@ -115,7 +114,7 @@ pub(super) fn table(
         let _ = writeln!(
             out,
             "        Tensor {{ element: {}, shape: &[{}], quantization: {quantization} }},",
-            element(t.element_code),
+            element(t.element),
             shape.join(", ")
         );
     }
@@ -149,7 +148,8 @@ mod tests {
         assert_eq!(list(&[0i64, 0, 0], i64::to_string), "&[0; 3]");
         assert_eq!(list(&[1i64, 2], i64::to_string), "&[1, 2]");
         assert_eq!(list(&[5i64], i64::to_string), "&[5]");
-        assert_eq!(element(9), "ElementType::Int8");
-        assert_eq!(element(5), "ElementType::Other(5)");
+        assert_eq!(element(usmp::ElementType::Int8), "ElementType::Int8");
+        let unknown = usmp::ElementType::from_code(200);
+        assert_eq!(element(unknown), "ElementType::Other(200)");
     }
 }

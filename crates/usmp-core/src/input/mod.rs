@@ -23,7 +23,7 @@ pub use size::{BANDWIDTH_FORMS, SIZE_FORMS, parse_bandwidth, parse_size};
 use crate::liveness::{self, Liveness};
 use crate::model::{Model, ModelError, ModelLocus};
 use crate::problem::Problem;
-use crate::tflite::read_tflite;
+use crate::tflite::{Graph, read_tflite_graph};
 use model_json::{ModelSpans, parse_model_json};
 use pools_json::parse_pools_json;
 
@@ -239,15 +239,23 @@ pub struct ModelFile {
     pub files: Vec<PathBuf>,
     file: String,
     spans: Option<ModelSpans>,
-    /// The file's bytes when it is a `.tflite`, for readers of more than the plan needs
-    /// ([`read_graph`](crate::tflite::read_graph)) without reading it again.
+    /// The file's bytes when it is a `.tflite` (for the offline plan written into a copy).
     tflite: Option<Vec<u8>>,
+    /// What kernels need of a `.tflite` (types, shapes, quantization, options), from the
+    /// same reading as the model.
+    graph: Option<Graph>,
 }
 
 impl ModelFile {
     /// The file's bytes, when the model came from a `.tflite` file.
     pub fn tflite_bytes(&self) -> Option<&[u8]> {
         self.tflite.as_deref()
+    }
+
+    /// The tensors' types, shapes and quantization and the operators' options, when the
+    /// model came from a `.tflite` file (the JSON IR has none).
+    pub fn graph(&self) -> Option<&Graph> {
+        self.graph.as_ref()
     }
 
     /// A model built in code or read by other means; errors name `file`.
@@ -258,6 +266,7 @@ impl ModelFile {
             file: file.to_string(),
             spans: None,
             tflite: None,
+            graph: None,
         }
     }
 
@@ -345,14 +354,15 @@ fn read_as(
             let name = path
                 .file_stem()
                 .map_or("model".into(), |s| s.to_string_lossy().into_owned());
-            let model =
-                read_tflite(&bytes, &name).map_err(|e| InputError::whole(&file, e.to_string()))?;
+            let (model, graph) = read_tflite_graph(&bytes, &name)
+                .map_err(|e| InputError::whole(&file, e.to_string()))?;
             Ok(Input::Model(Box::new(ModelFile {
                 model,
                 files: vec![path.to_path_buf()],
                 file,
                 spans: None,
                 tflite: Some(bytes),
+                graph: Some(graph),
             })))
         }
     }
@@ -408,6 +418,7 @@ fn model_from_json(
         file: file.to_string(),
         spans: Some(spans),
         tflite: None,
+        graph: None,
     })
 }
 

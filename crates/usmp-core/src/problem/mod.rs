@@ -9,34 +9,12 @@
 mod error;
 
 use std::collections::HashSet;
-use std::fmt;
 
 pub use error::{Field, Locus, ProblemError, ProblemErrorKind};
 
-/// Whether a pool holds read-write scratch or read-only constants (RFC goal G3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum PoolKind {
-    /// Read-write memory for activations and scratch; buffers in it are reused over time.
-    Workspace,
-    /// Read-only memory (flash, ITCM) for weights and other constant data.
-    Constant,
-}
-
-impl PoolKind {
-    /// The lower-case name used in files and reports: `workspace` or `constant`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PoolKind::Workspace => "workspace",
-            PoolKind::Constant => "constant",
-        }
-    }
-}
-
-impl fmt::Display for PoolKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// Whether a pool holds read-write scratch or read-only constants (RFC goal G3): the
+/// runtime's own enum, which generated code names.
+pub use usmp::PoolKind;
 
 /// A memory that buffers are placed into (the RFC's `PoolInfo`).
 #[derive(Clone, Debug, PartialEq, Eq)]

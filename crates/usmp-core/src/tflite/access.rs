@@ -12,26 +12,29 @@
 //! caches) touch memory differently; this is the reference kernels' count, an estimate
 //! for choosing pools by speed, not a measurement.
 
-use super::graph::{Padding, Window};
+use usmp::{Builtin, Padding};
+
+use super::graph::{Operator, TensorInfo, Window};
+use crate::model::Tensor;
 
 /// What the count needs of one tensor.
 #[derive(Clone, Debug)]
-pub(super) struct Shape {
+pub(super) struct Shape<'a> {
     /// Its dimensions.
-    pub dims: Vec<i32>,
+    pub dims: &'a [i32],
     /// Bytes per element, when the type has a fixed size.
     pub element: Option<u64>,
     /// Its size in bytes.
     pub bytes: u64,
 }
 
-impl Shape {
-    /// A tensor of `dims`, of TensorType `code`, `bytes` long.
-    pub fn new(dims: Vec<i32>, code: u8, bytes: u64) -> Self {
+impl<'a> Shape<'a> {
+    /// The tensor the graph describes as `info` and the model plans as `tensor`.
+    pub fn new(info: &'a TensorInfo, tensor: &Tensor) -> Self {
         Shape {
-            dims,
-            element: super::element_size(code).map(|(e, _)| e),
-            bytes,
+            dims: &info.shape,
+            element: info.element.size().map(|e| e as u64),
+            bytes: tensor.size.bytes().unwrap_or(0),
         }
     }
 
@@ -43,7 +46,7 @@ impl Shape {
 
     /// The dimensions of a rank-`N` tensor with a fixed element size, as counts.
     fn of_rank<const N: usize>(&self) -> Option<([u64; N], u64)> {
-        let dims: [i32; N] = self.dims.as_slice().try_into().ok()?;
+        let dims: [i32; N] = self.dims.try_into().ok()?;
         let element = self.element?;
         dims.iter()
             .all(|&d| d >= 0)
@@ -51,23 +54,31 @@ impl Shape {
     }
 }
 
+/// Adds operator `op`'s bytes read and written to `traffic`, per tensor index.
+pub(super) fn add_call(op: &Operator, shapes: &[Shape<'_>], traffic: &mut [u64]) {
+    let window = op.window();
+    count(op.builtin, window, &op.inputs, &op.outputs, shapes, traffic);
+}
+
 /// Adds one call's bytes read and written to `traffic`, per tensor index.
-pub(super) fn add_call(
-    op: &str,
+fn count(
+    op: Option<Builtin>,
     window: Option<Window>,
     inputs: &[Option<usize>],
     outputs: &[usize],
-    shapes: &[Shape],
+    shapes: &[Shape<'_>],
     traffic: &mut [u64],
 ) {
-    let counted = counted(op, window, inputs, outputs, shapes).unwrap_or_else(|| {
-        inputs
-            .iter()
-            .flatten()
-            .chain(outputs)
-            .map(|&t| (t, shapes.get(t).map_or(0, |s| s.bytes)))
-            .collect()
-    });
+    let counted = op
+        .and_then(|op| counted(op, window, inputs, outputs, shapes))
+        .unwrap_or_else(|| {
+            inputs
+                .iter()
+                .flatten()
+                .chain(outputs)
+                .map(|&t| (t, shapes.get(t).map_or(0, |s| s.bytes)))
+                .collect()
+        });
     for (t, bytes) in counted {
         if let Some(sum) = traffic.get_mut(t) {
             *sum = sum.saturating_add(bytes);
@@ -78,11 +89,11 @@ pub(super) fn add_call(
 /// The bytes per tensor for the operators whose kernels read data more than once;
 /// `None` takes the plain count.
 fn counted(
-    op: &str,
+    op: Builtin,
     window: Option<Window>,
     inputs: &[Option<usize>],
     outputs: &[usize],
-    shapes: &[Shape],
+    shapes: &[Shape<'_>],
 ) -> Option<Vec<(usize, u64)>> {
     let shape = |t: Option<&Option<usize>>| shapes.get((*t?)?);
     let input = inputs.first().copied().flatten()?;
@@ -96,8 +107,10 @@ fn counted(
         Some((t, per_output.saturating_mul(shapes.get(t)?.element?)))
     };
     let mut counts = match op {
-        "CONV_2D" | "DEPTHWISE_CONV_2D" => convolution(op, window?, inputs, out, shapes)?,
-        "AVERAGE_POOL_2D" | "MAX_POOL_2D" => {
+        Builtin::Conv2d | Builtin::DepthwiseConv2d => {
+            convolution(op, window?, inputs, out, shapes)?
+        }
+        Builtin::AveragePool2d | Builtin::MaxPool2d => {
             let window = window?;
             let [kh, kw] = window.filter?;
             let (kh, kw) = (u64::try_from(kh).ok()?, u64::try_from(kw).ok()?);
@@ -107,7 +120,7 @@ fn counted(
             let cols = taps(w, ow, kw, window.stride[1], 1, window.padding)?;
             vec![(input, mul(&[n, rows, cols, c, e_in]))]
         }
-        "FULLY_CONNECTED" => {
+        Builtin::FullyConnected => {
             let ([units, depth], e_w) = shape(inputs.get(1))?.of_rank::<2>()?;
             let x = shape(inputs.first())?;
             let batches = x.elements().checked_div(depth)?;
@@ -122,7 +135,13 @@ fn counted(
             counts.extend(bias(mul(&[batches, units])));
             counts
         }
-        "ADD" | "SUB" | "MUL" | "DIV" | "SQUARED_DIFFERENCE" | "MAXIMUM" | "MINIMUM" => {
+        Builtin::Add
+        | Builtin::Sub
+        | Builtin::Mul
+        | Builtin::Div
+        | Builtin::SquaredDifference
+        | Builtin::Maximum
+        | Builtin::Minimum => {
             let elements = out.elements();
             inputs
                 .iter()
@@ -139,11 +158,11 @@ fn counted(
 /// What a convolution reads: every (output, tap) pair that lands inside the input reads
 /// an input element and a filter element; each output reads its bias once.
 fn convolution(
-    op: &str,
+    op: Builtin,
     window: Window,
     inputs: &[Option<usize>],
-    out: &Shape,
-    shapes: &[Shape],
+    out: &Shape<'_>,
+    shapes: &[Shape<'_>],
 ) -> Option<Vec<(usize, u64)>> {
     let shape = |t: Option<&Option<usize>>| shapes.get((*t?)?);
     let mul = |factors: &[u64]| factors.iter().fold(1u64, |a, &f| a.saturating_mul(f));
@@ -169,7 +188,7 @@ fn convolution(
     )?;
     // A depthwise output channel reads one input channel; a convolution's, all
     // the filter's input channels.
-    let depth = if op == "CONV_2D" { k_in } else { 1 };
+    let depth = if op == Builtin::Conv2d { k_in } else { 1 };
     let products = mul(&[n, rows, cols, oc, depth]);
     let mut counts = vec![
         (input, products.saturating_mul(e_in)),
@@ -293,22 +312,22 @@ mod tests {
         // 1x4x4x2 int8 input, 8 filters of 3x3x2, int32 bias, 1x4x4x8 output, stride 1.
         let shapes = [
             Shape {
-                dims: vec![1, 4, 4, 2],
+                dims: &[1, 4, 4, 2],
                 element: Some(1),
                 bytes: 32,
             },
             Shape {
-                dims: vec![8, 3, 3, 2],
+                dims: &[8, 3, 3, 2],
                 element: Some(1),
                 bytes: 144,
             },
             Shape {
-                dims: vec![8],
+                dims: &[8],
                 element: Some(4),
                 bytes: 32,
             },
             Shape {
-                dims: vec![1, 4, 4, 8],
+                dims: &[1, 4, 4, 8],
                 element: Some(1),
                 bytes: 128,
             },
@@ -321,8 +340,8 @@ mod tests {
         };
         let mut traffic = [0; 4];
         let inputs = [Some(0), Some(1), Some(2)];
-        add_call(
-            "CONV_2D",
+        count(
+            Some(Builtin::Conv2d),
             Some(window),
             &inputs,
             &[3],
@@ -334,13 +353,21 @@ mod tests {
         assert_eq!(traffic, [products, products, 16 * 8 * 4, 128]);
         // Any other operator counts each tensor once.
         let mut plain = [0; 4];
-        add_call("RESHAPE", None, &inputs, &[3], &shapes, &mut plain);
+        count(
+            Some(Builtin::Reshape),
+            None,
+            &inputs,
+            &[3],
+            &shapes,
+            &mut plain,
+        );
         assert_eq!(plain, [32, 144, 32, 128]);
         // A filter of the wrong rank falls back to the plain count.
         let mut odd = shapes.clone();
-        odd[1].dims = vec![8, 18];
+        odd[1].dims = &[8, 18];
         let mut fallback = [0; 4];
-        add_call("CONV_2D", Some(window), &inputs, &[3], &odd, &mut fallback);
+        let conv = Some(Builtin::Conv2d);
+        count(conv, Some(window), &inputs, &[3], &odd, &mut fallback);
         assert_eq!(fallback, plain);
     }
 
@@ -348,29 +375,29 @@ mod tests {
     fn fully_connected_reads_its_input_once_per_unit_and_broadcasts_per_output_element() {
         let shapes = [
             Shape {
-                dims: vec![2, 10],
+                dims: &[2, 10],
                 element: Some(1),
                 bytes: 20,
             },
             Shape {
-                dims: vec![3, 10],
+                dims: &[3, 10],
                 element: Some(1),
                 bytes: 30,
             },
             Shape {
-                dims: vec![2, 3],
+                dims: &[2, 3],
                 element: Some(1),
                 bytes: 6,
             },
             Shape {
-                dims: vec![1],
+                dims: &[1],
                 element: Some(1),
                 bytes: 1,
             },
         ];
         let mut traffic = [0; 4];
-        add_call(
-            "FULLY_CONNECTED",
+        count(
+            Some(Builtin::FullyConnected),
             None,
             &[Some(0), Some(1), None],
             &[2],
@@ -379,8 +406,8 @@ mod tests {
         );
         assert_eq!(traffic, [60, 60, 6, 0]);
         let mut traffic = [0; 4];
-        add_call(
-            "ADD",
+        count(
+            Some(Builtin::Add),
             None,
             &[Some(2), Some(3)],
             &[2],

@@ -1,24 +1,23 @@
 //! What a kernel author needs from a `.tflite` file besides the memory plan: each
 //! tensor's shape, element type and quantization, and each operator's tensors and
-//! builtin options. A firmware's `build.rs` reads it to turn scales into the fixed-point
-//! multipliers its int8 kernels use, so nothing about the model is typed in by hand.
-//!
-//! Options are read by slot number, in the order of the options table in TensorFlow
-//! Lite's `schema.fbs` (for `DepthwiseConv2DOptions`: 0 padding, 1 stride_w, 2 stride_h,
-//! 3 depth_multiplier, 4 fused_activation_function, 5 dilation_w_factor, 6
-//! dilation_h_factor); an absent field reads as the default the caller gives, as the
-//! schema's defaults do.
+//! builtin options, in the runtime's own types ([`ElementType`], [`Builtin`],
+//! [`Options`]). usmp-build reads it to turn scales into the fixed-point multipliers the
+//! int8 kernels use, so nothing about the model is typed in by hand. It comes from the
+//! same single reading of the file as the [`Model`](crate::model::Model) (see
+//! [`read_tflite_graph`](super::read_tflite_graph)).
+
+use usmp::{Builtin, ElementType, Options, Padding};
 
 use super::flatbuffer::Table;
-use super::{TfliteError, corrupt, open, type_name};
+use super::{TfliteError, corrupt};
 
 /// A model's tensors and operators, as the file describes them (subgraph 0).
-#[derive(Clone, Debug)]
-pub struct Graph<'a> {
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
     /// Every tensor, by index.
     pub tensors: Vec<TensorInfo>,
     /// Every operator, in execution order.
-    pub operators: Vec<Operator<'a>>,
+    pub operators: Vec<Operator>,
     /// The model's input tensors.
     pub inputs: Vec<usize>,
     /// The model's output tensors.
@@ -32,10 +31,8 @@ pub struct TensorInfo {
     pub name: String,
     /// Its dimensions.
     pub shape: Vec<i32>,
-    /// Its element type as the schema names it (`INT8`, `INT32`, `FLOAT32`, ...).
-    pub element: String,
-    /// The same, as the schema's `TensorType` number (9 for `INT8`).
-    pub element_code: u8,
+    /// Its element type.
+    pub element: ElementType,
     /// Whether the file holds its data (weights, biases, shape operands).
     pub constant: bool,
     /// How its integers map to real numbers; empty scales for an unquantized tensor.
@@ -43,7 +40,8 @@ pub struct TensorInfo {
 }
 
 /// Affine quantization: `real = scale * (q - zero_point)`, per tensor (one scale) or per
-/// channel along `dimension`.
+/// channel along `dimension`. The owned form of the runtime's
+/// [`Quantization`](usmp::Quantization), which generated code holds as `'static` data.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Quantization {
     /// One scale per tensor, or one per channel.
@@ -55,73 +53,21 @@ pub struct Quantization {
 }
 
 /// One operator call.
-#[derive(Clone, Debug)]
-pub struct Operator<'a> {
-    /// The builtin operator's schema name (`CONV_2D`), or a custom operator's code.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operator {
+    /// The operator's schema name (`CONV_2D`), or a custom operator's code.
     pub op: String,
+    /// The same as the runtime's enum, when it is one of those.
+    pub builtin: Option<Builtin>,
     /// Its input tensors, in order; `None` for an optional input left out.
     pub inputs: Vec<Option<usize>>,
     /// Its output tensors, in order.
     pub outputs: Vec<usize>,
-    /// Its builtin options table.
-    pub options: Options<'a>,
+    /// Its builtin options.
+    pub options: Options,
 }
 
-/// An operator's builtin options, read by slot number (see the module docs).
-#[derive(Clone, Copy, Debug)]
-pub struct Options<'a> {
-    pub(super) table: Option<Table<'a>>,
-    /// The operator's index, for messages.
-    pub(super) context: usize,
-}
-
-impl Options<'_> {
-    fn read<T>(
-        &self,
-        slot: usize,
-        default: T,
-        get: impl Fn(&Table<'_>) -> super::flatbuffer::Result<T>,
-    ) -> Result<T, TfliteError> {
-        match &self.table {
-            Some(t) => get(t).map_err(corrupt(|| {
-                format!("the options of operator {} (slot {slot})", self.context)
-            })),
-            None => Ok(default),
-        }
-    }
-
-    /// A one-byte field (an enum such as padding or the fused activation, or a bool).
-    pub fn byte(&self, slot: usize, default: u8) -> Result<u8, TfliteError> {
-        self.read(slot, default, |t| t.u8(slot, default))
-    }
-
-    /// An `int` field.
-    pub fn int(&self, slot: usize, default: i32) -> Result<i32, TfliteError> {
-        self.read(slot, default, |t| {
-            t.u32(slot, default as u32).map(|v| v as i32)
-        })
-    }
-
-    /// A `float` field.
-    pub fn float(&self, slot: usize, default: f32) -> Result<f32, TfliteError> {
-        self.read(slot, default, |t| {
-            t.u32(slot, default.to_bits()).map(f32::from_bits)
-        })
-    }
-}
-
-/// How an operator's window pads the input (`Padding` in `schema.fbs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Padding {
-    /// `SAME` (0): the output has `ceil(input / stride)` rows and columns, the input padded
-    /// evenly (one more after than before when the total is odd).
-    Same,
-    /// `VALID` (1): no padding.
-    Valid,
-}
-
-/// How a convolution or pooling operator slides over its input, from its options:
-/// `Conv2DOptions`, `DepthwiseConv2DOptions` or `Pool2DOptions`.
+/// How a convolution or pooling operator slides over its input, from its options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Window {
     /// The padding.
@@ -135,95 +81,54 @@ pub struct Window {
     pub filter: Option<[i32; 2]>,
 }
 
-impl Operator<'_> {
+impl Window {
+    /// The window of a convolution's or pooling's options; `None` for other options.
+    pub fn of(options: &Options) -> Option<Window> {
+        Some(match *options {
+            Options::Conv2d {
+                padding,
+                stride,
+                dilation,
+                ..
+            }
+            | Options::DepthwiseConv2d {
+                padding,
+                stride,
+                dilation,
+                ..
+            } => Window {
+                padding,
+                stride,
+                dilation,
+                filter: None,
+            },
+            Options::Pool2d {
+                padding,
+                stride,
+                filter,
+                ..
+            } => Window {
+                padding,
+                stride,
+                dilation: [1, 1],
+                filter: Some(filter),
+            },
+            _ => return None,
+        })
+    }
+}
+
+impl Operator {
     /// The window of a `CONV_2D`, `DEPTHWISE_CONV_2D`, `AVERAGE_POOL_2D` or `MAX_POOL_2D`;
-    /// `None` for other operators. A padding the schema does not have is an error.
-    pub fn window(&self) -> Result<Option<Window>, TfliteError> {
-        window(&self.op, &self.options)
+    /// `None` for other operators.
+    pub fn window(&self) -> Option<Window> {
+        Window::of(&self.options)
     }
-}
-
-/// The slots are the schema's: every one of these tables starts with padding, stride_w and
-/// stride_h; the dilations follow the fused activation (and a depthwise convolution's
-/// depth multiplier before it), a pooling's window comes before its activation.
-pub(super) fn window(op: &str, o: &Options<'_>) -> Result<Option<Window>, TfliteError> {
-    let dilation = match op {
-        "CONV_2D" => [o.int(5, 1)?, o.int(4, 1)?],
-        "DEPTHWISE_CONV_2D" => [o.int(6, 1)?, o.int(5, 1)?],
-        "AVERAGE_POOL_2D" | "MAX_POOL_2D" => [1, 1],
-        _ => return Ok(None),
-    };
-    let filter = match op {
-        "AVERAGE_POOL_2D" | "MAX_POOL_2D" => Some([o.int(4, 0)?, o.int(3, 0)?]),
-        _ => None,
-    };
-    let padding = match o.byte(0, 0)? {
-        0 => Padding::Same,
-        1 => Padding::Valid,
-        other => {
-            return Err(TfliteError::Corrupt {
-                context: format!("the options of operator {} ({op}, slot 0)", o.context),
-                detail: format!("padding {other} is neither SAME (0) nor VALID (1)"),
-            });
-        }
-    };
-    Ok(Some(Window {
-        padding,
-        stride: [o.int(2, 0)?, o.int(1, 0)?],
-        dilation,
-        filter,
-    }))
-}
-
-/// Reads the tensors and operators of a `.tflite` file, for kernel parameters.
-pub fn read_graph(bytes: &[u8]) -> Result<Graph<'_>, TfliteError> {
-    let file = open(bytes)?;
-    let mut tensors = file.records::<TensorInfo>(file.count, "tensor")?;
-    if let Some(list) = file.tensors {
-        for t in 0..file.count {
-            let (table, name, shape) = super::tensor_table(&file, &list, t)?;
-            let ctx = || format!("tensor {t} \"{name}\"");
-            let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
-            let constant = !super::buffer_data(bytes, file.buffers.as_ref(), buffer)
-                .map_err(corrupt(ctx))?
-                .is_empty();
-            let element_code = table.u8(1, 0).map_err(corrupt(ctx))?;
-            let element = type_name(element_code);
-            file.charge(element.len(), ctx)?;
-            let q = table.table(4).map_err(corrupt(ctx))?;
-            let quantization = quantization(q, ctx, |bytes| file.charge(bytes, ctx))?;
-            tensors.push(TensorInfo {
-                name,
-                shape,
-                element,
-                element_code,
-                constant,
-                quantization,
-            });
-        }
-    }
-    let mut operators = file.records::<Operator<'_>>(file.operator_count(), "operator")?;
-    for i in 0..file.operator_count() {
-        let op = file.operator(i)?;
-        let options = op.options(i)?;
-        operators.push(Operator {
-            op: op.name,
-            inputs: op.inputs,
-            outputs: op.outputs,
-            options,
-        });
-    }
-    Ok(Graph {
-        tensors,
-        operators,
-        inputs: file.inputs,
-        outputs: file.outputs,
-    })
 }
 
 /// `QuantizationParameters`: scale (slot 2), zero_point (3), quantized_dimension (6).
 /// `charge` takes the bytes of the two lists from the read budget before they are copied.
-fn quantization(
+pub(super) fn quantization(
     table: Option<Table<'_>>,
     context: impl Fn() -> String + Copy,
     charge: impl Fn(usize) -> Result<(), TfliteError>,

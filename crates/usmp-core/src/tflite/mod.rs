@@ -29,6 +29,7 @@ mod flatbuffer;
 mod graph;
 mod offline;
 mod ops;
+mod options;
 mod tflm;
 mod tflm_scratch;
 
@@ -37,9 +38,11 @@ use std::fmt;
 
 use flatbuffer::{Table, Vector};
 
+use usmp::{Builtin, ElementType};
+
 use crate::model::{Call, Model, Role, Size, Tensor};
 
-pub use graph::{Graph, Operator, Options, Padding, Quantization, TensorInfo, Window, read_graph};
+pub use graph::{Graph, Operator, Quantization, TensorInfo, Window};
 pub use offline::{
     OFFLINE_PLAN_METADATA, OfflinePlan, WithOfflinePlan, read_offline_plan, write_offline_plan,
 };
@@ -97,37 +100,6 @@ fn corrupt(context: impl Fn() -> String) -> impl Fn(String) -> TfliteError {
     }
 }
 
-/// Bytes per element of a TensorType, for the types with a fixed size.
-fn element_size(code: u8) -> Option<(u64, &'static str)> {
-    Some(match code {
-        0 => (4, "FLOAT32"),
-        1 => (2, "FLOAT16"),
-        2 => (4, "INT32"),
-        3 => (1, "UINT8"),
-        4 => (8, "INT64"),
-        6 => (1, "BOOL"),
-        7 => (2, "INT16"),
-        8 => (8, "COMPLEX64"),
-        9 => (1, "INT8"),
-        10 => (8, "FLOAT64"),
-        11 => (16, "COMPLEX128"),
-        12 => (8, "UINT64"),
-        15 => (4, "UINT32"),
-        16 => (2, "UINT16"),
-        _ => return None,
-    })
-}
-
-fn type_name(code: u8) -> String {
-    match code {
-        5 => "STRING".into(),
-        13 => "RESOURCE".into(),
-        14 => "VARIANT".into(),
-        17 => "INT4".into(),
-        _ => element_size(code).map_or_else(|| format!("type {code}"), |(_, n)| n.into()),
-    }
-}
-
 /// How many times its own size a `.tflite` file may take in memory once read (see the
 /// module docs); real models take less than twice.
 pub const READ_BUDGET_FACTOR: usize = 8;
@@ -136,8 +108,9 @@ pub const READ_BUDGET_FACTOR: usize = 8;
 /// [`READ_BUDGET_FACTOR`] times its size.
 pub const READ_BUDGET_SLACK: usize = 16 << 20;
 
-/// What both readers take from a `.tflite` file: subgraph 0's tensor and operator lists,
-/// its inputs and outputs, the buffers and the operator code names.
+/// What the reader takes from a `.tflite` file before reading tensors and operators:
+/// subgraph 0's tensor and operator lists, its inputs and outputs, the buffers and the
+/// operator code names.
 struct File<'a> {
     buffers: Option<Vector<'a>>,
     tensors: Option<Vector<'a>>,
@@ -244,17 +217,6 @@ fn charge(budget: &Cell<usize>, bytes: usize, ctx: impl Fn() -> String) -> Resul
     }
 }
 
-impl<'a> RawOperator<'a> {
-    /// Its builtin options table; `i` is its index, for messages.
-    fn options(&self, i: usize) -> Result<graph::Options<'a>, TfliteError> {
-        let ctx = || format!("operator {i} ({})", self.name);
-        Ok(graph::Options {
-            table: self.table.table(4).map_err(corrupt(ctx))?,
-            context: i,
-        })
-    }
-}
-
 impl<'a> File<'a> {
     fn operator_count(&self) -> usize {
         self.operators.map_or(0, |v| v.len())
@@ -301,21 +263,20 @@ impl<'a> File<'a> {
             name.len() + items.saturating_mul(3 * size_of::<usize>()),
             ctx,
         )?;
-        let inputs = table
-            .ints(1)
-            .map_err(corrupt(ctx))?
-            .into_iter()
-            .map(|r| match r {
-                -1 => Ok(None),
-                r => tensor_index(r, count).map(Some).map_err(corrupt(ctx)),
-            })
-            .collect::<Result<_, _>>()?;
-        let outputs = table
-            .ints(2)
-            .map_err(corrupt(ctx))?
-            .into_iter()
-            .map(|r| tensor_index(r, count).map_err(corrupt(ctx)))
-            .collect::<Result<_, _>>()?;
+        // Exactly as long as the file's lists (the charge above counted that many).
+        let raw = table.ints(1).map_err(corrupt(ctx))?;
+        let mut inputs = Vec::with_capacity(raw.len());
+        for r in raw {
+            inputs.push(match r {
+                -1 => None,
+                r => Some(tensor_index(r, count).map_err(corrupt(ctx))?),
+            });
+        }
+        let raw = table.ints(2).map_err(corrupt(ctx))?;
+        let mut outputs = Vec::with_capacity(raw.len());
+        for r in raw {
+            outputs.push(tensor_index(r, count).map_err(corrupt(ctx))?);
+        }
         Ok(RawOperator {
             code: *code,
             name: name.clone(),
@@ -328,41 +289,92 @@ impl<'a> File<'a> {
 
 /// Reads a `.tflite` model. `name` becomes the model's name.
 pub fn read_tflite(bytes: &[u8], name: &str) -> Result<Model, TfliteError> {
+    read_tflite_graph(bytes, name).map(|(model, _)| model)
+}
+
+/// Reads the tensors and operators of a `.tflite` file, for kernel parameters.
+pub fn read_graph(bytes: &[u8]) -> Result<Graph, TfliteError> {
+    read_tflite_graph(bytes, "").map(|(_, graph)| graph)
+}
+
+/// Reads a `.tflite` file once into both what planning needs (the [`Model`], named
+/// `name`) and what kernels need (the [`Graph`]: types, shapes, quantization, options).
+pub fn read_tflite_graph(bytes: &[u8], name: &str) -> Result<(Model, Graph), TfliteError> {
     let file = open(bytes)?;
     let count = file.count;
     let mut tensors = file.records::<Tensor>(count, "tensor")?;
-    let mut shapes = file.records::<access::Shape>(count, "tensor")?;
+    let mut infos = file.records::<TensorInfo>(count, "tensor")?;
     if let Some(list) = file.tensors {
         for t in 0..count {
-            let (tensor, shape) = tensor(&file, bytes, &list, t)?;
+            let (tensor, info) = tensor(&file, bytes, &list, t)?;
             tensors.push(tensor);
-            shapes.push(shape);
+            infos.push(info);
         }
     }
+    let shapes: Vec<access::Shape<'_>> = infos
+        .iter()
+        .zip(&tensors)
+        .map(|(info, tensor)| access::Shape::new(info, tensor))
+        .collect();
     let mut traffic = vec![0u64; count];
     let mut calls = file.records::<Call>(file.operator_count(), "operator")?;
+    let mut operators = file.records::<Operator>(file.operator_count(), "operator")?;
     for i in 0..file.operator_count() {
-        let op = file.operator(i)?;
-        let window = graph::window(&op.name, &op.options(i)?)?;
-        access::add_call(
-            &op.name,
-            window,
-            &op.inputs,
-            &op.outputs,
-            &shapes,
-            &mut traffic,
-        );
-        calls.push(call(op, i)?);
+        let op = operator(&file, i)?;
+        access::add_call(&op, &shapes, &mut traffic);
+        // The call's own copy of the name (the file's charge covered the graph's).
+        file.charge(op.op.len(), || format!("operator {i} ({})", op.op))?;
+        let mut c = Call::new(op.op.clone(), "cpu");
+        c.reads = op.inputs.iter().flatten().copied().collect();
+        c.writes = op.outputs.clone();
+        calls.push(c);
+        operators.push(op);
     }
+    drop(shapes);
     for (tensor, &bytes) in tensors.iter_mut().zip(&traffic) {
         tensor.traffic = Some(bytes);
     }
-    Ok(Model {
+    let model = Model {
         name: name.to_string(),
         tensors,
         calls,
+        inputs: file.inputs.clone(),
+        outputs: file.outputs.clone(),
+    };
+    let graph = Graph {
+        tensors: infos,
+        operators,
         inputs: file.inputs,
         outputs: file.outputs,
+    };
+    Ok((model, graph))
+}
+
+/// Operator `i` with its options decoded; control flow is refused.
+fn operator(file: &File<'_>, i: usize) -> Result<Operator, TfliteError> {
+    let op = file.operator(i)?;
+    let context = format!("operator {i} ({})", op.name);
+    if ops::CONTROL_FLOW.contains(&op.code) {
+        return Err(TfliteError::Unsupported {
+            context,
+            detail: "control flow runs other subgraphs; usmp plans one straight-line \
+                     program (subgraph 0), so remove or inline it"
+                .into(),
+        });
+    }
+    let builtin = Builtin::from_name(&op.name);
+    let slots = options::Slots {
+        table: op.table.table(4).map_err(corrupt(|| context.clone()))?,
+        index: i,
+        name: &op.name,
+    };
+    let options = options::decode(builtin, &slots)?;
+    Ok(Operator {
+        op: op.name,
+        builtin,
+        inputs: op.inputs,
+        outputs: op.outputs,
+        options,
     })
 }
 
@@ -424,27 +436,54 @@ fn tensor_table<'a>(
     Ok((table, name, shape))
 }
 
-/// Tensor `t`, and what the traffic count needs of it.
+/// Tensor `t`: as the model plans it, and as the graph describes it.
 fn tensor(
     file: &File<'_>,
     bytes: &[u8],
     list: &Vector<'_>,
     t: usize,
-) -> Result<(Tensor, access::Shape), TfliteError> {
-    let (table, name, dims) = tensor_table(file, list, t)?;
+) -> Result<(Tensor, TensorInfo), TfliteError> {
+    let (table, name, shape) = tensor_table(file, list, t)?;
     let ctx = || format!("tensor {t} \"{name}\"");
-    let type_code = table.u8(1, 0).map_err(corrupt(ctx))?;
+    let element = ElementType::from_code(table.u8(1, 0).map_err(corrupt(ctx))?);
     let buffer = table.u32(2, 0).map_err(corrupt(ctx))? as usize;
     let is_variable = table.u8(5, 0).map_err(corrupt(ctx))? != 0;
-
+    let q = table.table(4).map_err(corrupt(ctx))?;
+    let quantization = graph::quantization(q, ctx, |bytes| file.charge(bytes, ctx))?;
     let data = buffer_data(bytes, file.buffers.as_ref(), buffer).map_err(corrupt(ctx))?;
-    if !is_variable && !data.is_empty() {
+    let tensor = if !is_variable && !data.is_empty() {
         file.charge(data.len(), ctx)?;
-        return Ok((
-            Tensor::constant(name, data.to_vec()),
-            access::Shape::new(dims, type_code, data.len() as u64),
-        ));
-    }
+        Tensor::constant(name.clone(), data.to_vec())
+    } else {
+        Tensor {
+            name: name.clone(),
+            size: Size::Bytes(activation_bytes(&shape, element, ctx)?),
+            alignment: None,
+            role: if is_variable {
+                Role::State
+            } else {
+                Role::Activation
+            },
+            traffic: None,
+        }
+    };
+    let info = TensorInfo {
+        name,
+        shape,
+        element,
+        constant: !data.is_empty(),
+        quantization,
+    };
+    Ok((tensor, info))
+}
+
+/// The bytes of an activation or state tensor: every dimension known and the element
+/// type of a fixed size, or an error saying why it cannot be planned.
+fn activation_bytes(
+    dims: &[i32],
+    element: ElementType,
+    ctx: impl Fn() -> String,
+) -> Result<u64, TfliteError> {
     if let Some(&d) = dims.iter().find(|&&d| d < 0) {
         return Err(TfliteError::Unsupported {
             context: ctx(),
@@ -454,36 +493,21 @@ fn tensor(
             ),
         });
     }
-    let Some((element, _)) = element_size(type_code) else {
+    let Some(size) = element.size() else {
         return Err(TfliteError::Unsupported {
             context: ctx(),
             detail: format!(
-                "element type {} has no fixed size, so this tensor cannot be planned \
-                 statically",
-                type_name(type_code)
+                "element type {element} has no fixed size, so this tensor cannot be planned \
+                 statically"
             ),
         });
     };
-    let bytes = dims
-        .iter()
-        .try_fold(element, |acc, &d| acc.checked_mul(d as u64))
+    dims.iter()
+        .try_fold(size as u64, |acc, &d| acc.checked_mul(d as u64))
         .ok_or_else(|| TfliteError::Corrupt {
             context: ctx(),
             detail: format!("shape {dims:?} overflows 64 bits"),
-        })?;
-    let role = if is_variable {
-        Role::State
-    } else {
-        Role::Activation
-    };
-    let tensor = Tensor {
-        name,
-        size: Size::Bytes(bytes),
-        alignment: None,
-        role,
-        traffic: None,
-    };
-    Ok((tensor, access::Shape::new(dims, type_code, bytes)))
+        })
 }
 
 /// The bytes of buffer `index`: inline, or (for models over 2 GB) at a file offset.
@@ -511,22 +535,6 @@ fn buffer_data<'a>(
         .zip(usize::try_from(size).ok())
         .and_then(|(o, s)| file.get(o..o.checked_add(s)?))
         .ok_or_else(|| format!("buffer {index} lies outside the file ({size} bytes at {offset})"))
-}
-
-/// A call of the model: optional inputs left out are skipped; control flow is refused.
-fn call(op: RawOperator<'_>, i: usize) -> Result<Call, TfliteError> {
-    if ops::CONTROL_FLOW.contains(&op.code) {
-        return Err(TfliteError::Unsupported {
-            context: format!("operator {i} ({})", op.name),
-            detail: "control flow runs other subgraphs; usmp plans one straight-line \
-                     program (subgraph 0), so remove or inline it"
-                .into(),
-        });
-    }
-    let mut c = Call::new(op.name, "cpu");
-    c.reads = op.inputs.into_iter().flatten().collect();
-    c.writes = op.outputs;
-    Ok(c)
 }
 
 #[cfg(test)]

@@ -342,11 +342,21 @@ fn the_graph_keeps_left_out_inputs_and_reads_absent_options_as_defaults() {
     assert_eq!(g.operators[1].outputs, [3]);
     assert_eq!(g.tensors[1].shape, [4, 8]);
     assert!(g.tensors[1].constant && !g.tensors[0].constant);
-    assert_eq!(g.tensors[3].element, "FLOAT32");
-    assert_eq!(g.tensors[3].element_code, 0);
+    assert_eq!(g.tensors[3].element, usmp::ElementType::Float32);
     assert!(g.tensors[0].quantization.scales.is_empty());
-    assert_eq!(g.operators[0].options.int(3, 42).unwrap(), 42);
-    assert_eq!(g.operators[0].options.float(0, 1.5).unwrap(), 1.5);
+    // No options table: the schema's defaults.
+    assert_eq!(
+        g.operators[0].options,
+        usmp::Options::FullyConnected {
+            activation: usmp::Activation::None,
+            keep_num_dims: false,
+        }
+    );
+    assert_eq!(
+        g.operators[1].options,
+        usmp::Options::None,
+        "LOGISTIC has none"
+    );
     assert!(matches!(
         read_graph(b"nope nope"),
         Err(TfliteError::NotTflite { .. })

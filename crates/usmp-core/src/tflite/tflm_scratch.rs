@@ -8,7 +8,8 @@
 //! those of optimized kernel libraries (CMSIS-NN's im2col buffers), which come with
 //! `--scratch`.
 
-use super::element_size;
+use usmp::{Builtin, ElementType, Options};
+
 use super::graph::{Graph, Operator, TensorInfo};
 use crate::liveness::{CallSelector, ScratchRule};
 use crate::model::{Scratch, Size};
@@ -65,7 +66,7 @@ const POINTER: u64 = 4;
 /// and, within a call, in the order `Prepare` requests them (TFLite Micro's planner breaks
 /// ties by it). A call whose operands do not have the shapes its kernel expects requests
 /// nothing here: TFLite Micro's `Prepare` refuses such a model anyway.
-pub fn reference_scratch(graph: &Graph<'_>) -> Vec<TflmScratch> {
+pub fn reference_scratch(graph: &Graph) -> Vec<TflmScratch> {
     let mut out = Vec::new();
     for (call, op) in graph.operators.iter().enumerate() {
         let requests = requests(graph, op).unwrap_or_default();
@@ -79,15 +80,10 @@ pub fn reference_scratch(graph: &Graph<'_>) -> Vec<TflmScratch> {
     out
 }
 
-/// Element types, as the schema numbers them.
-const FLOAT32: u8 = 0;
-const INT8: u8 = 9;
-const INT16: u8 = 7;
-
 /// One call's operands in the graph.
 struct Operands<'a> {
-    graph: &'a Graph<'a>,
-    op: &'a Operator<'a>,
+    graph: &'a Graph,
+    op: &'a Operator,
 }
 
 impl<'a> Operands<'a> {
@@ -122,20 +118,22 @@ fn product(factors: &[u64]) -> Option<u64> {
 }
 
 fn size(t: &TensorInfo) -> Option<u64> {
-    element_size(t.element_code).map(|(s, _)| s)
+    t.element.size().map(|s| s as u64)
 }
 
 /// The requests of one call, `None` where an operand is missing or malformed.
-fn requests(graph: &Graph<'_>, op: &Operator<'_>) -> Option<Vec<(&'static str, u64)>> {
+fn requests(graph: &Graph, op: &Operator) -> Option<Vec<(&'static str, u64)>> {
     let ops = Operands { graph, op };
-    match op.op.as_str() {
-        "SVDF"
-        | "UNIDIRECTIONAL_SEQUENCE_LSTM"
-        | "MEAN"
-        | "SUM"
-        | "REDUCE_MAX"
-        | "REDUCE_MIN"
-        | "REDUCE_ALL" => recurrent_or_reducing(&ops),
+    match op.builtin {
+        Some(
+            Builtin::Svdf
+            | Builtin::UnidirectionalSequenceLstm
+            | Builtin::Mean
+            | Builtin::Sum
+            | Builtin::ReduceMax
+            | Builtin::ReduceMin
+            | Builtin::ReduceAll,
+        ) => recurrent_or_reducing(&ops),
         _ => other(&ops),
     }
 }
@@ -143,37 +141,42 @@ fn requests(graph: &Graph<'_>, op: &Operator<'_>) -> Option<Vec<(&'static str, u
 /// SVDF and LSTM state buffers, and the reductions' accumulators and iterators.
 fn recurrent_or_reducing(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
     let (input, output, op) = (|k| ops.input(k), || ops.output(), ops.op);
-    Some(match op.op.as_str() {
+    Some(match op.builtin? {
         // svdf_common.cc: int32 activations of every filter, then of every unit.
-        "SVDF" => {
+        Builtin::Svdf => {
             let (x, features) = (input(0)?, input(1)?);
             let batch = dim(x, 0)?;
             let filters = dim(features, 0)?;
-            let rank = u64::try_from(op.options.int(0, 1).ok()?).ok()?.max(1);
-            match x.element_code {
-                INT8 => vec![
+            let Options::Svdf { rank, .. } = op.options else {
+                return None;
+            };
+            let rank = u64::try_from(rank).ok()?.max(1);
+            match x.element {
+                ElementType::Int8 => vec![
                     ("svdf filters", product(&[batch, filters, 4])?),
                     ("svdf units", product(&[batch, filters / rank, 4])?),
                 ],
-                FLOAT32 => vec![("svdf filters", product(&[batch, filters, 4])?)],
+                ElementType::Float32 => vec![("svdf filters", product(&[batch, filters, 4])?)],
                 _ => return None,
             }
         }
         // unidirectional_sequence_lstm.cc: four buffers of batch x state dimension, in the
         // cell state's type (int16 for int8 models).
-        "UNIDIRECTIONAL_SEQUENCE_LSTM" => {
+        Builtin::UnidirectionalSequenceLstm => {
             let (x, hidden, cell) = (input(0)?, input(18)?, input(19)?);
-            let time_major = op.options.byte(3, 0).ok()? != 0;
+            let Options::UnidirectionalSequenceLstm { time_major, .. } = op.options else {
+                return None;
+            };
             let batch = dim(x, usize::from(time_major))?;
             let bytes = product(&[batch, dim(hidden, 1)?, size(cell)?])?;
             vec![("lstm buffer", bytes); 4]
         }
         // reduce_common.cc, PrepareMeanOrSumHelper: int32 accumulators for quantized
         // inputs, then the input iterator and the resolved axes (ints).
-        "MEAN" | "SUM" => {
+        Builtin::Mean | Builtin::Sum => {
             let (x, axis, y) = (input(0)?, input(1)?, output()?);
             let mut r = Vec::new();
-            if matches!(x.element_code, INT8 | INT16) {
+            if matches!(x.element, ElementType::Int8 | ElementType::Int16) {
                 r.push(("reduce accumulators", product(&[elements(y)?, 4])?));
             }
             r.push(("reduce input iterator", INT * rank(x)));
@@ -181,7 +184,7 @@ fn recurrent_or_reducing(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>>
             r
         }
         // PrepareMinMaxHelper and PrepareAllHelper: the iterator and the axes.
-        "REDUCE_MAX" | "REDUCE_MIN" | "REDUCE_ALL" => {
+        Builtin::ReduceMax | Builtin::ReduceMin | Builtin::ReduceAll => {
             let (x, axis) = (input(0)?, input(1)?);
             vec![
                 ("reduce input iterator", INT * rank(x)),
@@ -195,16 +198,27 @@ fn recurrent_or_reducing(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>>
 /// Every other operator that requests scratch.
 fn other(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
     let (input, output, op) = (|k| ops.input(k), || ops.output(), ops.op);
-    Some(match op.op.as_str() {
+    // The signal library's custom operators are not builtins: by name.
+    if op.op == "SignalRfft" {
+        // signal/micro/kernels/rfft.cc: fft_length values of the input's type; the
+        // output holds fft_length / 2 + 1 complex values in its last dimension.
+        let (x, y) = (input(0)?, output()?);
+        let last = dim(y, y.shape.len().checked_sub(1)?)?;
+        let fft_length = last.checked_sub(2)?;
+        return Some(vec![("rfft work", product(&[fft_length, size(x)?])?)]);
+    }
+    Some(match op.builtin? {
         // transpose_conv.cc: int32 (int8) or int64 (int16) accumulators of the output, and
         // for int16 with an int16 bias, the bias widened to int64 (requested first).
-        "TRANSPOSE_CONV" => {
+        Builtin::TransposeConv => {
             let (x, y) = (input(2)?, output()?);
-            match x.element_code {
-                INT8 => vec![("transpose conv accumulators", product(&[elements(y)?, 4])?)],
-                INT16 => {
+            match x.element {
+                ElementType::Int8 => {
+                    vec![("transpose conv accumulators", product(&[elements(y)?, 4])?)]
+                }
+                ElementType::Int16 => {
                     let mut r = Vec::new();
-                    if let Some(bias) = input(3).filter(|b| b.element_code == INT16) {
+                    if let Some(bias) = input(3).filter(|b| b.element == ElementType::Int16) {
                         r.push(("transpose conv bias", product(&[elements(bias)?, 8])?));
                     }
                     r.push(("transpose conv accumulators", product(&[elements(y)?, 8])?));
@@ -214,7 +228,7 @@ fn other(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
             }
         }
         // mirror_pad.cc: element counts of the output's and the input's dimensions.
-        "MIRROR_PAD" => {
+        Builtin::MirrorPad => {
             let x = input(0)?;
             vec![
                 ("mirror pad output dims", INT * rank(x)),
@@ -222,18 +236,12 @@ fn other(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
             ]
         }
         // add_n.cc: a pointer to each input, for float and int8.
-        "ADD_N" => match output()?.element_code {
-            FLOAT32 | INT8 => vec![("add_n inputs", POINTER * op.inputs.len() as u64)],
+        Builtin::AddN => match output()?.element {
+            ElementType::Float32 | ElementType::Int8 => {
+                vec![("add_n inputs", POINTER * op.inputs.len() as u64)]
+            }
             _ => Vec::new(),
         },
-        // signal/micro/kernels/rfft.cc: fft_length values of the input's type; the
-        // output holds fft_length / 2 + 1 complex values in its last dimension.
-        "SignalRfft" => {
-            let (x, y) = (input(0)?, output()?);
-            let last = dim(y, y.shape.len().checked_sub(1)?)?;
-            let fft_length = last.checked_sub(2)?;
-            vec![("rfft work", product(&[fft_length, size(x)?])?)]
-        }
         _ => Vec::new(),
     })
 }

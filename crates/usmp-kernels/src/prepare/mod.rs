@@ -10,7 +10,7 @@ use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use usmp::{Activation, ElementType, Options};
+use usmp::{Activation, Builtin, ElementType, Options};
 
 mod layout;
 mod ops;
@@ -105,9 +105,10 @@ impl Operand<'_> {
 
 /// The Rust expression of `op`'s kernel with its parameters, e.g.
 /// `::usmp_kernels::Kernel::Conv2d(&::usmp_kernels::Conv { .. })`. `inputs` are in the
-/// operator's own order (`None` for a left-out optional input).
+/// operator's own order (`None` for a left-out optional input); `op` is `None` for an
+/// operator that is not a TensorFlow Lite builtin usmp knows.
 pub fn kernel(
-    op: &str,
+    op: Option<Builtin>,
     options: &Options,
     inputs: &[Option<Operand<'_>>],
     outputs: &[Operand<'_>],
@@ -117,59 +118,66 @@ pub fn kernel(
         outputs,
         options,
     };
+    let unsupported = |name: &str| {
+        let names: Vec<&str> = SUPPORTED.iter().map(|b| b.name()).collect();
+        Err(format!(
+            "usmp-kernels has no kernel for {name}; it runs {}",
+            names.join(", ")
+        ))
+    };
+    let Some(op) = op else {
+        return unsupported("this operator");
+    };
     match op {
-        "RESHAPE" | "SQUEEZE" | "EXPAND_DIMS" => ops::copy(&call),
-        "CONV_2D" => ops::conv(&call, false),
-        "DEPTHWISE_CONV_2D" => ops::conv(&call, true),
-        "FULLY_CONNECTED" => ops::fully_connected(&call),
-        "AVERAGE_POOL_2D" => ops::pool(&call, "AveragePool2d"),
-        "MAX_POOL_2D" => ops::pool(&call, "MaxPool2d"),
-        "SOFTMAX" => ops::softmax(&call),
-        "QUANTIZE" => ops::quantize(&call),
-        "SVDF" => ops::svdf(&call),
-        "RELU" => layout::relu(&call, false),
-        "RELU6" => layout::relu(&call, true),
-        "ADD" => layout::add(&call),
-        "MUL" => layout::mul(&call),
-        "MEAN" => layout::mean(&call),
-        "CONCATENATION" => layout::concatenation(&call),
-        "PAD" | "PADV2" => layout::pad(&call),
-        "RESIZE_NEAREST_NEIGHBOR" => layout::resize(&call),
-        "LOGISTIC" => pointwise::sigmoid(&call, "Logistic"),
-        "TANH" => pointwise::sigmoid(&call, "Tanh"),
-        "DEQUANTIZE" => pointwise::dequantize(&call),
-        other => Err(format!(
-            "usmp-kernels has no kernel for {other}; it runs {}",
-            SUPPORTED.join(", ")
-        )),
+        Builtin::Reshape | Builtin::Squeeze | Builtin::ExpandDims => ops::copy(&call),
+        Builtin::Conv2d => ops::conv(&call, false),
+        Builtin::DepthwiseConv2d => ops::conv(&call, true),
+        Builtin::FullyConnected => ops::fully_connected(&call),
+        Builtin::AveragePool2d => ops::pool(&call, "AveragePool2d"),
+        Builtin::MaxPool2d => ops::pool(&call, "MaxPool2d"),
+        Builtin::Softmax => ops::softmax(&call),
+        Builtin::Quantize => ops::quantize(&call),
+        Builtin::Svdf => ops::svdf(&call),
+        Builtin::Relu => layout::relu(&call, false),
+        Builtin::Relu6 => layout::relu(&call, true),
+        Builtin::Add => layout::add(&call),
+        Builtin::Mul => layout::mul(&call),
+        Builtin::Mean => layout::mean(&call),
+        Builtin::Concatenation => layout::concatenation(&call),
+        Builtin::Pad | Builtin::PadV2 => layout::pad(&call),
+        Builtin::ResizeNearestNeighbor => layout::resize(&call),
+        Builtin::Logistic => pointwise::sigmoid(&call, "Logistic"),
+        Builtin::Tanh => pointwise::sigmoid(&call, "Tanh"),
+        Builtin::Dequantize => pointwise::dequantize(&call),
+        _ => unsupported(op.name()),
     }
 }
 
 /// The operators [`kernel`] prepares.
-pub const SUPPORTED: &[&str] = &[
-    "CONV_2D",
-    "DEPTHWISE_CONV_2D",
-    "FULLY_CONNECTED",
-    "AVERAGE_POOL_2D",
-    "MAX_POOL_2D",
-    "SOFTMAX",
-    "QUANTIZE",
-    "SVDF",
-    "RELU",
-    "RELU6",
-    "ADD",
-    "MUL",
-    "MEAN",
-    "CONCATENATION",
-    "PAD",
-    "PADV2",
-    "RESIZE_NEAREST_NEIGHBOR",
-    "LOGISTIC",
-    "TANH",
-    "DEQUANTIZE",
-    "RESHAPE",
-    "SQUEEZE",
-    "EXPAND_DIMS",
+pub const SUPPORTED: &[Builtin] = &[
+    Builtin::Conv2d,
+    Builtin::DepthwiseConv2d,
+    Builtin::FullyConnected,
+    Builtin::AveragePool2d,
+    Builtin::MaxPool2d,
+    Builtin::Softmax,
+    Builtin::Quantize,
+    Builtin::Svdf,
+    Builtin::Relu,
+    Builtin::Relu6,
+    Builtin::Add,
+    Builtin::Mul,
+    Builtin::Mean,
+    Builtin::Concatenation,
+    Builtin::Pad,
+    Builtin::PadV2,
+    Builtin::ResizeNearestNeighbor,
+    Builtin::Logistic,
+    Builtin::Tanh,
+    Builtin::Dequantize,
+    Builtin::Reshape,
+    Builtin::Squeeze,
+    Builtin::ExpandDims,
 ];
 
 /// The operands and options of the call being prepared.
@@ -419,14 +427,14 @@ mod tests {
         let input = operand(ElementType::Float32, &[1, 4]);
         let output = [operand(ElementType::Float32, &[1, 3])];
         let hybrid = [Some(input), Some(operand(ElementType::Int8, &[3, 4])), None];
-        let e = kernel("FULLY_CONNECTED", &options, &hybrid, &output).unwrap_err();
+        let e = kernel(Some(Builtin::FullyConnected), &options, &hybrid, &output).unwrap_err();
         assert!(e.contains("the filter is Int8"), "{e}");
         let float = [
             Some(input),
             Some(operand(ElementType::Float32, &[3, 4])),
             None,
         ];
-        let k = kernel("FULLY_CONNECTED", &options, &float, &output).unwrap();
+        let k = kernel(Some(Builtin::FullyConnected), &options, &float, &output).unwrap();
         assert!(
             k.starts_with("::usmp_kernels::Kernel::FullyConnectedFloat("),
             "{k}"
@@ -501,18 +509,18 @@ mod tests {
                     dilation: [1, 1],
                     activation: Activation::None,
                 };
-                ("CONV_2D", options)
+                (Builtin::Conv2d, options)
             } else {
                 let options = Options::FullyConnected {
                     activation: Activation::None,
                     keep_num_dims: false,
                 };
-                ("FULLY_CONNECTED", options)
+                (Builtin::FullyConnected, options)
             };
-            match kernel(op, &options, &inputs, &outputs) {
+            match kernel(Some(op), &options, &inputs, &outputs) {
                 Ok(k) => {
                     accepted += 1;
-                    assert!(all_good, "{op} accepted broken {picks:?}: {k}");
+                    assert!(all_good, "{op:?} accepted broken {picks:?}: {k}");
                     // The shifts generated are within what the kernels shift by.
                     let shifts = k.split("shift").skip(1).filter_map(|rest| {
                         let digits: String = rest
@@ -523,14 +531,14 @@ mod tests {
                         digits.parse::<i32>().ok()
                     });
                     for shift in shifts {
-                        assert!(shift <= MAX_LEFT_SHIFT, "{op} {picks:?}: {k}");
+                        assert!(shift <= MAX_LEFT_SHIFT, "{op:?} {picks:?}: {k}");
                     }
                 }
                 Err(e) => {
                     refused += 1;
                     let large = (f64::from(si) * f64::from(sf) / f64::from(so)) >= 2f64.powi(30);
-                    assert!(!all_good || large, "{op} refused {picks:?}: {e}");
-                    assert!(e.contains("re-export"), "{op} {picks:?}: {e}");
+                    assert!(!all_good || large, "{op:?} refused {picks:?}: {e}");
+                    assert!(e.contains("re-export"), "{op:?} {picks:?}: {e}");
                 }
             }
         }
