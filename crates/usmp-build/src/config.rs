@@ -11,7 +11,7 @@ use crate::cargo_toml::manifest_warnings;
 use crate::choice::OwnAlgorithms;
 
 use crate::codegen;
-use crate::manifest::{self, Span};
+use crate::manifest::{self, Located, Span};
 use crate::outputs::{
     DEFAULT_RUNTIME_PATH, Embed, LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, constants_file,
     is_runtime_path, tflm_file,
@@ -80,8 +80,9 @@ pub enum Error {
         source: std::io::Error,
     },
     /// `usmp.toml` is wrong or its models cannot be planned as declared: every problem
-    /// found, each rendered as `file:line:column: error: ...` with the line and a caret.
-    Invalid(Vec<String>),
+    /// found, in the order of the text, each with its line and column (and displayed as
+    /// `file:line:column: error: ...` with the line and a caret).
+    Invalid(Vec<Located>),
     /// No output folder: `OUT_DIR` is unset (not run by cargo) and none was given.
     NoOutDir,
     /// [`Config::runtime_path`] was given something that is not an absolute path.
@@ -101,7 +102,10 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            Error::Invalid(diagnostics) => write!(f, "{}", diagnostics.join("\n\n")),
+            Error::Invalid(all) => {
+                let rendered: Vec<String> = all.iter().map(Located::to_string).collect();
+                write!(f, "{}", rendered.join("\n\n"))
+            }
             Error::RuntimePath(path) => write!(
                 f,
                 "Config::runtime_path({path:?}): not a path the generated code can name the runtime by; write `::` and the dependency's name as Rust sees it (\"::rt\" for `rt = {{ package = \"usmp\" }}`), or a `crate::` path to a re-export"
@@ -295,15 +299,11 @@ impl Config {
             .parent()
             .unwrap_or(Path::new(""))
             .to_path_buf();
-        let file = self.manifest.display().to_string();
         // Every diagnostic of every phase, in the order of the text.
         let invalid = |mut ds: Vec<Diagnostic<Span>>| {
             ds.sort_by_key(|d| d.span.start);
-            Error::Invalid(
-                ds.iter()
-                    .map(|d| manifest::render(&file, &text, d))
-                    .collect(),
-            )
+            let located = ds.iter().map(|d| Located::new(&self.manifest, &text, d));
+            Error::Invalid(located.collect())
         };
         let (spec, reading) = manifest::parse(&text, &base).map_err(|d| invalid(vec![d]))?;
         // cortex-m-rt's memory.x beside usmp.toml, if any: its regions are the ones to use.

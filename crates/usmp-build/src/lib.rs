@@ -174,6 +174,7 @@ mod spec;
 mod valid;
 
 pub use config::{Config, Error, Output, build};
+pub use manifest::Located;
 pub use outputs::{LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, tflm_file};
 /// The planner, for a [`Config::algorithm`]'s own [`Algorithm`](usmp_core::Algorithm) and
 /// its types (the same version usmp-build plans with).

@@ -2,7 +2,8 @@
 //! [`crate::read`], the reader both front ends share), and diagnostics rendered as
 //! `file:line:column` with the line and a caret.
 
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 use crate::raw;
 use crate::read::{TOML, read};
@@ -41,8 +42,50 @@ fn floor_char(text: &str, mut i: usize) -> usize {
     i
 }
 
+/// One mistake in a `usmp.toml`, where it was written: what
+/// [`Error::Invalid`](crate::Error::Invalid) lists, every one the build found.
+///
+/// It displays as cargo shows it: `file:line:column: error: message`, the line with a
+/// caret under the place, and the help.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The `usmp.toml` (a mistake found in a file it names, a model or `memory.x`, is
+    /// shown at the key that names it).
+    pub file: PathBuf,
+    /// The line in the `usmp.toml`, from 1.
+    pub line: usize,
+    /// The column, from 1, in characters.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+    /// What to write instead, when there is a clear answer.
+    pub help: Option<String>,
+    rendered: String,
+}
+
+impl Located {
+    /// `d`, found in `text`, the contents of `file`.
+    pub(crate) fn new(file: &Path, text: &str, d: &Diagnostic<Span>) -> Located {
+        let (line, column) = line_column(text, d.span.start);
+        Located {
+            file: file.to_path_buf(),
+            line,
+            column,
+            message: d.message.clone(),
+            help: d.help.clone(),
+            rendered: render(&file.display().to_string(), text, d),
+        }
+    }
+}
+
+impl fmt::Display for Located {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.rendered)
+    }
+}
+
 /// `file:line:column: error: message`, the line, a caret under the span, and the help.
-pub fn render(file: &str, text: &str, d: &Diagnostic<Span>) -> String {
+fn render(file: &str, text: &str, d: &Diagnostic<Span>) -> String {
     let (line, column) = line_column(text, d.span.start);
     let mut out = format!("{file}:{line}:{column}: error: {}", d.message);
     if let Some(source) = text.lines().nth(line - 1) {
@@ -89,9 +132,11 @@ mod tests {
     fn render_puts_a_caret_under_the_span() {
         let text = "[[pool]]\nname = \"dtcm\"\nsize = 0\n";
         let d = Diagnostic::new(30..31, "a pool size of 0 bytes holds nothing").help("give one");
-        let r = render("usmp.toml", text, &d);
+        let r = Located::new(Path::new("usmp.toml"), text, &d);
+        assert_eq!((r.line, r.column), (3, 8));
+        assert_eq!(r.help.as_deref(), Some("give one"));
         assert_eq!(
-            r,
+            r.to_string(),
             "usmp.toml:3:8: error: a pool size of 0 bytes holds nothing\n  |\n3 | size = 0\n  |        ^\n= help: give one"
         );
     }

@@ -103,6 +103,10 @@ fn a_wrong_plan_from_an_own_algorithm_is_a_build_error_naming_it() {
         );
     };
     assert_eq!(d.len(), 1, "{d:#?}");
+    // At the model's `algorithm`, line 11, column 13.
+    assert_eq!((d[0].line, d[0].column), (11, 13), "{}", d[0]);
+    assert!(d[0].file.ends_with("usmp.toml"), "{}", d[0]);
+    let d: Vec<String> = d.iter().map(ToString::to_string).collect();
     assert!(d[0].contains("usmp.toml:11:13: error:"), "{}", d[0]);
     assert!(
         d[0].contains("algorithm \"pile\" produced an invalid plan"),
@@ -123,6 +127,7 @@ fn an_unregistered_name_lists_the_built_in_and_registered_ones() {
     let Err(Error::Invalid(d)) = result else {
         panic!("an unknown algorithm was accepted");
     };
+    let d: Vec<String> = d.iter().map(ToString::to_string).collect();
     assert!(d[0].contains("unknown algorithm `stak`"), "{}", d[0]);
     assert!(
         d[0].contains("first_fit") && d[0].contains("this build's own: stack"),

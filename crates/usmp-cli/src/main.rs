@@ -316,7 +316,10 @@ fn manifest_only(file: &Path, flags: &Flags<'_>) -> Result<(), Failure> {
 fn manifest(file: &Path, svg: Option<&Path>) -> Result<(), Failure> {
     let config = usmp_build::Config::from_file(file).cargo_directives(false);
     let failed = |e: usmp_build::Error| match e {
-        usmp_build::Error::Invalid(d) => Failure::Rendered(d.join("\n")),
+        usmp_build::Error::Invalid(d) => {
+            let rendered: Vec<String> = d.iter().map(ToString::to_string).collect();
+            Failure::Rendered(rendered.join("\n"))
+        }
         other => Failure::Input(other.to_string()),
     };
     let planned = config.plan().map_err(failed)?;

@@ -42,7 +42,7 @@ fn errors(case: &str, toml: &str, extra: &[(&str, &str)]) -> Vec<String> {
         .cargo_directives(false)
         .generate();
     match result {
-        Err(Error::Invalid(d)) => d,
+        Err(Error::Invalid(d)) => d.iter().map(ToString::to_string).collect(),
         Err(e) => panic!("{case}: expected diagnostics, got {e}"),
         Ok(_) => panic!("{case}: the bad file was accepted"),
     }

@@ -144,6 +144,7 @@ fn a_memory_x_that_is_not_a_file_is_refused_without_blocking() {
     let Err(Error::Invalid(d)) = result else {
         panic!("a FIFO memory.x was accepted");
     };
+    let d: Vec<String> = d.iter().map(ToString::to_string).collect();
     assert!(
         d[0].contains("memory.x: cannot read it: it is not a regular file"),
         "{d:#?}"
@@ -164,6 +165,7 @@ fn a_memory_x_that_is_not_a_file_is_refused_without_blocking() {
     let Err(Error::Invalid(d)) = result else {
         panic!("a FIFO model was accepted");
     };
+    let d: Vec<String> = d.iter().map(ToString::to_string).collect();
     assert!(d[0].contains("pipe.tflite"), "{d:#?}");
     assert!(d[0].contains("it is not a regular file"), "{d:#?}");
 }
