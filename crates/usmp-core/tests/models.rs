@@ -421,7 +421,6 @@ fn out_size(input: i32, filter: i32, stride: i32, dilation: i32, padding: usmp::
 /// from the input's, the window, the strides, the dilation and the padding read.
 #[test]
 fn options_agree_with_the_shapes_of_the_shared_models() {
-    use usmp::Options;
     let Some(dir) = shared_models() else { return };
     let mut checked = 0;
     for name in [
@@ -435,30 +434,13 @@ fn options_agree_with_the_shapes_of_the_shared_models() {
         for (i, op) in g.operators.iter().enumerate() {
             let shape = |t: usize| g.tensors[t].shape.clone();
             let output = shape(op.outputs[0]);
-            let (window, stride, dilation, padding) = match op.options {
-                Options::Conv2d {
-                    padding,
-                    stride,
-                    dilation,
-                    ..
-                }
-                | Options::DepthwiseConv2d {
-                    padding,
-                    stride,
-                    dilation,
-                    ..
-                } => {
-                    let f = shape(op.inputs[1].unwrap());
-                    ([f[1], f[2]], stride, dilation, padding)
-                }
-                Options::Pool2d {
-                    padding,
-                    stride,
-                    filter,
-                    ..
-                } => (filter, stride, [1, 1], padding),
-                _ => continue,
-            };
+            let Some(w) = op.window() else { continue };
+            // A pooling's window is in its options; a convolution's is its filter's shape.
+            let window = w.filter.unwrap_or_else(|| {
+                let f = shape(op.inputs[1].unwrap());
+                [f[1], f[2]]
+            });
+            let (stride, dilation, padding) = (w.stride, w.dilation, w.padding);
             let x = shape(op.inputs[0].unwrap());
             for d in 0..2 {
                 assert!(stride[d] >= 1 && dilation[d] >= 1, "{name} call {i}");
