@@ -14,6 +14,12 @@
 //! whole-program peak (one set) and the sum of the per-pool bounds (singletons), and more
 //! than both when pools share some buffers but not others. A plan's own pools get a
 //! second, plan-relative bound, [`assigned`]: the clique of the buffers it put there.
+//!
+//! An output declared to overlap its input ([`Overlap`](crate::problem::Overlap)) may
+//! share up to its window's most bytes with it, so a clique holding both counts that
+//! much less (see `overlap`): the bounds stay bounds of the problem as declared.
+
+mod overlap;
 
 use crate::problem::{Conflicts, PoolKind, Problem};
 
@@ -252,7 +258,8 @@ pub fn assigned(problem: &Problem, allocations: &[crate::solution::Allocation]) 
 /// A lower bound on the memory the buffers `members` need together.
 fn clique_bound(problem: &Problem, members: &[usize]) -> u64 {
     match problem.conflicts() {
-        Conflicts::Intervals => peak(problem, members),
+        Conflicts::Intervals if problem.overlaps().is_empty() => peak(problem, members),
+        Conflicts::Intervals => overlap::peak(problem, members),
         Conflicts::Graph(adj) => greedy_clique(problem, adj, members),
     }
 }
@@ -322,8 +329,11 @@ fn greedy_clique(problem: &Problem, adj: &[Vec<usize>], members: &[usize]) -> u6
         let mut total = size(start);
         for j in neighbours {
             if clique.iter().all(|&c| adj[j].binary_search(&c).is_ok()) {
+                // Less what a declared overlap with a member may share (never counted
+                // below what the union of the clique's bytes must hold).
+                let shared = overlap::shared_with(problem, j, &clique);
                 clique.push(j);
-                total = total.saturating_add(size(j));
+                total = total.saturating_add(size(j)).saturating_sub(shared);
             }
         }
         best = best.max(total);

@@ -123,7 +123,7 @@ pub use algo::{
 pub use bound::LowerBound;
 pub use plan::{Plan, plan};
 pub use problem::{
-    Buffer, Conflicts, Field, Live, Locus, Pool, PoolKind, Problem, ProblemBuilder, ProblemError,
-    ProblemErrorKind,
+    Buffer, Conflicts, Field, Live, Locus, Overlap, Pool, PoolKind, Problem, ProblemBuilder,
+    ProblemError, ProblemErrorKind,
 };
 pub use solution::{Allocation, Attempt, PlanError, Solution, Violation, pool_sizes};

@@ -229,6 +229,18 @@ pub enum Violation {
         /// Their pool.
         pool: String,
     },
+    /// An output shares bytes with an input it may overlap, but at a shift outside the
+    /// declared window.
+    OutsideWindow {
+        /// The output.
+        output: String,
+        /// The input.
+        input: String,
+        /// Output offset minus input offset.
+        shift: i128,
+        /// The window declared.
+        shifts: [i64; 2],
+    },
 }
 
 impl fmt::Display for Violation {
@@ -273,6 +285,17 @@ impl fmt::Display for Violation {
                     "conflicting buffers \"{a}\" and \"{b}\" overlap in pool \"{pool}\""
                 )
             }
+            Violation::OutsideWindow {
+                output,
+                input,
+                shift,
+                shifts,
+            } => write!(
+                f,
+                "\"{output}\" shares bytes with \"{input}\" at shift {shift}, outside its \
+                 window [{}, {}]",
+                shifts[0], shifts[1]
+            ),
         }
     }
 }

@@ -527,3 +527,29 @@ fn capacity_decides_and_time_limit_is_checked() {
     assert!(text(&out.stderr).contains("applies to the searching algorithms"));
     std::fs::remove_file(&csv).unwrap();
 }
+
+/// The documented chain whose outputs may be written over their inputs: every algorithm
+/// plans it in 272 bytes where every pair apart needs 528, and the table says so.
+#[test]
+fn a_problem_with_overlaps_plans_below_the_bound_apart() {
+    let file = repo().join("examples/problems/chain_overlaps.json");
+    for algorithm in [
+        "first_fit",
+        "best_fit",
+        "greedy_by_size",
+        "hill_climb",
+        "auto",
+    ] {
+        let out = usmp(&["plan", file.to_str().unwrap(), "--algorithm", algorithm]);
+        assert!(out.status.success(), "{algorithm}: {}", text(&out.stderr));
+        let table = text(&out.stdout);
+        assert!(
+            table.contains("272 bytes in total; lower bound 272"),
+            "{table}"
+        );
+        assert!(
+            table.contains("2 declared, 2 used") && table.contains("every pair apart 528"),
+            "{table}"
+        );
+    }
+}

@@ -219,3 +219,106 @@ fn widest_step_is_the_most_bytes_live_in_a_buffers_life() {
         assert_eq!(widest_step(&problem, &all), expected, "case {case}");
     }
 }
+
+/// x (32 bytes) then y (16) written over it: together they need only 32 bytes, at the
+/// shift 0 the window allows, and the bound says so, for live ranges and for a graph.
+#[test]
+fn an_overlap_lowers_the_bound_by_what_its_window_shares() {
+    use crate::problem::Overlap;
+    use crate::solution::Allocation;
+    for graph in [false, true] {
+        let mut b = Problem::builder();
+        let w = b.pool(Pool::workspace("w"));
+        let (x, y) = if graph {
+            let x = b.buffer(Buffer::new("x", 32).with_candidates([w]));
+            let y = b.buffer(Buffer::new("y", 16).with_candidates([w]));
+            b.conflict(x, y);
+            (x, y)
+        } else {
+            let x = b.buffer(Buffer::new("x", 32).with_candidates([w]).with_live(0, 2));
+            (
+                x,
+                b.buffer(Buffer::new("y", 16).with_candidates([w]).with_live(1, 3)),
+            )
+        };
+        let without = LowerBound::of(&b.clone().build().unwrap()).total;
+        assert_eq!(without, 48);
+        b.overlap(Overlap {
+            output: y,
+            input: x,
+            shifts: [-16, 0],
+        });
+        let p = b.build().unwrap();
+        assert_eq!(LowerBound::of(&p).total, 32, "graph {graph}");
+        let both_at_0 = [Allocation { pool: 0, offset: 0 }; 2];
+        assert_eq!(crate::verify::verify(&p, &both_at_0), Ok(()));
+    }
+}
+
+/// On small random problems with overlaps, no placement the verifier accepts is smaller
+/// than the bound (every placement of up to four buffers at offsets below 12, tried).
+#[test]
+fn the_bound_with_overlaps_is_below_every_verified_plan() {
+    use crate::problem::Overlap;
+    use crate::solution::Allocation;
+    let mut rng = crate::test_rng::Rng::seeded(0x0b0_07e5);
+    let mut tight = 0;
+    for case in 0..300 {
+        let mut b = Problem::builder();
+        let w = b.pool(Pool::workspace("w"));
+        let n = 2 + rng.below(3) as usize;
+        let mut sizes = Vec::new();
+        for k in 0..n {
+            let size = 1 + rng.below(6);
+            sizes.push(size);
+            // A chain: k live over [k, k + 2), so k and k + 1 meet at step k + 1.
+            let start = k as u64;
+            b.buffer(
+                Buffer::new(format!("b{k}"), size)
+                    .with_candidates([w])
+                    .with_live(start, start + 2),
+            );
+        }
+        for k in 1..n {
+            if rng.below(2) == 0 {
+                let lo = rng.below(9) as i64 - 6;
+                b.overlap(Overlap {
+                    output: k,
+                    input: k - 1,
+                    shifts: [lo, lo + rng.below(4) as i64],
+                });
+            }
+        }
+        let p = b.build().unwrap();
+        let bound = LowerBound::of(&p).total;
+        // Every placement at offsets 0..12: the smallest end any verified one reaches.
+        let mut best = u64::MAX;
+        let mut offsets = vec![0u64; n];
+        loop {
+            let allocs: Vec<Allocation> = offsets
+                .iter()
+                .map(|&offset| Allocation { pool: 0, offset })
+                .collect();
+            if crate::verify::verify(&p, &allocs).is_ok() {
+                let end = offsets
+                    .iter()
+                    .zip(&sizes)
+                    .map(|(o, s)| o + s)
+                    .max()
+                    .unwrap_or(0);
+                best = best.min(end);
+            }
+            let Some(k) = offsets.iter().position(|&o| o < 11) else {
+                break;
+            };
+            offsets[k] += 1;
+            offsets[..k].iter_mut().for_each(|o| *o = 0);
+        }
+        assert!(
+            bound <= best,
+            "case {case}: bound {bound} above a plan of {best}"
+        );
+        tight += usize::from(bound == best);
+    }
+    assert!(tight > 100, "the bound is rarely reached: {tight} of 300");
+}

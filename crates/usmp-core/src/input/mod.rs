@@ -6,6 +6,7 @@
 mod csv;
 pub mod json;
 mod model_json;
+mod overlap_json;
 mod pools_json;
 mod problem_json;
 mod read;

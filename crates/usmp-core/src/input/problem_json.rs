@@ -11,8 +11,11 @@
 //! (bytes per second, or `"8 GB/s"`) is optional. Buffers: `alignment` defaults to 1,
 //! `kind` to `workspace`, `traffic` (bytes read and written per inference) to 0; either
 //! every buffer has `"live": [start, end]` (half-open) or conflicts are listed by name.
+//! A buffer may list `overlaps`: inputs it may be written over, each with its window
+//! (see [`overlap_json`](super::overlap_json)).
 
 use super::json::{self, Json, Value};
+use super::overlap_json;
 use super::read::{Element, Known, Names, Reader, Spans};
 use super::{InputError, Pos};
 use crate::problem::{Buffer, Locus, Problem, ProblemBuilder, ProblemError};
@@ -27,6 +30,7 @@ const BUFFER_KEYS: &[&str] = &[
     "conflicts",
     "live",
     "traffic",
+    "overlaps",
 ];
 
 /// Parses a JSON problem; errors name `file`, the line and column, and the field.
@@ -58,17 +62,21 @@ pub(crate) fn problem_from_json(root: &Json<'_>, file: &str) -> Result<Problem, 
     // Names are looked up only for conflict lists: live-range problems (the big ones)
     // build no index.
     let conflict_lists = buffers_json.iter().any(|b| match &b.value {
-        Value::Object(entries) => entries.iter().any(|(key, _, _)| &**key == "conflicts"),
+        Value::Object(entries) => entries
+            .iter()
+            .any(|(key, _, _)| &**key == "conflicts" || &**key == "overlaps"),
         _ => false,
     });
+    let mut pending_overlaps = Vec::new();
     // Whether each buffer was read without a mistake: the builder's checks of a buffer
     // read with stand-ins would only repeat what was noted.
     let mut clean = Vec::new();
     for (k, bj) in buffers_json.iter().enumerate() {
         let before = r.noted();
-        let Some((buffer, conflicts)) = r.keep(buffer(&r, bj, k, &known_pools)) else {
+        let Some((buffer, conflicts, overlaps)) = r.keep(buffer(&r, bj, k, &known_pools)) else {
             continue;
         };
+        pending_overlaps.push(overlaps);
         if conflict_lists {
             buffer_index
                 .entry(buffer.name.clone())
@@ -84,6 +92,13 @@ pub(crate) fn problem_from_json(root: &Json<'_>, file: &str) -> Result<Problem, 
         elements: &buffer_elements,
     };
     add_conflicts(&r, &mut builder, pending_conflicts, &named, &mut clean);
+    overlap_json::add(
+        &r,
+        &mut builder,
+        pending_overlaps,
+        &buffer_index,
+        &mut clean,
+    );
     let at = |e: &ProblemError| {
         let pos = match e.locus {
             Locus::Pool(i, field) => pool_spans[i].of(field),
@@ -202,14 +217,14 @@ fn buffer_spans(j: &Json<'_>, pools: &Known<'_>) -> Spans {
 /// The buffers a buffer names as conflicting, each where it was written.
 type Conflicting<'j> = Vec<(&'j str, Pos)>;
 
-/// Buffer `k` and the conflicts it names. Bad fields are noted and left at stand-ins;
-/// only a buffer that is not an object is an error.
+/// Buffer `k`, the conflicts it names and the overlaps it declares. Bad fields are noted
+/// and left at stand-ins; only a buffer that is not an object is an error.
 fn buffer<'j>(
     r: &Reader<'_>,
     j: &'j Json<'j>,
     k: usize,
     pools: &Known<'_>,
-) -> Result<(Buffer, Conflicting<'j>), InputError> {
+) -> Result<(Buffer, Conflicting<'j>, overlap_json::Declared<'j>), InputError> {
     let what = Element {
         list: "buffers",
         index: k,
@@ -254,6 +269,7 @@ fn buffer<'j>(
         .map(|(_, c, pos)| (c, pos))
         .collect();
     let live_range = r.get(e, "live").and_then(|live| live_of(r, live, what));
+    let overlaps = overlap_json::read(r, e, what);
     let mut buffer = Buffer::new(name, size.unwrap_or(1));
     buffer.alignment = alignment;
     buffer.traffic = traffic;
@@ -264,7 +280,7 @@ fn buffer<'j>(
     if let Some((start, end)) = live_range {
         buffer = buffer.with_live(start, end);
     }
-    Ok((buffer, conflicts))
+    Ok((buffer, conflicts, overlaps))
 }
 
 /// A buffer's `live` range, `[start, end]`; a bad one is noted and left out.
@@ -498,6 +514,29 @@ mod tests {
         assert_eq!(
             all[100].message,
             "19900 more errors are not listed; fix these first"
+        );
+    }
+
+    #[test]
+    fn overlaps_name_their_input_and_window() {
+        let text = r#"{"pools": [{"name": "p"}], "buffers": [
+            {"name": "x", "size_bytes": 32, "pool_candidates": ["p"], "live": [0, 2]},
+            {"name": "y", "size_bytes": 16, "pool_candidates": ["p"], "live": [1, 3],
+             "overlaps": [{"input": "x", "shifts": [-16, 0]}]}]}"#;
+        let p = parse_problem_json(text, "p.json").unwrap();
+        let o = p.overlap_between(0, 1).unwrap();
+        assert_eq!((o.output, o.input, o.shifts), (1, 0, [-16, 0]));
+        let e = error(&text.replace("\"input\": \"x\"", "\"input\": \"q\""));
+        assert!(
+            e.contains("p.json:4:27") && e.contains("no buffer is named \"q\""),
+            "{e}"
+        );
+        let e = error(&text.replace("[-16, 0]", "[-16]"));
+        assert!(e.contains("must be [least, greatest]"), "{e}");
+        let e = error(&text.replace("[-16, 0]", "[0, -16]"));
+        assert!(
+            e.contains("p.json:4:26") && e.contains("least is above"),
+            "{e}"
         );
     }
 }

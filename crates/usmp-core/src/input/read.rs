@@ -168,6 +168,7 @@ impl Spans {
             }
             Field::Conflicts => "conflicts",
             Field::Live => "live",
+            Field::Overlap(_) => "overlaps",
         };
         let whole = self.whole.unwrap_or(Pos { line: 1, column: 1 });
         self.field(key).unwrap_or(whole)
@@ -369,6 +370,23 @@ impl<'f> Reader<'f> {
                 ),
             )),
         }
+    }
+
+    /// A whole number that may be negative.
+    pub(crate) fn signed(&self, j: &Json<'_>, what: impl Display) -> Result<i64, InputError> {
+        let text = match &j.value {
+            Value::Number(Number::Whole(v)) => return Ok(i64::try_from(*v).unwrap_or(i64::MAX)),
+            Value::Number(Number::Text(text)) => &**text,
+            other => {
+                let found = other.describe();
+                let message = format!("{what} must be a whole number, found {found}");
+                return Err(self.err(j.pos, message));
+            }
+        };
+        text.parse::<i64>().map_err(|_| {
+            let message = format!("{what} is {text}, which is not a whole number of 64 bits");
+            self.err(j.pos, message)
+        })
     }
 
     pub(crate) fn integer(

@@ -32,6 +32,8 @@ pub enum Field {
     Conflicts,
     /// The live range.
     Live,
+    /// The overlap at this position among the buffer's (as the output).
+    Overlap(usize),
 }
 
 /// Why a problem could not be built: what is wrong, and where.
@@ -107,6 +109,45 @@ pub enum ProblemErrorKind {
     /// Some buffers have live ranges and others do not, or ranges and explicit conflicts
     /// were mixed.
     MixedConflicts(String),
+    /// An overlap of a buffer with itself.
+    SelfOverlap(String),
+    /// An overlap whose least shift is above its greatest.
+    EmptyWindow {
+        /// The output.
+        output: String,
+        /// The input.
+        input: String,
+        /// The window given.
+        shifts: [i64; 2],
+    },
+    /// An overlap of constant data.
+    ConstantOverlap {
+        /// The output.
+        output: String,
+        /// The input.
+        input: String,
+    },
+    /// An overlap between buffers that do not conflict.
+    OverlapWithoutConflict {
+        /// The output.
+        output: String,
+        /// The input.
+        input: String,
+    },
+    /// The same pair of buffers given two overlaps.
+    DuplicateOverlap {
+        /// The output.
+        output: String,
+        /// The input.
+        input: String,
+    },
+    /// A buffer that would share bytes with two others at one step.
+    OverlapsAtOnce {
+        /// The buffer.
+        buffer: String,
+        /// The first step it would.
+        step: u64,
+    },
 }
 
 impl fmt::Display for ProblemErrorKind {
@@ -166,6 +207,41 @@ impl fmt::Display for ProblemErrorKind {
                 live.start, live.end
             ),
             ProblemError::MixedConflicts(why) => f.write_str(why),
+            ProblemError::SelfOverlap(n) => write!(
+                f,
+                "buffer \"{n}\" is given an overlap with itself; name the input its call reads \
+                 for the last time"
+            ),
+            ProblemError::EmptyWindow {
+                output,
+                input,
+                shifts,
+            } => write!(
+                f,
+                "the overlap of \"{output}\" over \"{input}\" has shifts [{}, {}]: the least is \
+                 above the greatest; write [least, greatest]",
+                shifts[0], shifts[1]
+            ),
+            ProblemError::ConstantOverlap { output, input } => write!(
+                f,
+                "the overlap of \"{output}\" over \"{input}\" involves constant data, which is \
+                 never written; only workspace buffers may share bytes"
+            ),
+            ProblemError::OverlapWithoutConflict { output, input } => write!(
+                f,
+                "\"{output}\" and \"{input}\" do not conflict, so they may share bytes anyway; \
+                 leave the overlap out"
+            ),
+            ProblemError::DuplicateOverlap { output, input } => write!(
+                f,
+                "the overlap of \"{output}\" over \"{input}\" is given twice; give each pair one \
+                 window"
+            ),
+            ProblemError::OverlapsAtOnce { buffer, step } => write!(
+                f,
+                "buffer \"{buffer}\" would share bytes with two buffers at step {step}; a buffer \
+                 may overlap one other at a time"
+            ),
         }
     }
 }

@@ -7,10 +7,12 @@
 //! conflicts). Algorithms can therefore index freely without re-validating user data.
 
 mod error;
+mod overlap;
 
 use std::collections::HashSet;
 
 pub use error::{Field, Locus, ProblemError, ProblemErrorKind};
+pub use overlap::Overlap;
 
 /// Whether a pool holds read-write scratch or read-only constants (RFC goal G3): the
 /// runtime's own enum, which generated code names.
@@ -176,6 +178,8 @@ pub struct Problem {
     pools: Vec<Pool>,
     buffers: Vec<Buffer>,
     conflicts: Conflicts,
+    /// Sorted by their pair of buffers (lower index first).
+    overlaps: Vec<Overlap>,
 }
 
 impl Problem {
@@ -199,7 +203,23 @@ impl Problem {
         &self.conflicts
     }
 
-    /// Whether buffers `a` and `b` may not overlap in memory.
+    /// The outputs that may share bytes with an input they consume, and where.
+    pub fn overlaps(&self) -> &[Overlap] {
+        &self.overlaps
+    }
+
+    /// The overlap declared between buffers `a` and `b`, either way round.
+    pub fn overlap_between(&self, a: usize, b: usize) -> Option<&Overlap> {
+        let key = (a.min(b), a.max(b));
+        let k = self
+            .overlaps
+            .binary_search_by_key(&key, |o| (o.output.min(o.input), o.output.max(o.input)))
+            .ok()?;
+        self.overlaps.get(k)
+    }
+
+    /// Whether buffers `a` and `b` may not overlap in memory (but for a declared
+    /// [`Overlap`]'s window).
     pub fn conflict(&self, a: usize, b: usize) -> bool {
         if a == b {
             return false;
@@ -252,6 +272,14 @@ impl Problem {
         relaxed
     }
 
+    /// The same problem with no overlaps declared: every conflicting pair apart.
+    pub(crate) fn without_overlaps(&self) -> Problem {
+        Problem {
+            overlaps: Vec::new(),
+            ..self.clone()
+        }
+    }
+
     /// The same problem with each buffer's candidates fastest first (by bandwidth; a pool
     /// without one counts as slowest; equals keep their preference order).
     pub(crate) fn fastest_first(&self) -> Problem {
@@ -277,6 +305,8 @@ pub struct ProblemBuilder {
     pools: Vec<Pool>,
     buffers: Vec<Buffer>,
     edges: Vec<(usize, usize)>,
+    /// Each with its position among its output's.
+    overlaps: Vec<(Overlap, usize)>,
 }
 
 impl ProblemBuilder {
@@ -298,6 +328,18 @@ impl ProblemBuilder {
         self.edges.push((a, b));
     }
 
+    /// Declares that `overlap.output` may share bytes with `overlap.input` within its
+    /// window. The two must conflict (else they may share bytes anyway), be workspace
+    /// buffers, and (with live ranges) each share bytes with one buffer at a time.
+    pub fn overlap(&mut self, overlap: Overlap) {
+        let k = self
+            .overlaps
+            .iter()
+            .filter(|(o, _)| o.output == overlap.output)
+            .count();
+        self.overlaps.push((overlap, k));
+    }
+
     /// Checks everything and returns the problem, or the first problem found.
     pub fn build(self) -> Result<Problem, ProblemError> {
         self.build_all_errors()
@@ -311,6 +353,7 @@ impl ProblemBuilder {
             pools,
             buffers,
             edges,
+            overlaps,
         } = self;
         let mut errors = Vec::new();
         let mut pool_names = HashSet::new();
@@ -344,11 +387,19 @@ impl ProblemBuilder {
             return Err(errors);
         }
         let conflicts = conflicts_of(&buffers, edges).map_err(|e| vec![e])?;
-        Ok(Problem {
+        let mut problem = Problem {
             pools,
             buffers,
             conflicts,
-        })
+            overlaps: Vec::new(),
+        };
+        if !overlaps.is_empty() {
+            problem.overlaps =
+                overlap::checked(overlaps, &problem.buffers, &problem.conflicts, |a, b| {
+                    problem.conflict(a, b)
+                })?;
+        }
+        Ok(problem)
     }
 }
 

@@ -16,6 +16,20 @@ fn gap(used: u64, bound: u64) -> String {
     }
 }
 
+/// How many declared overlaps the plan uses: pairs that share bytes.
+fn overlaps_used(problem: &Problem, plan: &Plan) -> usize {
+    let (b, a) = (problem.buffers(), &plan.allocations);
+    let placed = |i: usize| (a[i].pool, a[i].offset, a[i].offset + b[i].size);
+    problem
+        .overlaps()
+        .iter()
+        .filter(|o| {
+            let ((p, x0, x1), (q, y0, y1)) = (placed(o.output), placed(o.input));
+            p == q && x0 < y1 && y0 < x1
+        })
+        .count()
+}
+
 /// The plan as a text table.
 pub fn table(problem: &Problem, plan: &Plan) -> String {
     let mut out = String::new();
@@ -38,6 +52,16 @@ pub fn table(problem: &Problem, plan: &Plan) -> String {
         problem.pools().len(),
         gap(total, lb),
     );
+    if !problem.overlaps().is_empty() {
+        let apart = crate::bound::LowerBound::of(&problem.without_overlaps()).total;
+        let used = overlaps_used(problem, plan);
+        let _ = writeln!(
+            out,
+            "overlaps: {} declared, {used} used (outputs over the inputs they consume); lower \
+             bound with every pair apart {apart}",
+            problem.overlaps().len()
+        );
+    }
     let _ = writeln!(
         out,
         "\n{:<16} {:<9} {:>14} {:>14} {:>14} {:>8}",

@@ -109,6 +109,17 @@ impl Algorithm for Exact {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
+        let mut solution = self.search(problem, lower_bound)?;
+        // The search places buffers apart; with overlaps declared, its proof covers
+        // those placements only (its start, first fit, may place over partners).
+        solution.proven_optimal &= problem.overlaps().is_empty();
+        Ok(solution)
+    }
+}
+
+impl Exact {
+    /// [`Algorithm::allocate`] but for what its proof covers.
+    fn search(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
         let start = self.improve_best(problem, lower_bound, &[&FirstFit]);
         let solution = self.choose_pools(problem, lower_bound, start);
         if self.assignment == Assignment::Fastest

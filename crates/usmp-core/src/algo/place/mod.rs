@@ -167,6 +167,72 @@ impl<'l, 'p, W: Addr> Occupancy<'l, 'p, W> {
         offset
     }
 
+    /// The lowest offset for `buffer` in `pool` over a placed buffer it may be written
+    /// over (or that may be written over it), within the declared window and clear of
+    /// every other placed conflict; `None` without such a partner or place. A scan over
+    /// the placed buffers: only problems that declare overlaps pay it.
+    fn overlapping(&self, buffer: usize, pool: usize) -> Option<u64> {
+        let problem = self.layout.problem;
+        let buffers = problem.buffers();
+        let (size, align) = (buffers[buffer].size, problem.alignment_in(buffer, pool));
+        let mut best: Option<u64> = None;
+        for o in problem.overlaps() {
+            let partner = match (o.output == buffer, o.input == buffer) {
+                (true, _) => o.input,
+                (_, true) => o.output,
+                _ => continue,
+            };
+            let Some(p) = self.placed[partner].filter(|a| a.pool == pool) else {
+                continue;
+            };
+            // The offsets the window allows: output minus input within `shifts`.
+            let at = i128::from(p.offset);
+            let [lo, hi] = o.shifts.map(i128::from);
+            let (lo, hi) = if o.output == buffer {
+                (at + lo, at + hi)
+            } else {
+                (at - hi, at - lo)
+            };
+            let Ok(lo) = u64::try_from(lo.max(0)) else {
+                continue;
+            };
+            let mut taken: Vec<(u64, u64)> = self
+                .conflicting(buffer)
+                .filter(|&j| j != partner)
+                .filter_map(|j| {
+                    let a = self.placed[j].filter(|a| a.pool == pool)?;
+                    Some((a.offset, a.offset + buffers[j].size))
+                })
+                .collect();
+            taken.sort_unstable();
+            // The lowest aligned offset from `lo` that misses every taken range.
+            let mut offset = align_up(lo, align);
+            for (start, end) in taken {
+                if start >= offset.saturating_add(size) {
+                    break;
+                }
+                if end > offset {
+                    offset = align_up(end, align);
+                }
+            }
+            if i128::from(offset) <= hi {
+                best = Some(best.map_or(offset, |b: u64| b.min(offset)));
+            }
+        }
+        best
+    }
+
+    /// The buffers `buffer` conflicts with.
+    fn conflicting(&self, buffer: usize) -> Box<dyn Iterator<Item = usize> + '_> {
+        let problem = self.layout.problem;
+        match problem.conflicts() {
+            Conflicts::Graph(adj) => Box::new(adj[buffer].iter().copied()),
+            Conflicts::Intervals => {
+                Box::new((0..problem.buffers().len()).filter(move |&j| problem.conflict(buffer, j)))
+            }
+        }
+    }
+
     fn place(&mut self, buffer: usize, at: Allocation) {
         self.placed[buffer] = Some(at);
         if let Some(t) = &self.layout.time {
@@ -236,7 +302,10 @@ fn place_with<W: Addr>(
     lower_bound: u64,
 ) -> Result<(Vec<Allocation>, u64), PlanError> {
     let mut occupancy = Occupancy::<W>::new(layout, fit);
-    if split::applies(&occupancy, order.len()) {
+    // The two threads' halves place without overlaps; a problem that declares them is
+    // placed in one pass.
+    let overlaps = !layout.problem.overlaps().is_empty();
+    if !overlaps && split::applies(&occupancy, order.len()) {
         split::place(&mut occupancy, order, lower_bound, true)?;
     } else {
         place_each(&mut occupancy, order, lower_bound)?;
@@ -254,9 +323,15 @@ fn place_each<W: Addr>(
     lower_bound: u64,
 ) -> Result<(), PlanError> {
     let problem = occupancy.layout.problem;
+    let overlaps = !problem.overlaps().is_empty();
     for &buffer in order {
         let at = choose(problem, buffer, lower_bound, |pool| {
-            occupancy.offset(buffer, pool)
+            let clear = occupancy.offset(buffer, pool);
+            // Over a partner, when that is lower than clear of everything.
+            let over = overlaps
+                .then(|| occupancy.overlapping(buffer, pool))
+                .flatten();
+            over.map_or(clear, |o| o.min(clear))
         })?;
         occupancy.place(buffer, at);
     }

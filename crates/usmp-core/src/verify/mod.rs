@@ -2,12 +2,17 @@
 //!
 //! It shares no code with the algorithms on purpose. Overlaps are found by a sweep over
 //! time (live ranges) or over the edge list (conflict graphs), not by the placement
-//! structures the algorithms use, so a bug in those cannot hide itself here.
+//! structures the algorithms use, so a bug in those cannot hide itself here. A declared
+//! [`Overlap`] lets its output share bytes with its input exactly within its window, and
+//! nowhere else.
 
-use crate::problem::{Conflicts, Problem};
+mod pieces;
+
+use std::collections::BTreeMap;
+
+use crate::problem::{Conflicts, Overlap, Problem};
 use crate::solution::Allocation;
 pub use crate::solution::Violation;
-use std::collections::BTreeMap;
 
 /// At most this many violations are reported; one is enough to reject a plan.
 const MAX_VIOLATIONS: usize = 20;
@@ -76,6 +81,17 @@ fn overlap_violation(problem: &Problem, a: usize, b: usize, pool: usize) -> Viol
     }
 }
 
+/// An output over its input at a shift its window does not allow.
+fn outside_window(problem: &Problem, o: &Overlap, allocs: &[Allocation]) -> Violation {
+    let name = |i: usize| problem.buffers()[i].name.clone();
+    Violation::OutsideWindow {
+        output: name(o.output),
+        input: name(o.input),
+        shift: i128::from(allocs[o.output].offset) - i128::from(allocs[o.input].offset),
+        shifts: o.shifts,
+    }
+}
+
 fn overlaps_in_graph(
     problem: &Problem,
     adj: &[Vec<usize>],
@@ -89,7 +105,11 @@ fn overlaps_in_graph(
             let disjoint =
                 x.offset + buffers[i].size <= y.offset || y.offset + buffers[j].size <= x.offset;
             if x.pool == y.pool && !disjoint {
-                found.push(overlap_violation(problem, i, j, x.pool));
+                match problem.overlap_between(i, j) {
+                    Some(o) if o.allows(allocs[o.output].offset, allocs[o.input].offset) => {}
+                    Some(o) => found.push(outside_window(problem, o, allocs)),
+                    None => found.push(overlap_violation(problem, i, j, x.pool)),
+                }
                 if found.len() >= MAX_VIOLATIONS {
                     return;
                 }
@@ -101,28 +121,59 @@ fn overlaps_in_graph(
 /// Below this many events the sweep runs in one piece: a second thread would not pay.
 const MIN_EVENTS_TO_SPLIT: usize = 200_000;
 
-/// A buffer's start or end: `(step, starts, buffer)`. `false` (an end) sorts before
-/// `true` (a start) at the same step, so buffers that only touch in time never meet.
+/// An item's start or end: `(step, starts, item)`. `false` (an end) sorts before `true`
+/// (a start) at the same step, so items that only touch in time never meet.
 type Event = (u64, bool, usize);
 
-/// Sweeps time; at each step the live buffers of one pool must be disjoint, so a new
-/// buffer only has to be compared with its neighbours by address.
-fn overlaps_in_time(problem: &Problem, allocs: &[Allocation], found: &mut Vec<Violation>) {
-    let buffers = problem.buffers();
-    let mut events: Vec<Event> = Vec::with_capacity(buffers.len() * 2);
-    for (i, b) in buffers.iter().enumerate() {
-        if let Some(live) = b.live {
-            events.push((live.start, true, i));
-            events.push((live.end, false, i));
+/// What the time sweep places: a buffer over (a part of) its live range, or an output
+/// and the input it is written over, as one, over the steps they share.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    pool: usize,
+    offset: u64,
+    end: u64,
+    /// The buffer, or the output and the input.
+    owners: [usize; 2],
+}
+
+impl Item {
+    /// Buffer `i` where it is placed.
+    fn of(problem: &Problem, allocs: &[Allocation], i: usize) -> Item {
+        let a = allocs[i];
+        Item {
+            pool: a.pool,
+            offset: a.offset,
+            end: a.offset + problem.buffers()[i].size,
+            owners: [i, i],
         }
     }
+}
+
+/// Sweeps time; at each step the live items of one pool must be disjoint, so a new item
+/// only has to be compared with its neighbours by address.
+fn overlaps_in_time(problem: &Problem, allocs: &[Allocation], found: &mut Vec<Violation>) {
+    let (items, mut events) = if problem.overlaps().is_empty() {
+        let items = (0..allocs.len())
+            .map(|i| Item::of(problem, allocs, i))
+            .collect();
+        let mut events = Vec::with_capacity(allocs.len() * 2);
+        for (i, b) in problem.buffers().iter().enumerate() {
+            if let Some(live) = b.live {
+                events.push((live.start, true, i));
+                events.push((live.end, false, i));
+            }
+        }
+        (items, events)
+    } else {
+        pieces::split(problem, allocs, found)
+    };
     let halves = events.len() >= MIN_EVENTS_TO_SPLIT;
     if halves {
         sort_on_two_threads(&mut events);
     } else {
         events.sort_unstable();
     }
-    sweep_in_halves(problem, allocs, &events, halves, found);
+    sweep_in_halves(problem, allocs, &items, &events, halves, found);
 }
 
 /// Sorts `events`, each half on its own thread, then merges the halves.
@@ -134,75 +185,78 @@ fn sort_on_two_threads(events: &mut [Event]) {
 }
 
 /// Sweeps the sorted `events`, when `halves` in two halves on two threads: the second
-/// half starts from the buffers live across its first event. Either way the first
+/// half starts from the items live across its first event. Either way the first
 /// [`MAX_VIOLATIONS`] violations, in order, are those of one sweep from the first event
 /// (each half stops once it has that many, and the second's come after the first's).
 fn sweep_in_halves(
     problem: &Problem,
     allocs: &[Allocation],
+    items: &[Item],
     events: &[Event],
     halves: bool,
     found: &mut Vec<Violation>,
 ) {
+    let sweep = |events: &[Event], live: &[usize], found: &mut Vec<Violation>| {
+        sweep(problem, allocs, items, events, live, found);
+    };
     if !halves || events.len() < 2 {
-        sweep(problem, allocs, events, &[], found);
+        sweep(events, &[], found);
         return;
     }
     let (left, right) = events.split_at(events.len() / 2);
     let mut later = Vec::new();
     crate::parallel::join(
         || {
-            let first = right[0];
-            // Live across `first`: started before it, ending at or after it.
-            let across: Vec<usize> = (0..problem.buffers().len())
-                .filter(|&i| {
-                    problem.buffers()[i]
-                        .live
-                        .is_some_and(|l| (l.start, true, i) < first && first <= (l.end, false, i))
-                })
-                .collect();
-            sweep(problem, allocs, right, &across, &mut later);
+            // Live across the split: started in the first half and not ended there.
+            let mut open = vec![false; items.len()];
+            for &(_, starts, i) in left {
+                open[i] = starts;
+            }
+            let across: Vec<usize> = (0..items.len()).filter(|&i| open[i]).collect();
+            sweep(right, &across, &mut later);
         },
-        || sweep(problem, allocs, left, &[], found),
+        || sweep(left, &[], found),
     );
     if found.len() < MAX_VIOLATIONS {
         found.extend(later);
     }
 }
 
-/// One sweep over `events`, starting with the buffers `live` (already checked) in place.
+/// One sweep over `events`, starting with the items `live` (already checked) in place.
 fn sweep(
     problem: &Problem,
     allocs: &[Allocation],
+    items: &[Item],
     events: &[Event],
     live: &[usize],
     found: &mut Vec<Violation>,
 ) {
-    let buffers = problem.buffers();
-    // Per pool, the live buffers keyed by (offset, buffer).
+    // Per pool, the live items keyed by (offset, item).
     let mut sets: Vec<BTreeMap<(u64, usize), u64>> = vec![BTreeMap::new(); problem.pools().len()];
     for &i in live {
-        let a = allocs[i];
-        sets[a.pool].insert((a.offset, i), a.offset + buffers[i].size);
+        let it = items[i];
+        sets[it.pool].insert((it.offset, i), it.end);
     }
     for &(_, starts, i) in events {
-        let a = allocs[i];
-        let key = (a.offset, i);
-        let set = &mut sets[a.pool];
+        let it = items[i];
+        let key = (it.offset, i);
+        let set = &mut sets[it.pool];
         if !starts {
             set.remove(&key);
             continue;
         }
-        let end = a.offset + buffers[i].size;
-        let below = set.range(..key).next_back().filter(|(_, e)| **e > a.offset);
-        let above = set.range(key..).next().filter(|((o, _), _)| *o < end);
+        let below = set
+            .range(..key)
+            .next_back()
+            .filter(|(_, e)| **e > it.offset);
+        let above = set.range(key..).next().filter(|((o, _), _)| *o < it.end);
         for (&(_, j), _) in below.into_iter().chain(above) {
-            found.push(overlap_violation(problem, j.min(i), j.max(i), a.pool));
+            found.push(pieces::violation(problem, allocs, &items[j], &it));
         }
         if found.len() >= MAX_VIOLATIONS {
             return;
         }
-        set.insert(key, end);
+        set.insert(key, it.end);
     }
 }
 
@@ -299,10 +353,11 @@ mod tests {
                 events.extend([(live.start, true, i), (live.end, false, i)]);
             }
             events.sort_unstable();
+            let items: Vec<Item> = (0..n).map(|i| Item::of(&p, &allocs, i)).collect();
             let mut once = Vec::new();
-            sweep_in_halves(&p, &allocs, &events, false, &mut once);
+            sweep_in_halves(&p, &allocs, &items, &events, false, &mut once);
             let mut halves = Vec::new();
-            sweep_in_halves(&p, &allocs, &events, true, &mut halves);
+            sweep_in_halves(&p, &allocs, &items, &events, true, &mut halves);
             // `verify` reports the first `MAX_VIOLATIONS` (a sweep may pass it by one).
             once.truncate(MAX_VIOLATIONS);
             halves.truncate(MAX_VIOLATIONS);
