@@ -54,51 +54,7 @@ pub(crate) fn problem_from_json(root: &Json<'_>, file: &str) -> Result<Problem, 
     let mut builder = Problem::builder();
     let (pool_spans, pool_index) = read_pools(&r, &pools_json, &mut builder);
     let known_pools = Known::new("pools", &pool_index);
-    // Where each builder buffer came from in `buffers`: its spans are found there again
-    // only when a message needs them, not kept for a million buffers that have none.
-    let mut buffer_elements = Vec::new();
-    let mut pending_conflicts = Vec::new();
-    let mut buffer_index: Names = Names::new();
-    // Names are looked up only for conflict lists: live-range problems (the big ones)
-    // build no index.
-    let conflict_lists = buffers_json.iter().any(|b| match &b.value {
-        Value::Object(entries) => entries
-            .iter()
-            .any(|(key, _, _)| &**key == "conflicts" || &**key == "overlaps"),
-        _ => false,
-    });
-    let mut pending_overlaps = Vec::new();
-    // Whether each buffer was read without a mistake: the builder's checks of a buffer
-    // read with stand-ins would only repeat what was noted.
-    let mut clean = Vec::new();
-    for (k, bj) in buffers_json.iter().enumerate() {
-        let before = r.noted();
-        let Some((buffer, conflicts, overlaps)) = r.keep(buffer(&r, bj, k, &known_pools)) else {
-            continue;
-        };
-        pending_overlaps.push(overlaps);
-        if conflict_lists {
-            buffer_index
-                .entry(buffer.name.clone())
-                .or_insert(buffer_elements.len());
-        }
-        buffer_elements.push(k);
-        pending_conflicts.push(conflicts);
-        clean.push(r.noted() == before);
-        builder.buffer(buffer);
-    }
-    let named = BufferNames {
-        index: &buffer_index,
-        elements: &buffer_elements,
-    };
-    add_conflicts(&r, &mut builder, pending_conflicts, &named, &mut clean);
-    overlap_json::add(
-        &r,
-        &mut builder,
-        pending_overlaps,
-        &buffer_index,
-        &mut clean,
-    );
+    let (buffer_elements, clean) = read_buffers(&r, &buffers_json, &known_pools, &mut builder);
     let at = |e: &ProblemError| {
         let pos = match e.locus {
             Locus::Pool(i, field) => pool_spans[i].of(field),
@@ -126,6 +82,54 @@ pub(crate) fn problem_from_json(root: &Json<'_>, file: &str) -> Result<Problem, 
             .first()
             .map_or_else(|| InputError::whole(file, "the problem is invalid"), at)
     })
+}
+
+/// The buffers of `buffers_json` into `builder`, with their conflicts and overlaps. Returns
+/// where each builder buffer came from in `buffers` (its spans are found there again only
+/// when a message needs them, not kept for a million buffers that have none), and whether
+/// each was read without a mistake (the builder's checks of a buffer read with stand-ins
+/// would only repeat what was noted).
+fn read_buffers(
+    r: &Reader<'_>,
+    buffers_json: &[Json<'_>],
+    known_pools: &Known<'_>,
+    builder: &mut ProblemBuilder,
+) -> (Vec<usize>, Vec<bool>) {
+    let mut buffer_elements = Vec::new();
+    let (mut pending_conflicts, mut pending_overlaps) = (Vec::new(), Vec::new());
+    let mut buffer_index: Names = Names::new();
+    // Names are looked up only for conflict and overlap lists: live-range problems (the
+    // big ones) build no index.
+    let named_lists = buffers_json.iter().any(|b| match &b.value {
+        Value::Object(entries) => entries
+            .iter()
+            .any(|(key, _, _)| &**key == "conflicts" || &**key == "overlaps"),
+        _ => false,
+    });
+    let mut clean = Vec::new();
+    for (k, bj) in buffers_json.iter().enumerate() {
+        let before = r.noted();
+        let Some((buffer, conflicts, overlaps)) = r.keep(buffer(r, bj, k, known_pools)) else {
+            continue;
+        };
+        if named_lists {
+            buffer_index
+                .entry(buffer.name.clone())
+                .or_insert(buffer_elements.len());
+        }
+        buffer_elements.push(k);
+        pending_conflicts.push(conflicts);
+        pending_overlaps.push(overlaps);
+        clean.push(r.noted() == before);
+        builder.buffer(buffer);
+    }
+    let named = BufferNames {
+        index: &buffer_index,
+        elements: &buffer_elements,
+    };
+    add_conflicts(r, builder, pending_conflicts, &named, &mut clean);
+    overlap_json::add(r, builder, pending_overlaps, &buffer_index, &mut clean);
+    (buffer_elements, clean)
 }
 
 /// The pools of `pools_json` into `builder`: where each was written, and each name's

@@ -207,41 +207,55 @@ impl fmt::Display for ProblemErrorKind {
                 live.start, live.end
             ),
             ProblemError::MixedConflicts(why) => f.write_str(why),
-            ProblemError::SelfOverlap(n) => write!(
-                f,
-                "buffer \"{n}\" is given an overlap with itself; name the input its call reads \
-                 for the last time"
-            ),
-            ProblemError::EmptyWindow {
-                output,
-                input,
-                shifts,
-            } => write!(
-                f,
-                "the overlap of \"{output}\" over \"{input}\" has shifts [{}, {}]: the least is \
-                 above the greatest; write [least, greatest]",
-                shifts[0], shifts[1]
-            ),
-            ProblemError::ConstantOverlap { output, input } => write!(
-                f,
-                "the overlap of \"{output}\" over \"{input}\" involves constant data, which is \
-                 never written; only workspace buffers may share bytes"
-            ),
-            ProblemError::OverlapWithoutConflict { output, input } => write!(
-                f,
-                "\"{output}\" and \"{input}\" do not conflict, so they may share bytes anyway; \
-                 leave the overlap out"
-            ),
-            ProblemError::DuplicateOverlap { output, input } => write!(
-                f,
-                "the overlap of \"{output}\" over \"{input}\" is given twice; give each pair one \
-                 window"
-            ),
-            ProblemError::OverlapsAtOnce { buffer, step } => write!(
-                f,
-                "buffer \"{buffer}\" would share bytes with two buffers at step {step}; a buffer \
-                 may overlap one other at a time"
-            ),
+            ProblemError::SelfOverlap(_)
+            | ProblemError::EmptyWindow { .. }
+            | ProblemError::ConstantOverlap { .. }
+            | ProblemError::OverlapWithoutConflict { .. }
+            | ProblemError::DuplicateOverlap { .. }
+            | ProblemError::OverlapsAtOnce { .. } => overlap(self, f),
         }
+    }
+}
+
+/// The messages of the overlap kinds.
+fn overlap(kind: &ProblemErrorKind, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match kind {
+        ProblemErrorKind::SelfOverlap(n) => write!(
+            f,
+            "buffer \"{n}\" is given an overlap with itself; name the input its call reads \
+                 for the last time"
+        ),
+        ProblemErrorKind::EmptyWindow {
+            output,
+            input,
+            shifts,
+        } => write!(
+            f,
+            "the overlap of \"{output}\" over \"{input}\" has shifts [{}, {}]: the least is \
+                 above the greatest; write [least, greatest]",
+            shifts[0], shifts[1]
+        ),
+        ProblemErrorKind::ConstantOverlap { output, input } => write!(
+            f,
+            "the overlap of \"{output}\" over \"{input}\" involves constant data, which is \
+                 never written; only workspace buffers may share bytes"
+        ),
+        ProblemErrorKind::OverlapWithoutConflict { output, input } => write!(
+            f,
+            "\"{output}\" and \"{input}\" do not conflict, so they may share bytes anyway; \
+                 leave the overlap out"
+        ),
+        ProblemErrorKind::DuplicateOverlap { output, input } => write!(
+            f,
+            "the overlap of \"{output}\" over \"{input}\" is given twice; give each pair one \
+                 window"
+        ),
+        ProblemErrorKind::OverlapsAtOnce { buffer, step } => write!(
+            f,
+            "buffer \"{buffer}\" would share bytes with two buffers at step {step}; a buffer \
+                 may overlap one other at a time"
+        ),
+        // Only the overlap kinds come here (see `fmt`).
+        other => fmt::Debug::fmt(other, f),
     }
 }

@@ -16,6 +16,21 @@ fn gap(used: u64, bound: u64) -> String {
     }
 }
 
+/// With overlaps declared: how many the plan uses, and the bound with every pair apart.
+fn write_overlaps(out: &mut String, problem: &Problem, plan: &Plan) {
+    if problem.overlaps().is_empty() {
+        return;
+    }
+    let apart = crate::bound::LowerBound::of(&problem.without_overlaps()).total;
+    let used = overlaps_used(problem, plan);
+    let _ = writeln!(
+        out,
+        "overlaps: {} declared, {used} used (outputs over the inputs they consume); lower \
+         bound with every pair apart {apart}",
+        problem.overlaps().len()
+    );
+}
+
 /// How many declared overlaps the plan uses: pairs that share bytes.
 fn overlaps_used(problem: &Problem, plan: &Plan) -> usize {
     let (b, a) = (problem.buffers(), &plan.allocations);
@@ -52,16 +67,7 @@ pub fn table(problem: &Problem, plan: &Plan) -> String {
         problem.pools().len(),
         gap(total, lb),
     );
-    if !problem.overlaps().is_empty() {
-        let apart = crate::bound::LowerBound::of(&problem.without_overlaps()).total;
-        let used = overlaps_used(problem, plan);
-        let _ = writeln!(
-            out,
-            "overlaps: {} declared, {used} used (outputs over the inputs they consume); lower \
-             bound with every pair apart {apart}",
-            problem.overlaps().len()
-        );
-    }
+    write_overlaps(&mut out, problem, plan);
     let _ = writeln!(
         out,
         "\n{:<16} {:<9} {:>14} {:>14} {:>14} {:>8}",
