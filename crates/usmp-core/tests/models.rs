@@ -183,6 +183,12 @@ fn bad_models_are_named_at_the_place() {
              accessible from it; add \"dsp\" to the `targets` of a workspace pool",
         ),
         (
+            "\"writes\": [\"pool\"]}",
+            "\"writes\": [\"pool\"], \"overlaps\": [{\"output\": \"pool\", \"input\": \"relu\", \"shifts\": [16, 0]}]}",
+            "kws.json:23:75: \"pool\" cannot be written over \"relu\": its shifts [16, 0] have \
+             the least above the greatest",
+        ),
+        (
             "\"calls\": [",
             "\"calls\": [], \"call\": [",
             "kws.json:18:16: the model: unknown key \"call\"",
@@ -575,4 +581,32 @@ fn lines_start_with(message: &str, expected: &[&str]) {
             "{line}\nshould start with\n{want}\nin\n{message}"
         );
     }
+}
+
+/// maxpool may write `pool` over `relu`, its last reader: the pair reaches the problem
+/// between their buffers, and the plan is verified with it.
+#[test]
+fn a_model_declares_an_output_written_over_its_input() {
+    let text = std::fs::read_to_string(example("kws.json")).unwrap().replacen(
+        "\"writes\": [\"pool\"]}",
+        "\"writes\": [\"pool\"], \"overlaps\": [{\"output\": \"pool\", \"input\": \"relu\", \"shifts\": [-4096, 0]}]}",
+        1,
+    );
+    let dir = repo().join("examples/models");
+    let model = input::parse_model(&text, "kws.json", &dir).unwrap();
+    let pools = input::read_pools(&example("kws_pools.json")).unwrap();
+    let lowered = input::lower(&model, &pools).unwrap();
+    let p = &lowered.problem;
+    let [o] = p.overlaps() else {
+        panic!("{:?}", p.overlaps())
+    };
+    let name = |b: usize| p.buffers()[b].name.as_str();
+    // relu is written in place of conv: their buffer is the one pool goes over.
+    let pair = (name(o.output), name(o.input), o.shifts);
+    assert_eq!(pair, ("pool", "conv+relu", [-4096, 0]));
+    // Planned (and so verified) with it, never larger than with the two apart. (Here
+    // conv+relu fills dtcm, so first fit puts pool in sram: the pair shares no bytes.)
+    let apart = input::lower(&input::read_model(&example("kws.json")).unwrap(), &pools).unwrap();
+    let total = |p| usmp_core::plan(p, &FirstFit).unwrap().total();
+    assert!(total(p) <= total(&apart.problem));
 }

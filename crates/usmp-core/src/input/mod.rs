@@ -401,7 +401,9 @@ fn read_as(
 /// number or `"dynamic"` (left out of the plan and listed); constants take their bytes
 /// from `data` or from `file` (relative to the model file, optionally from `file_offset`),
 /// and their size from the data when `size_bytes` is absent. Calls: `target` defaults to
-/// `cpu`; `scratch` and `in_place` are optional.
+/// `cpu`; `scratch`, `in_place` and `overlaps` (an output that may share bytes with an
+/// input dying at the call, within `shifts`: [`model::Overlap`](crate::model::Overlap))
+/// are optional.
 pub fn parse_model(text: &str, file: &str, base: &Path) -> Result<ModelFile, InputError> {
     model_from_json(&json::parse(text, file)?, file, base)
 }

@@ -6,7 +6,7 @@ use super::json::{Json, Number, Value};
 use super::read::{Entries, Known, Names, Reader, Spans};
 use super::{InputError, Pos};
 use crate::model::{
-    Call, CallField, InPlace, Model, ModelLocus, Role, Scratch, Size, Tensor, TensorField,
+    Call, CallField, InPlace, Model, ModelLocus, Overlap, Role, Scratch, Size, Tensor, TensorField,
 };
 
 const TOP_KEYS: &[&str] = &["name", "tensors", "inputs", "outputs", "calls"];
@@ -20,9 +20,12 @@ const TENSOR_KEYS: &[&str] = &[
     "file_offset",
     "traffic",
 ];
-const CALL_KEYS: &[&str] = &["op", "target", "reads", "writes", "scratch", "in_place"];
+const CALL_KEYS: &[&str] = &[
+    "op", "target", "reads", "writes", "scratch", "in_place", "overlaps",
+];
 const SCRATCH_KEYS: &[&str] = &["name", "size_bytes", "alignment"];
 const IN_PLACE_KEYS: &[&str] = &["output", "input"];
+const OVERLAP_KEYS: &[&str] = &["output", "input", "shifts"];
 
 /// Where every part of a model IR file was written, to turn a [`ModelLocus`] into a
 /// line and column.
@@ -43,6 +46,7 @@ struct CallSpans {
     writes: Vec<Pos>,
     scratch: Vec<Pos>,
     in_place: Vec<Pos>,
+    overlaps: Vec<Pos>,
 }
 
 impl ModelSpans {
@@ -70,6 +74,7 @@ impl ModelSpans {
                     CallField::Write(k) => item(&c.writes, k),
                     CallField::Scratch(k) => item(&c.scratch, k),
                     CallField::InPlace(k) => item(&c.in_place, k),
+                    CallField::Overlap(k) => item(&c.overlaps, k),
                 }
             }
             ModelLocus::Input(k) => self.inputs.get(k).copied().unwrap_or(root),
@@ -224,6 +229,31 @@ fn call(r: &Reader<'_>, cj: &Json<'_>, i: usize, lookup: &Lookup<'_>) -> Option<
             if let (Some(output), Some(input)) = (one("output"), one("input")) {
                 call.in_place.push(InPlace { output, input });
                 cs.in_place.push(ij.pos);
+            }
+        }
+    }
+    if let Some(list) = r.get(e, "overlaps") {
+        let items = r.keep(r.array(list, format_args!("{what}.overlaps")));
+        for (k, oj) in items.unwrap_or_default().iter().enumerate() {
+            let w = format!("{what}.overlaps[{k}]");
+            let Some(oe) = r.keep(r.object(oj, &w, OVERLAP_KEYS)) else {
+                continue;
+            };
+            let one = |key: &str| {
+                let j = r.keep(r.required(oe, oj, key, &w))?;
+                let what = format!("{w}.{key}");
+                lookup(&r.keep(r.string(j, &what))?, j.pos, &what)
+            };
+            let (output, input) = (one("output"), one("input"));
+            let shifts = r.keep(r.required(oe, oj, "shifts", &w));
+            let shifts = shifts.and_then(|j| super::overlap_json::window(r, j, &w));
+            if let (Some(output), Some(input), Some(shifts)) = (output, input, shifts) {
+                call.overlaps.push(Overlap {
+                    output,
+                    input,
+                    shifts,
+                });
+                cs.overlaps.push(oj.pos);
             }
         }
     }

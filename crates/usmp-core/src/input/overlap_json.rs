@@ -51,8 +51,9 @@ pub(super) fn read<'j>(r: &Reader<'_>, e: Entries<'j>, what: Element<'_>) -> Dec
     out
 }
 
-/// `[least, greatest]`, two whole numbers that may be negative.
-fn window(r: &Reader<'_>, j: &Json<'_>, label: &str) -> Option<[i64; 2]> {
+/// `[least, greatest]`, two whole numbers that may be negative (also a model call's
+/// `overlaps`).
+pub(super) fn window(r: &Reader<'_>, j: &Json<'_>, label: &str) -> Option<[i64; 2]> {
     let what = format!("{label}.shifts");
     match r.keep(r.array(j, &what)).as_deref() {
         Some([lo, hi]) => {

@@ -7,7 +7,7 @@ use super::{CallSelector, LeftOut, Liveness, Omission, Options, Origin};
 use crate::model::{
     CallField, Model, ModelError, ModelErrorKind, ModelLocus, Role, Scratch, Size, TensorField,
 };
-use crate::problem::{Buffer, Locus, Pool, PoolKind, Problem};
+use crate::problem::{Buffer, Locus, Overlap, Pool, PoolKind, Problem};
 
 /// One planned buffer before it becomes a [`Buffer`].
 struct Pending {
@@ -97,7 +97,7 @@ pub fn analyse(model: &Model, pools: &[Pool], options: &Options) -> Result<Liven
         });
     }
     scratch_buffers(model, &scratch, options, &mut pending, &mut left_out)?;
-    let problem = build_problem(model, pools, &pending, &uses.first_user)?;
+    let problem = build_problem(model, pools, &pending, &uses.first_user, &tensor_buffers)?;
     Ok(Liveness {
         problem,
         origins: pending.into_iter().map(|p| p.origin).collect(),
@@ -417,6 +417,7 @@ fn build_problem(
     pools: &[Pool],
     pending: &[Pending],
     first_user: &[Option<usize>],
+    tensor_buffers: &[Option<usize>],
 ) -> Result<Problem, ModelError> {
     let mut builder = Problem::builder();
     for pool in pools {
@@ -467,6 +468,17 @@ fn build_problem(
             .with_traffic(traffic);
         buffer.kind = p.kind;
         builder.buffer(buffer);
+    }
+    // Each call's overlaps between the buffers of its tensors; a tensor left out of the
+    // plan (an external model input) shares nothing.
+    for o in model.calls.iter().flat_map(|c| &c.overlaps) {
+        if let (Some(output), Some(input)) = (tensor_buffers[o.output], tensor_buffers[o.input]) {
+            builder.overlap(Overlap {
+                output,
+                input,
+                shifts: o.shifts,
+            });
+        }
     }
     builder.build().map_err(|e| {
         let locus = match e.locus {

@@ -309,3 +309,82 @@ fn traffic_counts_the_reads_and_writes_of_each_buffer() {
         .find(|b| b.name.starts_with("im2col"));
     assert_eq!(scratch.map(|b| b.traffic), Some(2 * 48));
 }
+
+/// RELU may write b over a (its last reader): the problem gets the pair between their
+/// buffers, and a plan shares a's bytes with b, below the bound with the two apart.
+#[test]
+fn a_call_s_overlaps_become_the_problem_s() {
+    use crate::model::Overlap as TensorOverlap;
+    let mut m = chain();
+    m.calls[1].overlaps.push(TensorOverlap {
+        output: 2,
+        input: 1,
+        shifts: [-100, 0],
+    });
+    let l = analyse(&m, &pools(), &Options::default()).unwrap();
+    let (a, b) = (l.tensor_buffers[1].unwrap(), l.tensor_buffers[2].unwrap());
+    let o = l.problem.overlap_between(a, b).unwrap();
+    assert_eq!((o.output, o.input, o.shifts), (b, a, [-100, 0]));
+    let apart = analyse(&chain(), &pools(), &Options::default()).unwrap();
+    let over = crate::plan(&l.problem, &crate::FirstFit).unwrap();
+    let apart = crate::plan(&apart.problem, &crate::FirstFit).unwrap();
+    assert!(
+        over.total() < apart.total(),
+        "{} {}",
+        over.total(),
+        apart.total()
+    );
+}
+
+/// Each way an overlap cannot hold is refused at the call's overlap, saying why.
+#[test]
+fn an_overlap_that_cannot_hold_says_why() {
+    use crate::model::Overlap as TensorOverlap;
+    for (call, output, input, shifts, why) in [
+        (1, 2, 1, [1, 0], "least above the greatest"),
+        (1, 3, 1, [0, 0], "does not write \"out\""),
+        (0, 1, 2, [0, 0], "does not read \"b\""),
+        (0, 1, 4, [0, 0], "only activations"),
+        (2, 3, 5, [0, 0], "only activations"),
+    ] {
+        let mut m = chain();
+        m.calls[call].overlaps.push(TensorOverlap {
+            output,
+            input,
+            shifts,
+        });
+        let e = analyse(&m, &pools(), &Options::default()).unwrap_err();
+        assert_eq!(
+            e.locus,
+            ModelLocus::Call(call, CallField::Overlap(0)),
+            "{e}"
+        );
+        assert!(e.to_string().contains(why), "{why}: {e}");
+    }
+    // b written in place of a is not a new buffer to write over a.
+    let mut m = chain();
+    m.calls[1].in_place.push(InPlace {
+        output: 2,
+        input: 1,
+    });
+    m.calls[1].overlaps.push(TensorOverlap {
+        output: 2,
+        input: 1,
+        shifts: [0, 0],
+    });
+    let e = analyse(&m, &pools(), &Options::default()).unwrap_err();
+    assert!(e.to_string().contains("in a buffer that is not new"), "{e}");
+    // a is read again after RELU: the overlap would destroy it.
+    let mut m = chain();
+    m.calls[2].reads.push(1);
+    m.calls[1].overlaps.push(TensorOverlap {
+        output: 2,
+        input: 1,
+        shifts: [0, 0],
+    });
+    let e = analyse(&m, &pools(), &Options::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("still needed after this call"),
+        "{e}"
+    );
+}

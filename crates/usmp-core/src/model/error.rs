@@ -32,6 +32,8 @@ pub enum CallField {
     Scratch(usize),
     /// Its k-th in-place declaration.
     InPlace(usize),
+    /// Its k-th overlap declaration.
+    Overlap(usize),
 }
 
 /// Where an error is.
@@ -111,6 +113,15 @@ pub enum ModelErrorKind {
     },
     /// An in-place declaration that cannot hold.
     BadInPlace {
+        /// The output.
+        output: String,
+        /// The input.
+        input: String,
+        /// Why not.
+        reason: String,
+    },
+    /// A declared overlap that cannot hold.
+    BadOverlap {
         /// The output.
         output: String,
         /// The input.
@@ -223,6 +234,14 @@ impl fmt::Display for ModelErrorKind {
             } => write!(
                 f,
                 "\"{output}\" cannot be written in place of \"{input}\": {reason}"
+            ),
+            BadOverlap {
+                output,
+                input,
+                reason,
+            } => write!(
+                f,
+                "\"{output}\" cannot be written over \"{input}\": {reason}"
             ),
             TargetWithoutPool { target, call, kind } => write!(
                 f,

@@ -8,8 +8,10 @@
 //! that can run.
 
 mod error;
+mod overlap;
 
 pub use error::{CallField, ModelError, ModelErrorKind, ModelLocus, TensorField};
+pub use overlap::Overlap;
 
 /// How many bytes a tensor or scratch allocation needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,6 +127,8 @@ pub struct Call {
     pub scratch: Vec<Scratch>,
     /// Outputs that reuse a dying input's memory.
     pub in_place: Vec<InPlace>,
+    /// Outputs that may be written over a dying input, within a window.
+    pub overlaps: Vec<Overlap>,
 }
 
 impl Call {
@@ -137,6 +141,7 @@ impl Call {
             writes: Vec::new(),
             scratch: Vec::new(),
             in_place: Vec::new(),
+            overlaps: Vec::new(),
         }
     }
 }
@@ -257,6 +262,7 @@ impl Model {
             }
         }
         found.extend(self.in_place_problems());
+        found.extend(overlap::problems(self));
         found
     }
 
