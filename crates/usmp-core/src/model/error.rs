@@ -227,22 +227,7 @@ impl fmt::Display for ModelErrorKind {
                 f,
                 "{call} declares scratch \"{name}\" twice; give each its own name"
             ),
-            BadInPlace {
-                output,
-                input,
-                reason,
-            } => write!(
-                f,
-                "\"{output}\" cannot be written in place of \"{input}\": {reason}"
-            ),
-            BadOverlap {
-                output,
-                input,
-                reason,
-            } => write!(
-                f,
-                "\"{output}\" cannot be written over \"{input}\": {reason}"
-            ),
+            BadInPlace { .. } | BadOverlap { .. } => shared(self, f),
             TargetWithoutPool { target, call, kind } => write!(
                 f,
                 "{call} runs on target \"{target}\" but no {kind} pool is accessible from \
@@ -273,5 +258,30 @@ impl fmt::Display for ModelErrorKind {
             ),
             Problem(message) => f.write_str(message),
         }
+    }
+}
+
+/// The messages of the kinds about tensors that would share memory.
+fn shared(kind: &ModelErrorKind, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use ModelErrorKind::*;
+    match kind {
+        BadInPlace {
+            output,
+            input,
+            reason,
+        } => write!(
+            f,
+            "\"{output}\" cannot be written in place of \"{input}\": {reason}"
+        ),
+        BadOverlap {
+            output,
+            input,
+            reason,
+        } => write!(
+            f,
+            "\"{output}\" cannot be written over \"{input}\": {reason}"
+        ),
+        // Only those two come here (see `fmt`).
+        other => fmt::Debug::fmt(other, f),
     }
 }
