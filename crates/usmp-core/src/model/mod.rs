@@ -365,6 +365,37 @@ impl Model {
         found
     }
 
+    /// Why call `i` cannot give tensor `output` memory of tensor `input`, by the rules that
+    /// writing in place and writing over share: the call writes the one and reads the
+    /// other for the last time, both activations of known size. `Err` when either index
+    /// names no tensor.
+    pub(crate) fn sharing_problem(
+        &self,
+        i: usize,
+        last: &[Option<usize>],
+        output: usize,
+        input: usize,
+    ) -> Result<Option<String>, ModelErrorKind> {
+        let (Some(out), Some(inp)) = (self.tensors.get(output), self.tensors.get(input)) else {
+            let index = output.max(input);
+            return Err(ModelErrorKind::NoSuchTensor { index });
+        };
+        let call = &self.calls[i];
+        Ok(if !call.writes.contains(&output) {
+            Some(format!("this call does not write \"{}\"", out.name))
+        } else if !call.reads.contains(&input) {
+            Some(format!("this call does not read \"{}\"", inp.name))
+        } else if out.role != Role::Activation || inp.role != Role::Activation {
+            Some("only activations can share memory; constants and state cannot".into())
+        } else if last[input] != Some(i) || self.outputs.contains(&input) {
+            Some(format!("\"{}\" is still needed after this call", inp.name))
+        } else if out.size == Size::Dynamic || inp.size == Size::Dynamic {
+            Some("dynamically sized tensors are not planned".into())
+        } else {
+            None
+        })
+    }
+
     fn in_place_problems(&self) -> Vec<ModelError> {
         let mut found = Vec::new();
         let last = self.last_readers();
@@ -373,28 +404,18 @@ impl Model {
         for (i, call) in self.calls.iter().enumerate() {
             for (k, ip) in call.in_place.iter().enumerate() {
                 let locus = ModelLocus::Call(i, CallField::InPlace(k));
-                let (Some(out), Some(inp)) =
-                    (self.tensors.get(ip.output), self.tensors.get(ip.input))
-                else {
-                    let index = ip.output.max(ip.input);
-                    found.push(ModelError {
-                        locus,
-                        kind: ModelErrorKind::NoSuchTensor { index },
-                    });
-                    continue;
+                let why = match self.sharing_problem(i, &last, ip.output, ip.input) {
+                    Err(kind) => {
+                        found.push(ModelError { locus, kind });
+                        continue;
+                    }
+                    Ok(why) => why,
                 };
-                let why = if !call.writes.contains(&ip.output) {
-                    Some(format!("this call does not write \"{}\"", out.name))
-                } else if !call.reads.contains(&ip.input) {
-                    Some(format!("this call does not read \"{}\"", inp.name))
-                } else if out.role != Role::Activation || inp.role != Role::Activation {
-                    Some("only activations can share memory; constants and state cannot".into())
-                } else if last[ip.input] != Some(i) || self.outputs.contains(&ip.input) {
-                    Some(format!("\"{}\" is still needed after this call", inp.name))
+                let (out, inp) = (&self.tensors[ip.output], &self.tensors[ip.input]);
+                let why = if why.is_some() {
+                    why
                 } else if self.inputs.contains(&ip.input) || self.outputs.contains(&ip.output) {
                     Some("model inputs and outputs cannot share memory".into())
-                } else if out.size == Size::Dynamic || inp.size == Size::Dynamic {
-                    Some("dynamically sized tensors are not planned".into())
                 } else if std::mem::replace(&mut reused[ip.input], true) {
                     Some(format!(
                         "\"{}\" is already reused by another output",

@@ -2,7 +2,7 @@
 //! window of shifts that the kernel running the call allows (see
 //! [`problem::Overlap`](crate::problem::Overlap), which planning turns each into).
 
-use super::{CallField, Model, ModelError, ModelErrorKind, ModelLocus, Role, Size};
+use super::{CallField, Model, ModelError, ModelErrorKind, ModelLocus};
 
 /// An output of a call that may share bytes with an input the call reads for the last
 /// time, when the output's offset minus the input's lies in `shifts` (both ends
@@ -36,30 +36,21 @@ pub(super) fn problems(model: &Model) -> Vec<ModelError> {
     for (i, call) in model.calls.iter().enumerate() {
         for (k, o) in call.overlaps.iter().enumerate() {
             let locus = ModelLocus::Call(i, CallField::Overlap(k));
-            let (Some(out), Some(inp)) = (model.tensors.get(o.output), model.tensors.get(o.input))
-            else {
-                let index = o.output.max(o.input);
-                found.push(ModelError {
-                    locus,
-                    kind: ModelErrorKind::NoSuchTensor { index },
-                });
-                continue;
+            let why = match model.sharing_problem(i, &last, o.output, o.input) {
+                Err(kind) => {
+                    found.push(ModelError { locus, kind });
+                    continue;
+                }
+                Ok(why) => why,
             };
+            let (out, inp) = (&model.tensors[o.output], &model.tensors[o.input]);
             let taken = |t: usize| {
                 call.overlaps[..k]
                     .iter()
                     .any(|p| p.output == t || p.input == t)
             };
-            let why = if !call.writes.contains(&o.output) {
-                Some(format!("this call does not write \"{}\"", out.name))
-            } else if !call.reads.contains(&o.input) {
-                Some(format!("this call does not read \"{}\"", inp.name))
-            } else if out.role != Role::Activation || inp.role != Role::Activation {
-                Some("only activations can share bytes; constants and state cannot".into())
-            } else if last[o.input] != Some(i) || model.outputs.contains(&o.input) {
-                Some(format!("\"{}\" is still needed after this call", inp.name))
-            } else if out.size == Size::Dynamic || inp.size == Size::Dynamic {
-                Some("dynamically sized tensors are not planned".into())
+            let why = if why.is_some() {
+                why
             } else if o.shifts[0] > o.shifts[1] {
                 Some(format!(
                     "its shifts [{}, {}] have the least above the greatest; write [least, greatest]",
