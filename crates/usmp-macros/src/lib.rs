@@ -26,7 +26,9 @@
 //! The expansion is built on the `usmp` runtime crate: add `usmp` to `[dependencies]`
 //! next to `usmp-macros`.
 //!
-//! Everything `usmp.toml` can say has a spelling here:
+//! Everything `usmp.toml` can say has a spelling here (read by the same reader, so the
+//! same keys, defaults and messages), but `tflm` and `[report]`, which only a build
+//! script's files carry:
 //!
 //! - top level: `model = "path"` with `name`, `module`, `algorithm`, `assignment`,
 //!   `io_in_pools`, `size_granularity`, `alignment`, `scratch`, `kernels` for one model; or
