@@ -24,7 +24,6 @@ macro_rules! builtins {
 
 builtins! {
     Add = "ADD",
-    AddN = "ADD_N",
     AveragePool2d = "AVERAGE_POOL_2D",
     BatchMatmul = "BATCH_MATMUL",
     Concatenation = "CONCATENATION",
@@ -58,9 +57,7 @@ builtins! {
     PadV2 = "PADV2",
     Prelu = "PRELU",
     Quantize = "QUANTIZE",
-    ReduceAll = "REDUCE_ALL",
     ReduceMax = "REDUCE_MAX",
-    ReduceMin = "REDUCE_MIN",
     Relu = "RELU",
     Relu6 = "RELU6",
     ReluN1To1 = "RELU_N1_TO_1",
@@ -190,18 +187,20 @@ element_types! {
     Int32 = 2, "INT32", Some(4);
     UInt8 = 3, "UINT8", Some(1);
     Int64 = 4, "INT64", Some(8);
-    String = 5, "STRING", None;
     Bool = 6, "BOOL", Some(1);
     Int16 = 7, "INT16", Some(2);
-    Complex64 = 8, "COMPLEX64", Some(8);
     Int8 = 9, "INT8", Some(1);
     Float64 = 10, "FLOAT64", Some(8);
+    UInt32 = 15, "UINT32", Some(4);
+    UInt16 = 16, "UINT16", Some(2);
+    // The types without a kernel anywhere come last, so the common ones keep the
+    // discriminants firmware compares against.
+    String = 5, "STRING", None;
+    Complex64 = 8, "COMPLEX64", Some(8);
     Complex128 = 11, "COMPLEX128", Some(16);
     UInt64 = 12, "UINT64", Some(8);
     Resource = 13, "RESOURCE", None;
     Variant = 14, "VARIANT", None;
-    UInt32 = 15, "UINT32", Some(4);
-    UInt16 = 16, "UINT16", Some(2);
     Int4 = 17, "INT4", None;
 }
 

@@ -124,21 +124,52 @@ fn size(t: &TensorInfo) -> Option<u64> {
 /// The requests of one call, `None` where an operand is missing or malformed.
 fn requests(graph: &Graph, op: &Operator) -> Option<Vec<(&'static str, u64)>> {
     let ops = Operands { graph, op };
+    // Reference kernels of operators the runtime's list leaves out (no usmp kernel runs
+    // them), by the schema's name; the signal library's custom operator too.
+    match op.op.as_str() {
+        "REDUCE_MIN" | "REDUCE_ALL" => return min_max_or_all(&ops),
+        "ADD_N" => return add_n(&ops),
+        "SignalRfft" => return rfft(&ops),
+        _ => {}
+    }
     match op.builtin {
         Some(
-            Builtin::Svdf
-            | Builtin::UnidirectionalSequenceLstm
-            | Builtin::Mean
-            | Builtin::Sum
-            | Builtin::ReduceMax
-            | Builtin::ReduceMin
-            | Builtin::ReduceAll,
+            Builtin::Svdf | Builtin::UnidirectionalSequenceLstm | Builtin::Mean | Builtin::Sum,
         ) => recurrent_or_reducing(&ops),
+        Some(Builtin::ReduceMax) => min_max_or_all(&ops),
         _ => other(&ops),
     }
 }
 
-/// SVDF and LSTM state buffers, and the reductions' accumulators and iterators.
+/// PrepareMinMaxHelper and PrepareAllHelper: the input iterator and the resolved axes.
+fn min_max_or_all(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
+    let (x, axis) = (ops.input(0)?, ops.input(1)?);
+    Some(vec![
+        ("reduce input iterator", INT * rank(x)),
+        ("reduce resolved axes", product(&[INT, elements(axis)?])?),
+    ])
+}
+
+/// add_n.cc: a pointer to each input, for float and int8.
+fn add_n(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
+    Some(match ops.output()?.element {
+        ElementType::Float32 | ElementType::Int8 => {
+            vec![("add_n inputs", POINTER * ops.op.inputs.len() as u64)]
+        }
+        _ => Vec::new(),
+    })
+}
+
+/// signal/micro/kernels/rfft.cc: fft_length values of the input's type; the output holds
+/// fft_length / 2 + 1 complex values in its last dimension.
+fn rfft(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
+    let (x, y) = (ops.input(0)?, ops.output()?);
+    let last = dim(y, y.shape.len().checked_sub(1)?)?;
+    let fft_length = last.checked_sub(2)?;
+    Some(vec![("rfft work", product(&[fft_length, size(x)?])?)])
+}
+
+/// SVDF and LSTM state buffers, and MEAN's and SUM's accumulators and iterators.
 fn recurrent_or_reducing(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
     let (input, output, op) = (|k| ops.input(k), || ops.output(), ops.op);
     Some(match op.builtin? {
@@ -183,14 +214,6 @@ fn recurrent_or_reducing(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>>
             r.push(("reduce resolved axes", product(&[INT, elements(axis)?])?));
             r
         }
-        // PrepareMinMaxHelper and PrepareAllHelper: the iterator and the axes.
-        Builtin::ReduceMax | Builtin::ReduceMin | Builtin::ReduceAll => {
-            let (x, axis) = (input(0)?, input(1)?);
-            vec![
-                ("reduce input iterator", INT * rank(x)),
-                ("reduce resolved axes", product(&[INT, elements(axis)?])?),
-            ]
-        }
         _ => Vec::new(),
     })
 }
@@ -198,15 +221,6 @@ fn recurrent_or_reducing(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>>
 /// Every other operator that requests scratch.
 fn other(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
     let (input, output, op) = (|k| ops.input(k), || ops.output(), ops.op);
-    // The signal library's custom operators are not builtins: by name.
-    if op.op == "SignalRfft" {
-        // signal/micro/kernels/rfft.cc: fft_length values of the input's type; the
-        // output holds fft_length / 2 + 1 complex values in its last dimension.
-        let (x, y) = (input(0)?, output()?);
-        let last = dim(y, y.shape.len().checked_sub(1)?)?;
-        let fft_length = last.checked_sub(2)?;
-        return Some(vec![("rfft work", product(&[fft_length, size(x)?])?)]);
-    }
     Some(match op.builtin? {
         // transpose_conv.cc: int32 (int8) or int64 (int16) accumulators of the output, and
         // for int16 with an int16 bias, the bias widened to int64 (requested first).
@@ -235,13 +249,6 @@ fn other(ops: &Operands<'_>) -> Option<Vec<(&'static str, u64)>> {
                 ("mirror pad input dims", INT * rank(x)),
             ]
         }
-        // add_n.cc: a pointer to each input, for float and int8.
-        Builtin::AddN => match output()?.element {
-            ElementType::Float32 | ElementType::Int8 => {
-                vec![("add_n inputs", POINTER * op.inputs.len() as u64)]
-            }
-            _ => Vec::new(),
-        },
         _ => Vec::new(),
     })
 }
