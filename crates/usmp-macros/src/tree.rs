@@ -90,7 +90,7 @@ fn tree(input: &Input, errors: &mut Errors) -> Entries<Span> {
         }
         (None, true) => {
             if !single.iter().any(|(k, _)| k.value == "name") {
-                // Named after its file, as `include_bytes!` users name things.
+                // Without a `name`, named after its file (`kws.tflite`: `kws`).
                 let stem = single
                     .iter()
                     .find(|(k, _)| k.value == "path")
