@@ -195,7 +195,7 @@ pub mod __private {
     pub use crate::outputs::Embed;
     pub use crate::planned::{LoweredCall, LoweredModel, Planned, PlannedModel, PlannedPool};
     pub use crate::raw::{Entries, Raw};
-    pub use crate::read::{Dialect, MODEL_KEYS, read};
+    pub use crate::read::{Dialect, read};
     pub use crate::report::{svg as report_svg, text as report_text};
     pub use crate::spec::{
         At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, MAX_ALIGNMENT, ModelSpec,

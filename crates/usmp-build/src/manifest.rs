@@ -73,7 +73,7 @@ impl Located {
             column,
             message: d.message.clone(),
             help: d.help.clone(),
-            rendered: render(&file.display().to_string(), text, d),
+            rendered: render(&file.display().to_string(), text, d, (line, column)),
         }
     }
 }
@@ -85,8 +85,8 @@ impl fmt::Display for Located {
 }
 
 /// `file:line:column: error: message`, the line, a caret under the span, and the help.
-fn render(file: &str, text: &str, d: &Diagnostic<Span>) -> String {
-    let (line, column) = line_column(text, d.span.start);
+/// `(line, column)` is where the span starts.
+fn render(file: &str, text: &str, d: &Diagnostic<Span>, (line, column): (usize, usize)) -> String {
     let mut out = format!("{file}:{line}:{column}: error: {}", d.message);
     if let Some(source) = text.lines().nth(line - 1) {
         let gutter = line.to_string().len();

@@ -5,8 +5,10 @@
 //! module carries them as `const` data.
 
 use usmp::{Builtin, Options};
+#[cfg(doc)]
 use usmp_core::input::ModelFile;
-use usmp_core::tflite::TensorInfo;
+use usmp_core::model::Model;
+use usmp_core::tflite::{Graph, TensorInfo};
 
 /// The operands of one model.
 #[derive(Clone, Debug, Default)]
@@ -21,16 +23,16 @@ pub struct Operands {
     pub options: Vec<Options>,
 }
 
-/// The operands of `file`'s model: its `.tflite` graph when it came from one; the
-/// model's own reads (and no tensor table or options) for the JSON IR.
-pub fn of(file: &ModelFile) -> Operands {
-    let model = &file.model;
-    match file.graph() {
+/// The operands of `model`: from its `.tflite` `graph` when it came from one (taken from
+/// the model file: [`ModelFile::take_graph`]); the model's own reads (and no tensor table
+/// or options) for the JSON IR.
+pub fn of(model: &Model, graph: Option<Graph>) -> Operands {
+    match graph {
         Some(g) => Operands {
-            tensors: g.tensors.clone(),
             reads: g.operators.iter().map(|o| o.inputs.clone()).collect(),
             builtins: g.operators.iter().map(|o| o.builtin).collect(),
             options: g.operators.iter().map(|o| o.options).collect(),
+            tensors: g.tensors,
         },
         None => Operands {
             tensors: Vec::new(),

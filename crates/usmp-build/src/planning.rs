@@ -191,7 +191,7 @@ fn plan_model<S: Clone>(
     read: &mut Vec<PathBuf>,
 ) -> Result<PlannedModel, Diagnostic<S>> {
     let path = model_path(spec, m);
-    let file = read_model(&path).map_err(|e| model_error(m, &path, &e))?;
+    let mut file = read_model(&path).map_err(|e| model_error(m, &path, &e))?;
     read.extend(file.files.iter().cloned());
     if file.model.calls.is_empty() {
         // The generated session hands out inputs live at call 0; there is none.
@@ -221,7 +221,8 @@ fn plan_model<S: Clone>(
             }));
         }
     };
-    let operands = crate::operands::of(&file);
+    let graph = file.take_graph();
+    let operands = crate::operands::of(&file.model, graph);
     let kernels = if m.kernels.value {
         Some(crate::kernels::prepare(&file.model, &operands).map_err(|e| {
             Diagnostic::new(

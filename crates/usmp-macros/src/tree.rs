@@ -67,8 +67,7 @@ fn tree(input: &Input, errors: &mut Errors) -> Entries<Span> {
             ),
             Entry::Pair(key, value) => {
                 // `model = "kws.tflite"` is the one model's path.
-                let name = if key == "model" { "path" } else { "" };
-                if let Some(pair) = model_key(key, name, value, errors) {
+                if let Some(pair) = model_key(key, spelled(key, "model", "path"), value, errors) {
                     single.push(pair);
                 }
             }
@@ -160,8 +159,7 @@ fn pool(p: &Named, errors: &mut Errors) -> Node {
             continue;
         }
         // `align` is the short form of usmp.toml's `alignment`.
-        let name = if key == "align" { "alignment" } else { "" };
-        table.extend(pair(key, name, value, errors));
+        table.extend(pair(key, spelled(key, "align", "alignment"), value, errors));
     }
     At::new(Raw::Table(table), p.name.span())
 }
@@ -180,7 +178,7 @@ fn model(m: &Named, errors: &mut Errors) -> Option<Node> {
     }
     let mut table = vec![name_entry(&m.name)];
     for (key, value) in keyed(&m.args, errors) {
-        table.extend(model_key(key, "", value, errors));
+        table.extend(model_key(key, key.to_string(), value, errors));
     }
     Some(At::new(Raw::Table(table), m.name.span()))
 }
@@ -193,10 +191,19 @@ fn name_entry(name: &Ident) -> (At<String, Span>, Node) {
     )
 }
 
-/// One of a model's keys (renamed to `name` unless that is empty); `scratch` holds rules.
+/// The usmp.toml name of `key`: `long` where the macro spells it `short`, else the key.
+fn spelled(key: &Ident, short: &str, long: &str) -> String {
+    if key == short {
+        long.into()
+    } else {
+        key.to_string()
+    }
+}
+
+/// One of a model's keys, under usmp.toml's `name` for it; `scratch` holds rules.
 fn model_key(
     key: &Ident,
-    name: &str,
+    name: String,
     value: &Value,
     errors: &mut Errors,
 ) -> Option<(At<String, Span>, Node)> {
@@ -219,18 +226,13 @@ fn model_key(
     pair(key, name, value, errors)
 }
 
-/// `key = value` as a table entry, under `name` if that is not empty.
+/// `key = value` as a table entry named `name`, at the key.
 fn pair(
     key: &Ident,
-    name: &str,
+    name: String,
     value: &Value,
     errors: &mut Errors,
 ) -> Option<(At<String, Span>, Node)> {
-    let name = if name.is_empty() {
-        key.to_string()
-    } else {
-        name.to_string()
-    };
     Some((At::new(name, key.span()), raw(value, errors)?))
 }
 

@@ -259,6 +259,11 @@ impl ModelFile {
         self.graph.as_ref()
     }
 
+    /// [`graph`](Self::graph), moved out (for a caller that keeps it past the file).
+    pub fn take_graph(&mut self) -> Option<Graph> {
+        self.graph.take()
+    }
+
     /// A model built in code or read by other means; errors name `file`.
     pub fn from_model(model: Model, file: &str) -> Self {
         ModelFile {

@@ -4,7 +4,7 @@
 //! range. The sweep's rule, live items of a pool are disjoint, then holds again, and a
 //! buffer live beside the pair is compared with both at once.
 
-use super::{Event, Item, outside_window};
+use super::{Event, Item, outside_window, overlap_violation};
 use crate::problem::{Live, Problem};
 use crate::solution::{Allocation, Violation};
 
@@ -78,12 +78,7 @@ pub(super) fn violation(problem: &Problem, allocs: &[Allocation], x: &Item, y: &
         .flat_map(|&a| y.owners.iter().map(move |&b| (a, b)))
         .find(|&(a, b)| meet(&own(a), &own(b)))
         .unwrap_or((x.owners[0], y.owners[0]));
-    let name = |i: usize| problem.buffers()[i].name.clone();
-    Violation::Overlap {
-        a: name(a.min(b)),
-        b: name(a.max(b)),
-        pool: problem.pools()[x.pool].name.clone(),
-    }
+    overlap_violation(problem, a.min(b), a.max(b), x.pool)
 }
 
 #[cfg(test)]
