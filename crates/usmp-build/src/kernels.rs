@@ -2,7 +2,9 @@
 //! `.tflite` (usmp-kernels' `prepare` does the arithmetic), so a model the kernels cannot
 //! run fails the build naming the call.
 
-use usmp_core::model::{Model, Role};
+use std::collections::BTreeSet;
+
+use usmp_core::model::{CallField, Model, ModelLocus, Overlap, Role};
 use usmp_kernels::prepare::{self, Operand};
 
 use crate::operands::Operands;
@@ -15,6 +17,26 @@ pub fn prepare(model: &Model, operands: &Operands) -> Result<Vec<String>, String
                 .into(),
         );
     }
+    (0..model.calls.len())
+        .map(|i| {
+            let (inputs, outputs) = call_operands(model, operands, i);
+            prepare::kernel(
+                operands.builtins[i],
+                &operands.options[i],
+                &inputs,
+                &outputs,
+            )
+            .map_err(|e| format!("call {i} ({}): {e}", model.calls[i].op))
+        })
+        .collect()
+}
+
+/// Call `i`'s operands as usmp-kernels' `prepare` takes them.
+fn call_operands<'m>(
+    model: &'m Model,
+    operands: &'m Operands,
+    i: usize,
+) -> (Vec<Option<Operand<'m>>>, Vec<Operand<'m>>) {
     let operand = |t: usize| {
         let info = &operands.tensors[t];
         Operand {
@@ -28,21 +50,49 @@ pub fn prepare(model: &Model, operands: &Operands) -> Result<Vec<String>, String
             },
         }
     };
-    model
-        .calls
-        .iter()
-        .enumerate()
-        .map(|(i, call)| {
-            let inputs: Vec<Option<Operand<'_>>> =
-                operands.reads[i].iter().map(|t| t.map(operand)).collect();
-            let outputs: Vec<Operand<'_>> = call.writes.iter().map(|&t| operand(t)).collect();
-            prepare::kernel(
+    let inputs = operands.reads[i].iter().map(|t| t.map(operand)).collect();
+    let outputs = model.calls[i].writes.iter().map(|&t| operand(t)).collect();
+    (inputs, outputs)
+}
+
+/// Declares, for every call whose kernel certifies a window (usmp-kernels'
+/// `prepare::window`), that its output 0 may be placed over its input 0 within it,
+/// where the model allows (the call is the input's last reader, both are activations):
+/// a pair the model refuses is left out, not an error. Returns how many were declared.
+pub fn declare_overlaps(model: &mut Model, operands: &Operands) -> usize {
+    if operands.tensors.is_empty() {
+        return 0;
+    }
+    let found: Vec<(usize, Overlap)> = (0..model.calls.len())
+        .filter_map(|i| {
+            let (inputs, outputs) = call_operands(model, operands, i);
+            let window = prepare::window(
                 operands.builtins[i],
                 &operands.options[i],
                 &inputs,
                 &outputs,
-            )
-            .map_err(|e| format!("call {i} ({}): {e}", call.op))
+            )?;
+            let overlap = Overlap {
+                output: *model.calls[i].writes.first()?,
+                input: operands.reads[i].first().copied().flatten()?,
+                shifts: window.shifts()?,
+            };
+            Some((i, overlap))
         })
-        .collect()
+        .collect();
+    for (i, o) in &found {
+        model.calls[*i].overlaps.push(*o);
+    }
+    let refused: BTreeSet<usize> = model
+        .problems()
+        .iter()
+        .filter_map(|e| match e.locus {
+            ModelLocus::Call(i, CallField::Overlap(_)) => Some(i),
+            _ => None,
+        })
+        .collect();
+    for &i in &refused {
+        model.calls[i].overlaps.clear();
+    }
+    found.len() - refused.len()
 }

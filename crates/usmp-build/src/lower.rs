@@ -168,12 +168,9 @@ fn call(m: &PlannedModel, i: usize, slot: &impl Fn(usize) -> Option<u32>) -> Low
         }
     }
     let outputs = writable(m, &written, slot);
-    let inputs = readable(
-        m,
-        m.reads.get(i).map_or(&[][..], Vec::as_slice),
-        &outputs,
-        slot,
-    );
+    let reads = m.reads.get(i).map_or(&[][..], Vec::as_slice);
+    let mut inputs = readable(m, reads, &outputs, slot);
+    over(m, i, reads, &outputs, &mut inputs, slot);
     // Each scratch of the call by name, in the call's order.
     let of_call: BTreeMap<&str, u32> = m
         .liveness
@@ -195,6 +192,39 @@ fn call(m: &PlannedModel, i: usize, slot: &impl Fn(usize) -> Option<u32>) -> Low
         inputs,
         outputs,
         scratch,
+    }
+}
+
+/// Call `i`'s declared overlaps that the plan used: an input whose buffer meets its
+/// output's shares one region with it ([`usmp::Source::Over`]). A pair placed apart stays
+/// two plain slots.
+fn over(
+    m: &PlannedModel,
+    i: usize,
+    reads: &[Option<usize>],
+    outputs: &[Slot],
+    inputs: &mut [Slot],
+    slot: &impl Fn(usize) -> Option<u32>,
+) {
+    for o in &m.model.calls[i].overlaps {
+        let (Some(x), Some(y)) = (tensor_buffer(m, o.input), tensor_buffer(m, o.output)) else {
+            continue;
+        };
+        let (a, b) = (
+            m.plan.allocations[x as usize],
+            m.plan.allocations[y as usize],
+        );
+        let sizes = m.liveness.problem.buffers();
+        let meet = a.pool == b.pool
+            && a.offset < b.offset + sizes[y as usize].size
+            && b.offset < a.offset + sizes[x as usize].size;
+        let k = reads.iter().position(|&t| t == Some(o.input));
+        let out = outputs
+            .iter()
+            .position(|s| s.source == usmp::Source::Buffer(y));
+        if let (true, Some(k), Some(out)) = (meet, k, out.and_then(|o| u32::try_from(o).ok())) {
+            inputs[k] = Slot::over(x, out, slot(o.input));
+        }
     }
 }
 

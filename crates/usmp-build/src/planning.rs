@@ -204,6 +204,11 @@ fn plan_model<S: Clone>(
         )
         .help("name a model file with at least one operator call"));
     }
+    let graph = file.take_graph();
+    let operands = crate::operands::of(&file.model, graph);
+    if m.overlap.value {
+        crate::kernels::declare_overlaps(&mut file.model, &operands);
+    }
     let pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
     let options = options(m);
     let lower = |pools: &[Pool]| liveness::analyse(&file.model, pools, &options);
@@ -221,8 +226,6 @@ fn plan_model<S: Clone>(
             }));
         }
     };
-    let graph = file.take_graph();
-    let operands = crate::operands::of(&file.model, graph);
     let kernels = if m.kernels.value {
         Some(crate::kernels::prepare(&file.model, &operands).map_err(|e| {
             Diagnostic::new(

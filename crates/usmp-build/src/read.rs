@@ -43,6 +43,7 @@ pub const MODEL_KEYS: &[&str] = &[
     "scratch",
     "module",
     "kernels",
+    "overlap",
     "tflm",
 ];
 /// The keys of a scratch rule.
@@ -430,6 +431,7 @@ fn model<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> ModelSpec<S
     let alignment = r.uint(t, "alignment", "16");
     let module = r.string(t, "module", "\"kws\"");
     let kernels = r.boolean(t, "kernels");
+    let overlap = r.boolean(t, "overlap");
     let tflm = r.boolean(t, "tflm");
     let scratch = match Reader::get(t, "scratch") {
         Some(v) => r
@@ -449,6 +451,10 @@ fn model<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> ModelSpec<S
         alignment: or(alignment, DEFAULT_ALIGNMENT, &here),
         scratch,
         module: or(module, name.value.clone(), &here),
+        overlap: match overlap {
+            Some(o) => o,
+            None => At::new(kernels.as_ref().is_some_and(|k| k.value), here.clone()),
+        },
         kernels: or(kernels, false, &here),
         tflm: or(tflm, false, &here),
         name,

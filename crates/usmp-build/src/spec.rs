@@ -77,6 +77,10 @@ pub struct ModelSpec<S> {
     pub module: At<String, S>,
     /// Emit `KERNELS`, each call's usmp-kernels parameters (`.tflite` models).
     pub kernels: At<bool, S>,
+    /// Let a call's output share bytes with the input it reads last, within the window
+    /// usmp-kernels certifies for its kernel (true by default with `kernels = true`; only
+    /// usmp's own kernels are known to allow it).
+    pub overlap: At<bool, S>,
     /// Also write a copy of the `.tflite` model holding TensorFlow Lite Micro's offline
     /// plan (`<module>.tflm.tflite`), for firmware that runs TFLite Micro.
     pub tflm: At<bool, S>,

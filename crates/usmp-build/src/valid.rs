@@ -67,6 +67,17 @@ pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic
                 .help("leave `io_in_pools` out (it is true by default) to run the model with invoke(), or set `kernels = false` to run your own kernels"),
             );
         }
+        if model.overlap.value && !model.kernels.value {
+            // Only usmp's kernels are known to read each input byte before they write an
+            // output byte over it.
+            out.push(
+                Diagnostic::new(
+                    model.overlap.span.clone(),
+                    "`overlap = true` lets outputs overwrite inputs within the windows usmp-kernels certifies, but this model does not run on usmp-kernels",
+                )
+                .help("add `kernels = true` to run it on usmp-kernels, or leave `overlap` out: other kernels may read an input byte after writing over it"),
+            );
+        }
         alignment(&model.alignment, "alignment", &mut out);
         power_of_two(&model.size_granularity, "size granularity", &mut out);
         scratch_rules(model, &mut out);

@@ -16,7 +16,7 @@ use crate::algo::Algorithm;
 use crate::liveness::Liveness;
 use crate::model::Model;
 use crate::plan::{Plan, plan};
-use crate::problem::{Pool, PoolKind, Problem, ProblemError};
+use crate::problem::{Overlap, Pool, PoolKind, Problem, ProblemError};
 use crate::solution::{PlanError, Violation};
 use crate::verify::verify;
 
@@ -133,10 +133,13 @@ fn joint_problem(
     let mut owners = Vec::new();
     let mut from = 0u64;
     for (k, m) in models.iter().enumerate() {
+        // Each of the model's buffers' index in the joint problem, for its overlaps.
+        let mut joint_index = vec![None; m.liveness.problem.buffers().len()];
         for (b, buffer) in m.liveness.problem.buffers().iter().enumerate() {
             if buffer.kind != PoolKind::Workspace {
                 continue;
             }
+            joint_index[b] = Some(owners.len());
             let live = buffer.live.ok_or_else(|| SharedError::NoLiveRange {
                 model: m.name.to_string(),
                 buffer: buffer.name.clone(),
@@ -150,6 +153,16 @@ fn joint_problem(
             joint.name = format!("{}::{}", m.name, buffer.name);
             builder.buffer(joint);
             owners.push((k, b));
+        }
+        // Outputs written over the inputs they consume, as within the model alone.
+        for o in m.liveness.problem.overlaps() {
+            if let (Some(output), Some(input)) = (joint_index[o.output], joint_index[o.input]) {
+                builder.overlap(Overlap {
+                    output,
+                    input,
+                    shifts: o.shifts,
+                });
+            }
         }
         from += m.model.calls.len().max(1) as u64;
     }

@@ -8,11 +8,16 @@ use crate::params::Range;
 
 /// `slice` holds at least `bytes` bytes, or [`Error::TooSmall`] naming `what`.
 pub(crate) fn want(what: &'static str, slice: &[u8], bytes: usize) -> Result<(), Error> {
-    if slice.len() < bytes {
+    want_len(what, slice.len(), bytes)
+}
+
+/// [`want`] for a region known by its length.
+pub(crate) fn want_len(what: &'static str, len: usize, bytes: usize) -> Result<(), Error> {
+    if len < bytes {
         return Err(Error::TooSmall {
             what,
             bytes,
-            got: slice.len(),
+            got: len,
         });
     }
     Ok(())

@@ -11,26 +11,27 @@
 use core::ops::Range;
 
 use crate::Error;
-use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, put_f32, requantize, want};
+use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, put_f32, requantize, want, want_len};
+use crate::overlap::{self, Load, Window, f32_at as load_f32};
 use crate::params::{Conv, Float};
 
-/// Checks the regions against the shapes (`width` bytes per element).
+/// Checks the regions against the shapes (`width` bytes per element); the input and
+/// output by length, as they may be cells of one region.
 fn check(
     what: [&'static str; 4],
     p: &Conv,
     width: usize,
-    input: &[u8],
+    [input, output]: [usize; 2],
     filter: &[u8],
     bias: &[u8],
-    output: &[u8],
 ) -> Result<(), Error> {
     let channels = p.output[3];
-    want(what[0], input, width * p.input.iter().product::<usize>())?;
+    want_len(what[0], input, width * p.input.iter().product::<usize>())?;
     want(what[1], filter, width * p.filter.iter().product::<usize>())?;
     if p.bias {
         want(what[2], bias, 4 * channels)?;
     }
-    want(what[3], output, width * p.output.iter().product::<usize>())
+    want_len(what[3], output, width * p.output.iter().product::<usize>())
 }
 
 /// The filter taps `k` (rows or columns) of output `out` whose input row
@@ -164,15 +165,15 @@ fn loops<const DEPTHWISE: bool, A: Copy>(
 
 /// The int8 kernel over [`loops`]: offset input times filter in wrapping int32, plus the
 /// bias, requantized per channel.
-fn int8_conv<const DEPTHWISE: bool>(
+pub(crate) fn int8_conv<const DEPTHWISE: bool, T: Load>(
     what: [&'static str; 4],
     p: &Conv,
-    input: &[u8],
+    input: &[T],
     filter: &[u8],
     bias: &[u8],
-    output: &mut [u8],
+    (output, mut put): (usize, impl FnMut(usize, u8)),
 ) -> Result<(), Error> {
-    check(what, p, 1, input, filter, bias, output)?;
+    check(what, p, 1, [input.len(), output], filter, bias)?;
     for list in [p.multipliers, p.shifts] {
         if list.len() != 1 && list.len() != p.output[3] {
             return Err(Error::Parameters {
@@ -188,8 +189,8 @@ fn int8_conv<const DEPTHWISE: bool>(
             input[i..i + n]
                 .iter()
                 .zip(&filter[f..f + n])
-                .fold(acc, |acc, (&x, &w)| {
-                    acc.wrapping_add(int8(w).wrapping_mul(int8(x) + p.input_offset))
+                .fold(acc, |acc, (x, &w)| {
+                    acc.wrapping_add(int8(w).wrapping_mul(int8(x.load()) + p.input_offset))
                 })
         },
         |o, oc, acc| {
@@ -198,12 +199,15 @@ fn int8_conv<const DEPTHWISE: bool>(
             } else {
                 acc
             };
-            output[o] = requantize(
-                acc,
-                channel(p.multipliers, oc),
-                channel(p.shifts, oc),
-                p.output_offset,
-                p.activation,
+            put(
+                o,
+                requantize(
+                    acc,
+                    channel(p.multipliers, oc),
+                    channel(p.shifts, oc),
+                    p.output_offset,
+                    p.activation,
+                ),
             );
         },
     )
@@ -211,27 +215,27 @@ fn int8_conv<const DEPTHWISE: bool>(
 
 /// The float32 kernel over [`loops`]: products summed in float in TFLite's order, plus the
 /// bias (0.0 without one, which turns a -0.0 sum into +0.0 as there), clamped.
-fn float_conv<const DEPTHWISE: bool>(
+pub(crate) fn float_conv<const DEPTHWISE: bool, T: Load>(
     what: [&'static str; 4],
     p: &Float<Conv>,
-    input: &[u8],
+    input: &[T],
     filter: &[u8],
     bias: &[u8],
-    output: &mut [u8],
+    (output, mut put): (usize, impl FnMut(usize, f32)),
 ) -> Result<(), Error> {
     let shape = p.shape;
-    check(what, shape, 4, input, filter, bias, output)?;
+    check(what, shape, 4, [input.len(), output], filter, bias)?;
     loops::<DEPTHWISE, f32>(
         shape,
         0.0,
         |acc, i, f, n| {
             (0..n).fold(acc, |acc, k| {
-                acc + f32_at(input, i + k) * f32_at(filter, f + k)
+                acc + load_f32(input, i + k) * f32_at(filter, f + k)
             })
         },
         |o, oc, acc| {
             let b = if shape.bias { f32_at(bias, oc) } else { 0.0 };
-            put_f32(output, o, clamp_f32(acc + b, p.activation));
+            put(o, clamp_f32(acc + b, p.activation));
         },
     )
 }
@@ -244,6 +248,16 @@ const DEPTHWISE: [&str; 4] = [
     "depthwise output",
 ];
 
+/// A region of its own to write, as the kernels' `(length, store)` pair.
+fn apart(output: &mut [u8]) -> (usize, impl FnMut(usize, u8)) {
+    (output.len(), |o, v| output[o] = v)
+}
+
+/// [`apart`] for float outputs.
+fn apart_f32(output: &mut [u8]) -> (usize, impl FnMut(usize, f32)) {
+    (output.len(), |o, v| put_f32(output, o, v))
+}
+
 /// CONV_2D, int8 (grouped when the filter has fewer input channels than the input).
 pub fn conv2d(
     p: &Conv,
@@ -252,7 +266,7 @@ pub fn conv2d(
     bias: &[u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
-    int8_conv::<false>(CONV, p, input, filter, bias, output)
+    int8_conv::<false, _>(CONV, p, input, filter, bias, apart(output))
 }
 
 /// DEPTHWISE_CONV_2D, int8, with any depth multiplier.
@@ -263,7 +277,7 @@ pub fn depthwise_conv2d(
     bias: &[u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
-    int8_conv::<true>(DEPTHWISE, p, input, filter, bias, output)
+    int8_conv::<true, _>(DEPTHWISE, p, input, filter, bias, apart(output))
 }
 
 /// CONV_2D, float32: TensorFlow Lite Micro's reference float `Conv`.
@@ -274,7 +288,7 @@ pub fn conv2d_f32(
     bias: &[u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
-    float_conv::<false>(CONV, p, input, filter, bias, output)
+    float_conv::<false, _>(CONV, p, input, filter, bias, apart_f32(output))
 }
 
 /// DEPTHWISE_CONV_2D, float32: TensorFlow Lite Micro's reference float `DepthwiseConv`.
@@ -285,7 +299,90 @@ pub fn depthwise_conv2d_f32(
     bias: &[u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
-    float_conv::<true>(DEPTHWISE, p, input, filter, bias, output)
+    float_conv::<true, _>(DEPTHWISE, p, input, filter, bias, apart_f32(output))
+}
+
+/// The shifts at which CONV_2D (or, with `depthwise`, DEPTHWISE_CONV_2D) of shapes `p`
+/// may write its output over its input, `width` bytes per element (1 for int8, 4 for
+/// float32).
+///
+/// In loop order an output pixel's elements are its channels; pixel `(b, y, x)` reads
+/// input elements from its first tap inside the input, `first = ((b·H + y0)·W + x0)·C`,
+/// up. CONV_2D's output channel `oc` reads from `first + group(oc)·Cg` (groups of
+/// `Cout / G` channels, `Cg` input channels each); DEPTHWISE_CONV_2D's output channel
+/// `ic·M + k` reads from `first + ic`, groups of `M` (the depth multiplier) one channel
+/// apart. [`overlap::most`](crate::overlap) turns that into the bound.
+pub fn window(p: &Conv, depthwise: bool, width: usize) -> Window {
+    let [batches, in_h, in_w, in_c] = p.input;
+    let [out_c, f_h, f_w, f_c] = p.filter;
+    let [_, out_h, out_w, channels] = p.output;
+    let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
+    let (per, groups, step) = if depthwise {
+        (p.depth_multiplier.max(1), in_c, 1)
+    } else {
+        let groups = (in_c / f_c.max(1)).max(1);
+        ((out_c / groups).max(1), groups, f_c)
+    };
+    let pixels = (0..batches * out_h * out_w).rev().map(|pixel| {
+        let (b, y, x) = (
+            pixel / (out_h * out_w),
+            pixel / out_w % out_h,
+            pixel % out_w,
+        );
+        let rows = taps(y, sy, dy, py, in_h, f_h);
+        let columns = taps(x, sx, dx, px, in_w, f_w);
+        let first = (!rows.is_empty() && !columns.is_empty()).then(|| {
+            let y0 = y * sy + rows.start * dy - py;
+            let x0 = x * sx + columns.start * dx - px;
+            ((b * in_h + y0) * in_w + x0) * in_c
+        });
+        (pixel, first)
+    });
+    let elements = |shape: [usize; 4]| width * shape.iter().product::<usize>();
+    Window {
+        most: if per * groups == channels {
+            overlap::most(pixels, per, groups, step, width)
+        } else {
+            // Shapes the kernel refuses: nothing certified.
+            isize::MIN
+        },
+        input: elements(p.input),
+        output: elements(p.output),
+    }
+}
+
+/// [`conv2d`] (or, with `DW`, [`depthwise_conv2d`]) over one region holding its input and
+/// its output where `shared` says, at a shift [`window`] allows.
+pub fn conv2d_over<const DW: bool>(
+    p: &Conv,
+    region: &mut [u8],
+    shared: &usmp::Shared,
+    filter: &[u8],
+    bias: &[u8],
+) -> Result<(), Error> {
+    let [input, output] = overlap::split(region, shared, window(p, DW, 1))?;
+    let put = (output.len(), |o: usize, v| output[o].set(v));
+    let what = if DW { DEPTHWISE } else { CONV };
+    int8_conv::<DW, _>(what, p, input, filter, bias, put)
+}
+
+/// [`conv2d_f32`] (or, with `DW`, [`depthwise_conv2d_f32`]) over one region, as
+/// [`conv2d_over`].
+pub fn conv2d_f32_over<const DW: bool>(
+    p: &Float<Conv>,
+    region: &mut [u8],
+    shared: &usmp::Shared,
+    filter: &[u8],
+    bias: &[u8],
+) -> Result<(), Error> {
+    let [input, output] = overlap::split(region, shared, window(p.shape, DW, 4))?;
+    let put = (output.len(), |o: usize, v: f32| {
+        for (cell, byte) in output[4 * o..4 * o + 4].iter().zip(v.to_le_bytes()) {
+            cell.set(byte);
+        }
+    });
+    let what = if DW { DEPTHWISE } else { CONV };
+    float_conv::<DW, _>(what, p, input, filter, bias, put)
 }
 
 #[cfg(test)]

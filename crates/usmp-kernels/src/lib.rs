@@ -69,6 +69,7 @@ pub mod dense;
 pub mod elementwise;
 pub mod exp;
 pub mod fixed;
+pub mod overlap;
 mod params;
 pub mod pointwise;
 pub mod pool;
@@ -122,6 +123,14 @@ pub enum Error {
         /// The call's operator.
         op: &'static str,
     },
+    /// The plan put the output over the input at a shift this kernel does not certify
+    /// (see [`overlap::Window`]).
+    Overlap {
+        /// The output's start less the input's, in bytes.
+        shift: isize,
+        /// The highest shift the kernel allows where the two meet.
+        most: isize,
+    },
     /// There are not as many kernels as the model has calls.
     Count {
         /// The model's calls.
@@ -146,6 +155,14 @@ impl core::fmt::Display for Error {
             Error::NotLinked { op } => write!(
                 f,
                 "the {op} kernel was left out of this build: pass `used(KERNELS)` of the same generated module"
+            ),
+            Error::Overlap { shift, most } if *most == isize::MIN => write!(
+                f,
+                "the output starts {shift} bytes from the input it overwrites, but this kernel certifies no overlap: plan it without (rebuild)"
+            ),
+            Error::Overlap { shift, most } => write!(
+                f,
+                "the output starts {shift} bytes from the input it overwrites, where this kernel allows at most {most}: plan with the kernels' windows (rebuild)"
             ),
             Error::Count { calls, kernels } => write!(
                 f,
@@ -267,6 +284,9 @@ fn run_only<const USED: u32>(kernel: &Kernel, call: &mut Call<'_>) -> Result<(),
         .outputs
         .get_mut(0)
         .ok_or(Error::MissingOperand { what: "output" })?;
+    if let Some(shared) = inputs.shared(0) {
+        return run_over::<USED>(kernel, &shared, &inputs, out);
+    }
     match kernel {
         Kernel::Copy if on::<USED>(bit::COPY) => {
             quantize::copy(input(&inputs, 0, "reshape input")?, out)
@@ -390,6 +410,55 @@ fn run_only<const USED: u32>(kernel: &Kernel, call: &mut Call<'_>) -> Result<(),
         }
         // SVDF ran above; anything else is a kernel left out of `USED`.
         _ => Err(Error::NotLinked { op: op.name() }),
+    }
+}
+
+/// A call whose output the plan put over its input 0 ([`usmp::Source::Over`]): `region`
+/// holds both. Only a kernel that certifies a window ([`overlap::Window`]) runs it, and
+/// only at a shift the window allows.
+fn run_over<const USED: u32>(
+    kernel: &Kernel,
+    shared: &usmp::Shared,
+    inputs: &Inputs<'_>,
+    region: &mut [u8],
+) -> Result<(), Error> {
+    match kernel {
+        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => conv::conv2d_over::<false>(
+            p,
+            region,
+            shared,
+            input(inputs, 1, "conv filter")?,
+            optional(inputs, 2, p.bias, "conv bias")?,
+        ),
+        Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D) => {
+            conv::conv2d_over::<true>(
+                p,
+                region,
+                shared,
+                input(inputs, 1, "depthwise filter")?,
+                optional(inputs, 2, p.bias, "depthwise bias")?,
+            )
+        }
+        Kernel::Conv2dFloat(p) if on::<USED>(bit::CONV_2D_FLOAT) => conv::conv2d_f32_over::<false>(
+            p,
+            region,
+            shared,
+            input(inputs, 1, "conv filter")?,
+            optional(inputs, 2, p.shape.bias, "conv bias")?,
+        ),
+        Kernel::DepthwiseConv2dFloat(p) if on::<USED>(bit::DEPTHWISE_CONV_2D_FLOAT) => {
+            conv::conv2d_f32_over::<true>(
+                p,
+                region,
+                shared,
+                input(inputs, 1, "depthwise filter")?,
+                optional(inputs, 2, p.shape.bias, "depthwise bias")?,
+            )
+        }
+        _ => Err(Error::Overlap {
+            shift: shared.shift(),
+            most: isize::MIN,
+        }),
     }
 }
 

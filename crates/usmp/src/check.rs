@@ -7,7 +7,9 @@
 //!
 //! - every buffer lies inside its pool (or its model's image of a constant pool), at an
 //!   offset the pool's alignment allows;
-//! - every two workspace buffers live during the same call share no byte, and no two
+//! - every two workspace buffers live during the same call share no byte, but for an
+//!   input and an output a call declares to share ([`Source::Over`]: the input dies with the
+//!   call, the output is born with it, and they are handed out as one region), and no two
 //!   constants of a model share a byte;
 //! - every region a call hands out is live during that call, and a call never hands out
 //!   the same buffer twice where one of the two is writable.
@@ -309,6 +311,7 @@ const fn check_live(
             return Err(Violation::Certificate { call: c });
         }
         let mut k = lo;
+        let mut reach = 0;
         while k < hi {
             let id = live[k] as usize;
             if id >= buffers.len() {
@@ -319,10 +322,19 @@ const fn check_live(
                 return Err(Violation::Certificate { call: c });
             }
             if k > lo {
-                let prev = live[k - 1] as usize;
+                // Compared with the entry before, or, after a declared pair, with whichever
+                // of the two reaches further: the pair is one region, the next entry must
+                // start past both.
+                let prev = reach;
                 match before(&buffers[prev], prev, b, id) {
-                    Ok(true) => {}
+                    Ok(true) => reach = id,
                     Ok(false) => return Err(Violation::Certificate { call: c }),
+                    Err(()) if live[k - 1] as usize == prev && pair(model, c, prev, id) => {
+                        let (p, q) = (&buffers[prev], b);
+                        if q.offset + q.size > p.offset + p.size {
+                            reach = id;
+                        }
+                    }
                     Err(()) => {
                         return Err(Violation::Overlap {
                             call: c,
@@ -331,12 +343,38 @@ const fn check_live(
                         });
                     }
                 }
+            } else {
+                reach = id;
             }
             k += 1;
         }
         c += 1;
     }
     Ok(())
+}
+
+/// Whether buffers `a` and `b` (in either order) are an input and an output that call `c`
+/// declares to share bytes ([`Source::Over`]), the input last read by `c` and the output
+/// first written by it, so both are live together during `c` alone.
+const fn pair(model: &ModelInfo<'_>, c: usize, a: usize, b: usize) -> bool {
+    let call = &model.calls[c];
+    let mut k = 0;
+    while k < call.inputs.len() {
+        if let Source::Over { buffer, output } = call.inputs[k].source
+            && (output as usize) < call.outputs.len()
+            && let Source::Buffer(out) = call.outputs[output as usize].source
+        {
+            let (input, out) = (buffer as usize, out as usize);
+            if ((input == a && out == b) || (input == b && out == a))
+                && model.buffers[input].end as usize == c + 1
+                && model.buffers[out].start as usize == c
+            {
+                return true;
+            }
+        }
+        k += 1;
+    }
+    false
 }
 
 /// The constants, in address order within each pool, adjacent ones disjoint, each listed
@@ -370,10 +408,62 @@ const fn check_constants(
 /// The buffer a slot reads or writes, if any; `Err` for a buffer index out of range.
 const fn slot_buffer(model: &ModelInfo<'_>, s: &Slot) -> Result<Option<usize>, ()> {
     match s.source {
-        Source::Buffer(b) if (b as usize) < model.buffers.len() => Ok(Some(b as usize)),
-        Source::Buffer(_) => Err(()),
+        Source::Buffer(b) | Source::Over { buffer: b, .. }
+            if (b as usize) < model.buffers.len() =>
+        {
+            Ok(Some(b as usize))
+        }
+        Source::Buffer(_) | Source::Over { .. } => Err(()),
         _ => Ok(None),
     }
+}
+
+/// Read slot `k`, an input sharing bytes with an output ([`Source::Over`]), during `call`:
+/// the output is a planned buffer of the call, the two lie in one workspace pool and meet
+/// (the region handed out spans both, so nothing else may lie between them), the input
+/// dies with the call and the output is born with it, and no other read slot names the
+/// input's buffer or the same output.
+const fn check_over(
+    pools: &[PoolInfo<'_>],
+    model: &ModelInfo<'_>,
+    call: usize,
+    reads: &[Slot],
+    writes: &[Slot],
+    k: usize,
+) -> Result<(), ()> {
+    let Source::Over { buffer, output } = reads[k].source else {
+        return Ok(());
+    };
+    if call == usize::MAX || output as usize >= writes.len() {
+        return Err(());
+    }
+    let Some(out) = tri!(slot_buffer(model, &writes[output as usize])) else {
+        return Err(());
+    };
+    let (x, y) = (&model.buffers[buffer as usize], &model.buffers[out]);
+    if !matches!(pools[x.pool].kind, PoolKind::Workspace)
+        || x.pool != y.pool
+        || x.offset > y.offset + y.size
+        || y.offset > x.offset + x.size
+        || x.end as usize != call + 1
+        || y.start as usize != call
+    {
+        return Err(());
+    }
+    let mut j = 0;
+    while j < reads.len() {
+        if j != k {
+            let same_output = matches!(reads[j].source,
+                Source::Over { output: o, .. } | Source::InPlace(o) if o == output);
+            if same_output
+                || matches!(tri!(slot_buffer(model, &reads[j])), Some(b) if b == buffer as usize)
+            {
+                return Err(());
+            }
+        }
+        j += 1;
+    }
+    Ok(())
 }
 
 /// Whether buffer `b` may be handed out during `call` (`usize::MAX`: between calls, for
@@ -413,6 +503,7 @@ const fn check_slots(
         {
             return Err(());
         }
+        tri!(check_over(pools, model, call, reads, writes, k));
         k += 1;
     }
     // Writable ones: outputs, then scratch, as one list.
@@ -460,7 +551,7 @@ const fn writable(
     k: usize,
 ) -> Result<Option<usize>, ()> {
     if k < writes.len() {
-        if let Source::InPlace(_) = writes[k].source {
+        if let Source::InPlace(_) | Source::Over { .. } = writes[k].source {
             return Err(());
         }
         return slot_buffer(model, &writes[k]);

@@ -100,5 +100,5 @@ pub use once::TakeOnce;
 pub use op::{Builtin, ElementType, Op, Quantization, Scales, Tensor, slice};
 pub use options::{Activation, Options, Padding};
 pub use plan::{Buffer, CallInfo, ModelInfo, PoolInfo, PoolKind, Slot, Source};
-pub use session::{Call, Inputs, Model, Session, Writable};
+pub use session::{Call, Inputs, Model, Session, Shared, Writable};
 pub use workspace::{Pools, Storage, Workspace};

@@ -117,6 +117,17 @@ pub enum Source {
     Buffer(u32),
     /// An input the call also writes (in place): its bytes are the output with this index.
     InPlace(u32),
+    /// An input whose planned buffer shares bytes with output `output` of the same call,
+    /// which is the input's last reader and whose kernel certifies the shift between them
+    /// (it reads each input element before it writes any output byte placed over it). The
+    /// two are handed out as one region, the output's: see
+    /// [`Inputs::shared`](crate::Inputs::shared).
+    Over {
+        /// The input's buffer: an index into the model's buffers.
+        buffer: u32,
+        /// The output holding the union of both.
+        output: u32,
+    },
     /// A model input or output left out of the pools (`io_in_pools = false`): the
     /// firmware supplies it.
     Unplanned,
@@ -151,6 +162,14 @@ impl Slot {
     pub const fn in_place(output: u32, tensor: Option<u32>) -> Self {
         Slot {
             source: Source::InPlace(output),
+            tensor,
+        }
+    }
+
+    /// An input in buffer `buffer` that shares bytes with output `output` of the same call.
+    pub const fn over(buffer: u32, output: u32, tensor: Option<u32>) -> Self {
+        Slot {
+            source: Source::Over { buffer, output },
             tensor,
         }
     }

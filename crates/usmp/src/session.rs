@@ -93,9 +93,86 @@ impl Memory {
         Some(unsafe { core::slice::from_raw_parts_mut(self.at(buffer), buffer.len) })
     }
 
+    /// Bytes `offset..offset + len` of workspace pool `pool`, writable.
+    ///
+    /// # Safety
+    ///
+    /// As [`Memory::exclusive`], for those bytes, which the checked plan puts inside the
+    /// pool (a buffer's, or the union of a declared pair's).
+    unsafe fn exclusive_at<'a>(&self, pool: usize, offset: usize, len: usize) -> &'a mut [u8] {
+        let at = (self.base)(pool).wrapping_add(offset);
+        // SAFETY: inside the pool and initialised (the checked plan, `take`); exclusive by
+        // the caller's promise.
+        unsafe { core::slice::from_raw_parts_mut(at, len) }
+    }
+
+    /// The region handed out for an output that input buffer `input` shares bytes with
+    /// ([`Source::Over`]), and where each lies in it.
+    fn union(&self, input: u32, output: u32, slot: usize) -> Option<Union> {
+        let (x, y) = (self.buffer(input)?, self.buffer(output)?);
+        let lo = x.offset.min(y.offset);
+        let hi = (x.offset + x.len).max(y.offset + y.len);
+        Some(Union {
+            pool: y.pool,
+            offset: lo,
+            len: hi - lo,
+            shared: Shared {
+                output: slot,
+                input_at: x.offset - lo,
+                input_len: x.len,
+                output_at: y.offset - lo,
+                output_len: y.len,
+            },
+        })
+    }
+
     fn at(&self, buffer: &Buffer) -> *mut u8 {
         // `wrapping_add` keeps this safe code; the checked plan keeps it in the pool.
         (self.base)(buffer.pool).wrapping_add(buffer.offset)
+    }
+}
+
+/// A declared pair's region: bytes `offset..offset + len` of pool `pool`.
+#[derive(Clone, Copy)]
+struct Union {
+    pool: usize,
+    offset: usize,
+    len: usize,
+    shared: Shared,
+}
+
+/// Where an input and the output it shares bytes with ([`Source::Over`]) lie in the one
+/// region handed out for the output. The kernel reads the input and writes the output in
+/// that region, in an order that never overwrites an input byte it has still to read; it
+/// checks [`Shared::shift`] against the window it certifies before it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shared {
+    /// The output whose region holds both.
+    pub output: usize,
+    /// Where the input's bytes start in the region.
+    pub input_at: usize,
+    /// How many bytes the input holds.
+    pub input_len: usize,
+    /// Where the output's bytes start in the region.
+    pub output_at: usize,
+    /// How many bytes the output holds.
+    pub output_len: usize,
+}
+
+impl Shared {
+    /// The input's bytes in the region.
+    pub fn input(&self) -> core::ops::Range<usize> {
+        self.input_at..self.input_at + self.input_len
+    }
+
+    /// The output's bytes in the region.
+    pub fn output(&self) -> core::ops::Range<usize> {
+        self.output_at..self.output_at + self.output_len
+    }
+
+    /// The output's start less the input's, in bytes: the shift the plan chose.
+    pub fn shift(&self) -> isize {
+        self.output_at as isize - self.input_at as isize
     }
 }
 
@@ -142,17 +219,20 @@ impl<'w, M: Model> Session<'w, M> {
             info,
             inputs: Inputs {
                 slots: info.inputs,
+                outputs: info.outputs,
                 memory: self.memory,
                 _borrow: PhantomData,
             },
             outputs: Writable {
                 slots: Writes::Slots(info.outputs),
+                over: info.inputs,
                 next: 0,
                 memory: self.memory,
                 _borrow: PhantomData,
             },
             scratch: Writable {
                 slots: Writes::Buffers(info.scratch),
+                over: &[],
                 next: 0,
                 memory: self.memory,
                 _borrow: PhantomData,
@@ -165,6 +245,7 @@ impl<'w, M: Model> Session<'w, M> {
     pub fn inputs(&mut self) -> Writable<'_> {
         Writable {
             slots: Writes::Slots(M::INFO.inputs),
+            over: &[],
             next: 0,
             memory: self.memory,
             _borrow: PhantomData,
@@ -182,6 +263,7 @@ impl<'w, M: Model> Session<'w, M> {
     pub fn outputs(&self) -> Inputs<'_> {
         Inputs {
             slots: M::INFO.outputs,
+            outputs: &[],
             memory: self.memory,
             _borrow: PhantomData,
         }
@@ -196,10 +278,44 @@ impl<'w, M: Model> Session<'w, M> {
     /// Fills with `byte` every workspace buffer that is dead once call `index` has
     /// returned. Running with this between calls tests the plan's liveness: a kernel
     /// that read a dead buffer would see the poison.
+    ///
+    /// An input that call `index` overwrote with its output ([`Source::Over`]) died when
+    /// the call began: its bytes outside the output are poisoned, those inside hold the
+    /// output.
     pub fn poison_dead(&mut self, index: usize, byte: u8) {
         let calls = M::INFO.calls.len();
         let end = index.saturating_add(1);
-        self.fill_where(byte, |b| b.end as usize == end && end < calls);
+        let over = M::INFO.calls.get(index).map_or(&[][..], |c| c.inputs);
+        for (i, b) in M::INFO.buffers.iter().enumerate() {
+            if b.end as usize != end || end >= calls {
+                continue;
+            }
+            // SAFETY: `self` borrows the workspace mutably and no region is alive
+            // during this call (every one borrows `self`).
+            let Some(bytes) = (unsafe { self.memory.exclusive(i as u32) }) else {
+                continue;
+            };
+            let partner = over.iter().find_map(|s| match s.source {
+                Source::Over { buffer, output } if buffer as usize == i => {
+                    let info = M::INFO.calls.get(index)?;
+                    match info.outputs.get(output as usize)?.source {
+                        Source::Buffer(y) => self.memory.buffer(y),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            });
+            match partner {
+                // The output's bytes, relative to the input's start, kept.
+                Some(y) => {
+                    let lo = y.offset.saturating_sub(b.offset).min(bytes.len());
+                    let hi = (y.offset + y.len).saturating_sub(b.offset).min(bytes.len());
+                    bytes[..lo].fill(byte);
+                    bytes[hi..].fill(byte);
+                }
+                None => bytes.fill(byte),
+            }
+        }
     }
 
     /// Fills with `byte` every workspace buffer of this model but its persistent state:
@@ -264,6 +380,8 @@ impl Call<'_> {
 #[derive(Clone, Copy)]
 pub struct Inputs<'a> {
     slots: &'static [Slot],
+    /// The call's outputs, which declared pairs name; empty for the model's outputs.
+    outputs: &'static [Slot],
     memory: Memory,
     _borrow: PhantomData<&'a [u8]>,
 }
@@ -310,6 +428,21 @@ impl<'a> Inputs<'a> {
         }
     }
 
+    /// If input `k` shares bytes with an output ([`Source::Over`]), where the two lie in
+    /// the region handed out for that output, which holds them both.
+    pub fn shared(&self, k: usize) -> Option<Shared> {
+        match self.slots.get(k)?.source {
+            Source::Over { buffer, output } => {
+                let out = self.outputs.get(output as usize)?;
+                let Source::Buffer(y) = out.source else {
+                    return None;
+                };
+                Some(self.memory.union(buffer, y, output as usize)?.shared)
+            }
+            _ => None,
+        }
+    }
+
     /// Element type, shape and quantization of input `k`, when the model gives them.
     pub fn tensor(&self, k: usize) -> Option<&'static Tensor> {
         let t = self.slots.get(k)?.tensor?;
@@ -333,6 +466,9 @@ enum Writes {
 /// reborrowed one at a time with [`Writable::get_mut`].
 pub struct Writable<'a> {
     slots: Writes,
+    /// The call's inputs, for a call's outputs: an output an input shares bytes with is
+    /// handed out as the union of both. Empty otherwise.
+    over: &'static [Slot],
     next: usize,
     memory: Memory,
     _borrow: PhantomData<&'a mut [u8]>,
@@ -386,11 +522,32 @@ impl<'a> Writable<'a> {
         if k < self.next {
             return None;
         }
-        let b = self.buffer(k)?;
         // SAFETY: `self` is borrowed mutably for the result's life, and region `k` is
-        // not handed out by the iterator (k >= next); the checked plan keeps it disjoint
-        // from every other region of the call.
-        unsafe { self.memory.exclusive(b) }
+        // not handed out by the iterator (k >= next).
+        unsafe { self.region(k) }
+    }
+
+    /// Region `k`: its buffer, or, for an output an input shares bytes with, the union of
+    /// the two.
+    ///
+    /// # Safety
+    ///
+    /// The session is borrowed mutably for `'b`, during which region `k` is handed out
+    /// once. The checked plan then keeps it disjoint from every other region of the call:
+    /// the shared input is not handed out as an input ([`Inputs::get`] is `None` for it).
+    unsafe fn region<'b>(&self, k: usize) -> Option<&'b mut [u8]> {
+        let b = self.buffer(k)?;
+        let over = self.over.iter().find_map(|s| match s.source {
+            Source::Over { buffer, output } if output as usize == k => Some(buffer),
+            _ => None,
+        });
+        match over.and_then(|x| self.memory.union(x, b, k)) {
+            // SAFETY: the caller's promise; the checked plan puts the union inside the
+            // pool and lets no other live buffer between or over the pair.
+            Some(u) => Some(unsafe { self.memory.exclusive_at(u.pool, u.offset, u.len) }),
+            // SAFETY: the caller's promise.
+            None => unsafe { self.memory.exclusive(b) },
+        }
     }
 
     /// The first `N` regions at once, each for the whole lifetime: `None` if there are
@@ -417,12 +574,9 @@ impl<'a> Iterator for Writable<'a> {
             return None;
         }
         self.next += 1;
-        let Some(b) = self.buffer(k) else {
-            return Some(None);
-        };
         // SAFETY: each index is handed out once (`next` only grows) and `'a` is a mutable
         // borrow of the session; the checked plan keeps the call's writable regions
         // pairwise distinct, disjoint, and disjoint from what it reads.
-        Some(unsafe { self.memory.exclusive(b) })
+        Some(unsafe { self.region(k) })
     }
 }

@@ -35,6 +35,7 @@ fn slot(s: &Slot) -> String {
         Source::Absent => "Slot::ABSENT".to_string(),
         Source::Buffer(b) => format!("Slot::buffer({b}, {t})"),
         Source::InPlace(o) => format!("Slot::in_place({o}, {t})"),
+        Source::Over { buffer, output } => format!("Slot::over({buffer}, {output}, {t})"),
         Source::Unplanned => format!("Slot::unplanned({t})"),
     }
 }

@@ -153,6 +153,33 @@ pub fn kernel(
     }
 }
 
+/// The shifts at which call `op`'s kernel may write its output 0 over its input 0
+/// ([`crate::overlap::Window`]), for a call [`kernel`] prepares; `None` where the kernel
+/// certifies no overlap (or the call has no kernel: [`kernel`] says why).
+pub fn window(
+    op: Option<Builtin>,
+    options: &Options,
+    inputs: &[Option<Operand<'_>>],
+    outputs: &[Operand<'_>],
+) -> Option<crate::overlap::Window> {
+    let call = Call {
+        inputs,
+        outputs,
+        options,
+    };
+    let depthwise = match op? {
+        Builtin::Conv2d => false,
+        Builtin::DepthwiseConv2d => true,
+        _ => return None,
+    };
+    let (shape, float, _) = ops::conv_shape(&call, depthwise).ok()?;
+    Some(crate::conv::window(
+        &shape,
+        depthwise,
+        if float { 4 } else { 1 },
+    ))
+}
+
 /// The operators [`kernel`] prepares.
 pub const SUPPORTED: &[Builtin] = &[
     Builtin::Conv2d,

@@ -167,7 +167,12 @@ fn depth_multiplier(
     })
 }
 
-pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, String> {
+/// CONV_2D's or DEPTHWISE_CONV_2D's shapes, checked against each other and the options,
+/// as [`crate::Conv`] without its quantization; and whether the call is float32.
+pub(super) fn conv_shape(
+    call: &Call<'_, '_>,
+    depthwise: bool,
+) -> Result<(crate::Conv, bool, Activation), String> {
     let (input, filter, output) = (
         call.input(0, "the input")?,
         call.input(1, "the filter")?,
@@ -189,14 +194,39 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
     let dilation = positive2(dilation, "dilation")?;
     let (out_h, pad_h) = padding(same, i[1], f[1], stride[0], dilation[0])?;
     let (out_w, pad_w) = padding(same, i[2], f[2], stride[1], dilation[1])?;
-    let channels = o[3];
     let depth_multiplier = depth_multiplier(depthwise, i, f, o)?;
     if [out_h, out_w] != [o[1], o[2]] || i[0] != o[0] {
         return Err(format!(
             "the output is {o:?}, but input {i:?}, filter {f:?} and the options give {out_h} x {out_w}"
         ));
     }
-    let bias = bias(call, 2, channels, float)?;
+    let bias = bias(call, 2, o[3], float)?;
+    let shape = crate::Conv {
+        input: i,
+        filter: f,
+        output: o,
+        stride,
+        dilation,
+        padding: [pad_h, pad_w],
+        depth_multiplier,
+        input_offset: 0,
+        output_offset: 0,
+        activation: [0, 0],
+        bias,
+        multipliers: &[],
+        shifts: &[],
+    };
+    Ok((shape, float, activation))
+}
+
+pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, String> {
+    let (c, float, activation) = conv_shape(call, depthwise)?;
+    let (input, filter, output) = (
+        call.input(0, "the input")?,
+        call.input(1, "the filter")?,
+        call.output()?,
+    );
+    let channels = c.output[3];
     let kind = if depthwise {
         "DepthwiseConv2d"
     } else {
@@ -208,10 +238,18 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
                  mult: &[i32],
                  shift: &[i32]| {
         format!(
-            "{K}::Conv {{ input: {i:?}, filter: {f:?}, output: {o:?}, stride: {stride:?}, \
-             dilation: {dilation:?}, padding: [{pad_h}, {pad_w}], depth_multiplier: {depth_multiplier}, \
-             input_offset: {input_offset}, output_offset: {output_offset}, activation: {range:?}, bias: {bias}, \
+            "{K}::Conv {{ input: {:?}, filter: {:?}, output: {:?}, stride: {:?}, \
+             dilation: {:?}, padding: {:?}, depth_multiplier: {}, \
+             input_offset: {input_offset}, output_offset: {output_offset}, activation: {range:?}, bias: {}, \
              multipliers: {}, shifts: {} }}",
+            c.input,
+            c.filter,
+            c.output,
+            c.stride,
+            c.dilation,
+            c.padding,
+            c.depth_multiplier,
+            c.bias,
             list(mult),
             list(shift)
         )

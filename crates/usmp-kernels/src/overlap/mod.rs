@@ -1,0 +1,150 @@
+//! Outputs written over the input they are the last reader of: which shifts a kernel
+//! certifies, and how it reads and writes one region that holds both.
+//!
+//! A kernel writes its output elements one after another (its loop order) and reads each
+//! element's inputs just before writing it. Placing the output `d` bytes from the input
+//! (`d` = output start less input start) is safe when no output element lands on an input
+//! byte that is still to be read: for output element `j` (`eo` bytes each, written in
+//! order), with `m(j)` the lowest input element (`ei` bytes each) any later output element
+//! reads, it is enough that `d + (j + 1)·eo <= m(j)·ei`. So every `d` up to
+//!
+//! ```text
+//! most = min over j of  m(j)·ei - (j + 1)·eo
+//! ```
+//!
+//! is safe, and `most + 1` is not: at the `j` that attains it, the output's last byte
+//! covers an input byte read later. [`Window`] is that bound; shifts at which the two do
+//! not meet at all are always allowed. The tests run each kernel over a traced input and
+//! compute the same bound from the reads and writes it actually made.
+
+use core::cell::Cell;
+
+use crate::Error;
+
+/// The shifts `output start - input start` (bytes) at which a kernel may write its
+/// output over its input: every shift up to [`Window::most`], and every shift at which the
+/// two do not meet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// The highest shift that is safe: the output may start this many bytes after the
+    /// input's start (before it, when negative), or anywhere lower.
+    pub most: isize,
+    /// The input's bytes.
+    pub input: usize,
+    /// The output's bytes.
+    pub output: usize,
+}
+
+impl Window {
+    /// Whether the kernel may run with its output `shift` bytes from its input.
+    pub fn allows(&self, shift: isize) -> bool {
+        let apart = shift <= -(self.output as isize) || shift >= self.input as isize;
+        apart || shift <= self.most
+    }
+
+    /// The shifts at which input and output meet and the kernel is safe, as the planner
+    /// takes them (`[lo, hi]`); `None` if there are none.
+    pub fn shifts(&self) -> Option<[i64; 2]> {
+        let lo = 1 - self.output as i64;
+        let hi = (self.most as i64).min(self.input as i64 - 1);
+        (lo <= hi).then_some([lo, hi])
+    }
+}
+
+/// An input byte as a kernel reads it: from a slice of its own, or from cells of a
+/// region the output shares.
+pub(crate) trait Load {
+    fn load(&self) -> u8;
+}
+
+impl Load for u8 {
+    #[inline(always)]
+    fn load(&self) -> u8 {
+        *self
+    }
+}
+
+impl Load for Cell<u8> {
+    #[inline(always)]
+    fn load(&self) -> u8 {
+        self.get()
+    }
+}
+
+/// The `i`-th little-endian `f32` of `data` (callers checked the length).
+#[inline(always)]
+pub(crate) fn f32_at<T: Load>(data: &[T], i: usize) -> f32 {
+    let w = &data[4 * i..4 * i + 4];
+    f32::from_le_bytes([w[0].load(), w[1].load(), w[2].load(), w[3].load()])
+}
+
+/// The input and the output of a kernel run over one region, as cells (both are read and
+/// written through shared references, in the kernel's order), after checking that the
+/// kernel's window allows the plan's shift.
+pub(crate) fn split<'a>(
+    region: &'a mut [u8],
+    shared: &usmp::Shared,
+    window: Window,
+) -> Result<[&'a [Cell<u8>]; 2], Error> {
+    let shift = shared.shift();
+    if !window.allows(shift) {
+        return Err(Error::Overlap {
+            shift,
+            most: window.most,
+        });
+    }
+    let cells = Cell::from_mut(region).as_slice_of_cells();
+    let size = cells.len();
+    let part = |range: core::ops::Range<usize>, what| {
+        cells.get(range).ok_or(Error::TooSmall {
+            what,
+            bytes: shared.input_at.max(shared.output_at) + 1,
+            got: size,
+        })
+    };
+    Ok([
+        part(shared.input(), "shared input")?,
+        part(shared.output(), "shared output")?,
+    ])
+}
+
+/// The bound `most` over a kernel whose output is written pixel by pixel, each pixel's
+/// `per * groups` elements in order, element `q` of a pixel reading input elements from
+/// `first + (q / per) * step` up (and nothing below), where `first` is the lowest input
+/// element the pixel reads (`None`: it reads nothing). `pixels` yields each pixel's
+/// `first`, last pixel first; `width` is the bytes per element of input and output.
+///
+/// Within a pixel at element index `J0`, with `later` the lowest first read of the pixels
+/// after it, `m(j)` is `min(first read of element j + 1, later)`. The terms of `most` are
+/// then: for the pixel's last element, `later·w - (J0 + n)·w`; for element `q' - 1` whose
+/// successor `q'` is in the pixel, `(first + g·step)·w - (J0 + q')·w` with `g = q' / per`,
+/// least at each group's last `q'`, `(g + 1)·per - 1`, and linear in `g`: its least is at
+/// the lowest group with such a `q' >= 1` or at the last group.
+pub(crate) fn most<I>(pixels: I, per: usize, groups: usize, step: usize, width: usize) -> isize
+where
+    I: Iterator<Item = (usize, Option<usize>)>,
+{
+    let (n, w) = (per * groups, width as isize);
+    let mut most = isize::MAX;
+    let mut later: Option<usize> = None;
+    for (pixel, first) in pixels {
+        let j0 = (pixel * n) as isize;
+        if let Some(l) = later {
+            most = most.min(l as isize * w - (j0 + n as isize) * w);
+        }
+        if let Some(first) = first {
+            let lowest = if per >= 2 { 0 } else { 1 };
+            for g in [lowest, groups.saturating_sub(1)] {
+                if g < groups && (g + 1) * per >= 2 {
+                    let q = ((g + 1) * per - 1) as isize;
+                    most = most.min((first + g * step) as isize * w - (j0 + q) * w);
+                }
+            }
+            later = Some(later.map_or(first, |l| l.min(first)));
+        }
+    }
+    most
+}
+
+#[cfg(test)]
+mod tests;

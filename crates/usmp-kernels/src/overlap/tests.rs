@@ -1,0 +1,302 @@
+//! Each certified window against the kernel itself: run over a traced input, the reads
+//! and writes it makes give the bound [`Window::most`] must equal; run at the window's
+//! edge over one region, it writes what it writes apart; one byte past, it refuses.
+extern crate std;
+
+use core::cell::RefCell;
+use std::vec;
+use std::vec::Vec;
+
+use super::{Load, Window};
+use crate::conv::{self, conv2d_f32_over, conv2d_over};
+use crate::params::{Conv, Float};
+
+/// An input byte that logs its reads.
+struct Probe<'a> {
+    byte: usize,
+    value: u8,
+    log: &'a RefCell<Vec<Event>>,
+}
+
+#[derive(Clone, Copy)]
+enum Event {
+    Read(usize),
+    Write(usize),
+}
+
+impl Load for Probe<'_> {
+    fn load(&self) -> u8 {
+        self.log.borrow_mut().push(Event::Read(self.byte));
+        self.value
+    }
+}
+
+/// The bound from a trace (bytes; output element `o` ends at `(o + 1)·width`): for each
+/// write, the lowest input byte read after it, less the write's end.
+fn traced_most(events: &[Event], width: usize) -> isize {
+    let mut most = isize::MAX;
+    let mut lowest_later: Option<usize> = None;
+    for e in events.iter().rev() {
+        match *e {
+            Event::Read(b) => lowest_later = Some(lowest_later.map_or(b, |l| l.min(b))),
+            Event::Write(o) => {
+                if let Some(l) = lowest_later {
+                    most = most.min(l as isize - ((o + 1) * width) as isize);
+                }
+            }
+        }
+    }
+    most
+}
+
+/// A small deterministic generator (xorshift), so a failure names its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+static MULTIPLIER: [i32; 1] = [1 << 30];
+static SHIFT: [i32; 1] = [-3];
+
+/// Random shapes: strides, dilations, paddings, filter sizes, channels, groups and
+/// depth multipliers, with the output size TFLite's formula gives.
+fn shapes(rng: &mut Rng, depthwise: bool) -> Conv {
+    let (f_h, f_w) = (1 + rng.below(3), 1 + rng.below(3));
+    let stride = [1 + rng.below(3), 1 + rng.below(3)];
+    let dilation = [1 + rng.below(2), 1 + rng.below(2)];
+    let (in_h, in_w) = (1 + rng.below(7), 1 + rng.below(7));
+    let padding = [rng.below(f_h), rng.below(f_w)];
+    let size = |n: usize, f: usize, s: usize, d: usize, p: usize| {
+        ((n + 2 * p).saturating_sub(d * (f - 1) + 1)) / s + 1
+    };
+    let out_h = size(in_h, f_h, stride[0], dilation[0], padding[0]);
+    let out_w = size(in_w, f_w, stride[1], dilation[1], padding[1]);
+    let batches = 1 + rng.below(2);
+    let (in_c, out_c, filter, m) = if depthwise {
+        let (c, m) = (1 + rng.below(4), 1 + rng.below(3));
+        (c, c * m, [1, f_h, f_w, c * m], m)
+    } else {
+        let groups = 1 + rng.below(4);
+        let (per_in, per_out) = (1 + rng.below(3), 1 + rng.below(3));
+        let (i, o) = (groups * per_in, groups * per_out);
+        (i, o, [o, f_h, f_w, per_in], 1)
+    };
+    Conv {
+        input: [batches, in_h, in_w, in_c],
+        filter,
+        output: [batches, out_h, out_w, out_c],
+        stride,
+        dilation,
+        padding,
+        depth_multiplier: m,
+        input_offset: 3,
+        output_offset: -5,
+        activation: [-128, 127],
+        bias: true,
+        multipliers: &MULTIPLIER,
+        shifts: &SHIFT,
+    }
+}
+
+fn bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
+    (0..n).map(|_| rng.below(256) as u8).collect()
+}
+
+/// A region holding `input` and room for an output of `output` bytes, `shift` bytes from
+/// it, and where each lies in it.
+fn region(input: &[u8], output: usize, shift: isize) -> (Vec<u8>, usmp::Shared) {
+    let input_at = (-shift).max(0) as usize;
+    let output_at = shift.max(0) as usize;
+    let mut region = vec![0x77; (input_at + input.len()).max(output_at + output)];
+    region[input_at..input_at + input.len()].copy_from_slice(input);
+    let shared = usmp::Shared {
+        output: 0,
+        input_at,
+        input_len: input.len(),
+        output_at,
+        output_len: output,
+    };
+    (region, shared)
+}
+
+#[test]
+fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
+    let mut checked_edges = 0;
+    for seed in 1..=400u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let depthwise = seed % 2 == 0;
+        let p = shapes(&mut rng, depthwise);
+        let window = conv::window(&p, depthwise, 1);
+        let (ins, outs) = (window.input, window.output);
+        let input = bytes(&mut rng, ins);
+        let filter = bytes(&mut rng, p.filter.iter().product());
+        let bias = bytes(&mut rng, 4 * p.output[3]);
+
+        let log = RefCell::new(Vec::new());
+        let probes: Vec<Probe<'_>> = (0..ins)
+            .map(|byte| Probe {
+                byte,
+                value: input[byte],
+                log: &log,
+            })
+            .collect();
+        let put = (outs, |o: usize, _| log.borrow_mut().push(Event::Write(o)));
+        let run = |what| {
+            if depthwise {
+                conv::int8_conv::<true, _>(what, &p, &probes, &filter, &bias, put)
+            } else {
+                conv::int8_conv::<false, _>(what, &p, &probes, &filter, &bias, put)
+            }
+        };
+        run(["i", "f", "b", "o"]).unwrap();
+        assert_eq!(
+            window.most,
+            traced_most(&log.borrow(), 1),
+            "seed {seed}: {p:?}"
+        );
+
+        let mut apart = vec![0; outs];
+        if depthwise {
+            conv::depthwise_conv2d(&p, &input, &filter, &bias, &mut apart).unwrap();
+        } else {
+            conv::conv2d(&p, &input, &filter, &bias, &mut apart).unwrap();
+        }
+        let over = |shift: isize| {
+            let (mut r, shared) = region(&input, outs, shift);
+            let result = if depthwise {
+                conv2d_over::<true>(&p, &mut r, &shared, &filter, &bias)
+            } else {
+                conv2d_over::<false>(&p, &mut r, &shared, &filter, &bias)
+            };
+            result.map(|()| r[shared.output()].to_vec())
+        };
+        let Some([lo, hi]) = window.shifts() else {
+            continue;
+        };
+        for shift in [lo, (lo + hi) / 2, hi] {
+            assert_eq!(
+                over(shift as isize).unwrap(),
+                apart,
+                "seed {seed} shift {shift}"
+            );
+        }
+        if hi + 1 < ins as i64 {
+            let past = over(hi as isize + 1);
+            assert!(
+                matches!(past, Err(crate::Error::Overlap { .. })),
+                "seed {seed}: one byte past the window must be refused"
+            );
+        }
+        checked_edges += 1;
+    }
+    assert!(
+        checked_edges > 100,
+        "only {checked_edges} shapes had a window"
+    );
+}
+
+#[test]
+fn float_windows_count_bytes_of_four() {
+    for seed in 1..=100u64 {
+        let mut rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        let depthwise = seed % 2 == 1;
+        let shape: &'static Conv =
+            std::boxed::Box::leak(std::boxed::Box::new(shapes(&mut rng, depthwise)));
+        let p = Float {
+            shape,
+            activation: [f32::MIN, f32::MAX],
+        };
+        let window = conv::window(shape, depthwise, 4);
+        let floats = |rng: &mut Rng, n: usize| -> Vec<u8> {
+            (0..n)
+                .flat_map(|_| (rng.below(2000) as f32 / 100.0 - 10.0).to_le_bytes())
+                .collect()
+        };
+        let input = floats(&mut rng, window.input / 4);
+        let filter = floats(&mut rng, shape.filter.iter().product());
+        let bias = floats(&mut rng, shape.output[3]);
+
+        let log = RefCell::new(Vec::new());
+        let probes: Vec<Probe<'_>> = (0..window.input)
+            .map(|byte| Probe {
+                byte,
+                value: input[byte],
+                log: &log,
+            })
+            .collect();
+        let put = (window.output, |o: usize, _| {
+            log.borrow_mut().push(Event::Write(o))
+        });
+        let what = ["i", "f", "b", "o"];
+        if depthwise {
+            conv::float_conv::<true, _>(what, &p, &probes, &filter, &bias, put).unwrap();
+        } else {
+            conv::float_conv::<false, _>(what, &p, &probes, &filter, &bias, put).unwrap();
+        }
+        assert_eq!(window.most, traced_most(&log.borrow(), 4), "seed {seed}");
+
+        let mut apart = vec![0; window.output];
+        let run_apart = if depthwise {
+            conv::depthwise_conv2d_f32
+        } else {
+            conv::conv2d_f32
+        };
+        run_apart(&p, &input, &filter, &bias, &mut apart).unwrap();
+        if let Some([_, hi]) = window.shifts() {
+            let (mut r, shared) = region(&input, window.output, hi as isize);
+            let result = if depthwise {
+                conv2d_f32_over::<true>(&p, &mut r, &shared, &filter, &bias)
+            } else {
+                conv2d_f32_over::<false>(&p, &mut r, &shared, &filter, &bias)
+            };
+            result.unwrap();
+            assert_eq!(r[shared.output()], apart[..], "seed {seed}");
+        }
+    }
+}
+
+/// The worked examples, in bytes: 1x1 convolution with as many or fewer output
+/// channels, and 3x3 depthwise stride 1 with same padding.
+#[test]
+fn windows_match_the_worked_examples() {
+    let conv1x1 = |cin: usize, cout: usize| Conv {
+        input: [1, 6, 6, cin],
+        filter: [cout, 1, 1, cin],
+        output: [1, 6, 6, cout],
+        stride: [1, 1],
+        dilation: [1, 1],
+        padding: [0, 0],
+        depth_multiplier: 1,
+        input_offset: 0,
+        output_offset: 0,
+        activation: [-128, 127],
+        bias: false,
+        multipliers: &MULTIPLIER,
+        shifts: &SHIFT,
+    };
+    assert_eq!(conv::window(&conv1x1(8, 8), false, 1).most, -7);
+    assert_eq!(conv::window(&conv1x1(16, 8), false, 1).most, -7);
+    // Cin < Cout: (X - Y) - (Cin - 1).
+    let (x, y) = (36 * 8, 36 * 16);
+    assert_eq!(conv::window(&conv1x1(8, 16), false, 1).most, (x - y) - 7);
+    let dw = Conv {
+        filter: [1, 3, 3, 4],
+        padding: [1, 1],
+        ..conv1x1(4, 4)
+    };
+    // -(W + 1)·C, W = 6, C = 4.
+    assert_eq!(conv::window(&dw, true, 1).most, -(7 * 4));
+    let w = Window {
+        most: -28,
+        input: 144,
+        output: 144,
+    };
+    assert!(w.allows(-28) && !w.allows(-27) && w.allows(-144) && w.allows(144));
+    assert_eq!(w.shifts(), Some([-143, -28]));
+}
