@@ -203,7 +203,7 @@ impl Config {
         self
     }
 
-    /// Writes into `dir` instead of `OUT_DIR`.
+    /// Writes into `dir` (made if it does not exist) instead of `OUT_DIR`.
     pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Config {
         self.out_dir = Some(dir.as_ref().to_path_buf());
         self
@@ -343,6 +343,11 @@ pub fn write_all(
     read: &[PathBuf],
     runtime_path: &str,
 ) -> Result<Output, Error> {
+    // A folder given to `out_dir` may not exist yet.
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, Error> {
         let path = dir.join(name);
         usmp_core::file::write(&path, bytes).map_err(|source| Error::Io {

@@ -11,8 +11,8 @@
 use core::ops::Range;
 
 use crate::Error;
-use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, put_f32, requantize, want, want_len};
-use crate::overlap::{self, Load, Window, f32_at as load_f32};
+use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, requantize, want, want_len};
+use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32_at as load_f32};
 use crate::params::{Conv, Float};
 
 /// Checks the regions against the shapes (`width` bytes per element); the input and
@@ -248,16 +248,6 @@ const DEPTHWISE: [&str; 4] = [
     "depthwise output",
 ];
 
-/// A region of its own to write, as the kernels' `(length, store)` pair.
-fn apart(output: &mut [u8]) -> (usize, impl FnMut(usize, u8)) {
-    (output.len(), |o, v| output[o] = v)
-}
-
-/// [`apart`] for float outputs.
-fn apart_f32(output: &mut [u8]) -> (usize, impl FnMut(usize, f32)) {
-    (output.len(), |o, v| put_f32(output, o, v))
-}
-
 /// CONV_2D, int8 (grouped when the filter has fewer input channels than the input).
 pub fn conv2d(
     p: &Conv,
@@ -361,9 +351,8 @@ pub fn conv2d_over<const DW: bool>(
     bias: &[u8],
 ) -> Result<(), Error> {
     let [input, output] = overlap::split(region, shared, window(p, DW, 1))?;
-    let put = (output.len(), |o: usize, v| output[o].set(v));
     let what = if DW { DEPTHWISE } else { CONV };
-    int8_conv::<DW, _>(what, p, input, filter, bias, put)
+    int8_conv::<DW, _>(what, p, input, filter, bias, cells(output))
 }
 
 /// [`conv2d_f32`] (or, with `DW`, [`depthwise_conv2d_f32`]) over one region, as
@@ -376,13 +365,8 @@ pub fn conv2d_f32_over<const DW: bool>(
     bias: &[u8],
 ) -> Result<(), Error> {
     let [input, output] = overlap::split(region, shared, window(p.shape, DW, 4))?;
-    let put = (output.len(), |o: usize, v: f32| {
-        for (cell, byte) in output[4 * o..4 * o + 4].iter().zip(v.to_le_bytes()) {
-            cell.set(byte);
-        }
-    });
     let what = if DW { DEPTHWISE } else { CONV };
-    float_conv::<DW, _>(what, p, input, filter, bias, put)
+    float_conv::<DW, _>(what, p, input, filter, bias, cells_f32(output))
 }
 
 #[cfg(test)]

@@ -33,9 +33,10 @@
 //! ```
 //!
 //! The generated `invoke` is [`invoke_only`] with the model's `KERNELS` and the constant
-//! set of the kinds of kernel they use ([`used`]), so a firmware links only its model's
-//! kernels (micro_speech on a Cortex-M3: 10,232 bytes of `.text` in all, against 20,692
-//! with every int8 kernel). [`invoke`] and [`run`] take any table and link everything.
+//! set of the kinds of kernel they use ([`used_in`]: [`used`], and whether the plan writes
+//! an output over its input), so a firmware links only its model's kernels (micro_speech
+//! on a Cortex-M3: 10,788 bytes of `.text` in all, against 20,692 with every int8 kernel
+//! before the float kernels existed). [`invoke`] and [`run`] take any table and link everything.
 //! `invoke_poisoning` poisons each buffer as it dies, to test the plan's liveness.
 //!
 //! ## Operators
@@ -53,6 +54,11 @@
 //! float operations in its order (a float sum depends on it), and float SOFTMAX's `exp`
 //! is [`exp::expf`], glibc's algorithm in plain double arithmetic, so the outputs are
 //! TFLite Micro's bits on the host that made them and the same bits on any target.
+//!
+//! CONV_2D, DEPTHWISE_CONV_2D and the poolings may write their output over the input they
+//! read last, at a shift their window allows ([`overlap`]): the plan marks such an input
+//! [`usmp::Source::Over`], the session hands the two out as one region, and the kernel
+//! refuses a shift past its window ([`Error::Overlap`]).
 //!
 //! No kernel needs scratch memory: where TFLite Micro keeps intermediate sums in a scratch
 //! buffer (SVDF), these keep them in registers, with the same wrapping int32 arithmetic.
@@ -81,7 +87,7 @@ pub mod softmax;
 
 pub use params::{
     Add, Affine, Broadcast, Concatenation, Conv, Float, FullyConnected, Int, Kernel, Mean, Mul,
-    Pad, Pool, Range, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Svdf, used,
+    Pad, Pool, Range, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Svdf, used, used_in,
 };
 
 use params::bit;
@@ -284,7 +290,11 @@ fn run_only<const USED: u32>(kernel: &Kernel, call: &mut Call<'_>) -> Result<(),
         .outputs
         .get_mut(0)
         .ok_or(Error::MissingOperand { what: "output" })?;
-    if let Some(shared) = inputs.shared(0) {
+    // A plan without outputs over inputs links none of this; a call with one anyway (a
+    // `USED` set made by hand) finds no input region and fails with MissingOperand.
+    if on::<USED>(bit::OVER)
+        && let Some(shared) = inputs.shared(0)
+    {
         return run_over::<USED>(kernel, &shared, &inputs, out);
     }
     match kernel {
@@ -454,6 +464,18 @@ fn run_over<const USED: u32>(
                 input(inputs, 1, "depthwise filter")?,
                 optional(inputs, 2, p.shape.bias, "depthwise bias")?,
             )
+        }
+        Kernel::AveragePool2d(p) if on::<USED>(bit::AVERAGE_POOL_2D) => {
+            pool::pool2d_over::<false>(p, region, shared)
+        }
+        Kernel::MaxPool2d(p) if on::<USED>(bit::MAX_POOL_2D) => {
+            pool::pool2d_over::<true>(p, region, shared)
+        }
+        Kernel::AveragePool2dFloat(p) if on::<USED>(bit::AVERAGE_POOL_2D_FLOAT) => {
+            pool::pool2d_f32_over::<false>(p, region, shared)
+        }
+        Kernel::MaxPool2dFloat(p) if on::<USED>(bit::MAX_POOL_2D_FLOAT) => {
+            pool::pool2d_f32_over::<true>(p, region, shared)
         }
         _ => Err(Error::Overlap {
             shift: shared.shift(),

@@ -90,6 +90,9 @@ pub(crate) mod bit {
     pub const AVERAGE_POOL_2D_FLOAT: u32 = 1 << 23;
     pub const MAX_POOL_2D_FLOAT: u32 = 1 << 24;
     pub const SOFTMAX_FLOAT: u32 = 1 << 25;
+    /// Some call writes its output over its input (`usmp::Source::Over`): the kernels'
+    /// variants over one region are linked too.
+    pub const OVER: u32 = 1 << 31;
 }
 
 impl Kernel {
@@ -135,6 +138,26 @@ pub const fn used(kernels: &[Kernel]) -> u32 {
     while i < kernels.len() {
         set |= kernels[i].bit();
         i += 1;
+    }
+    set
+}
+
+/// [`used`], and whether some call of `info` writes its output over its input: computed
+/// in a `const` by the generated module, so a firmware whose plan shares no bytes between
+/// an input and an output links none of the kernels' variants over one region.
+pub const fn used_in(kernels: &[Kernel], info: &usmp::ModelInfo<'_>) -> u32 {
+    let mut set = used(kernels);
+    let mut c = 0;
+    while c < info.calls.len() {
+        let inputs = info.calls[c].inputs;
+        let mut k = 0;
+        while k < inputs.len() {
+            if let usmp::Source::Over { .. } = inputs[k].source {
+                set |= bit::OVER;
+            }
+            k += 1;
+        }
+        c += 1;
     }
     set
 }

@@ -6,12 +6,13 @@
 //! written after its window is read, as for convolutions.
 
 use crate::Error;
-use crate::bytes::{clamp_f32, f32_at, int8, put_f32, want};
+use crate::bytes::{clamp_f32, int8, want, want_len};
 use crate::fixed::multiply_by_quantized_multiplier;
+use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32_at};
 use crate::params::{Float, Mean, Pool};
 
 /// The window of output `(oy, ox)`, clamped to the input: rows then columns, half-open.
-fn window(p: &Pool, oy: usize, ox: usize) -> [(usize, usize); 2] {
+fn span(p: &Pool, oy: usize, ox: usize) -> [(usize, usize); 2] {
     let [_, in_h, in_w, _] = p.input;
     let span = |out: usize, stride: usize, pad: usize, size: usize, len: usize| {
         let origin = out * stride;
@@ -25,39 +26,37 @@ fn window(p: &Pool, oy: usize, ox: usize) -> [(usize, usize); 2] {
     ]
 }
 
-/// The regions hold the shapes' elements of `width` bytes.
+/// The input and output hold the shapes' elements of `width` bytes.
 fn sizes(
     p: &Pool,
     what: [&'static str; 2],
     width: usize,
-    input: &[u8],
-    output: &[u8],
+    [input, output]: [usize; 2],
 ) -> Result<(), Error> {
-    want(what[0], input, width * p.input.iter().product::<usize>())?;
-    want(what[1], output, width * p.output.iter().product::<usize>())
+    want_len(what[0], input, width * p.input.iter().product::<usize>())?;
+    want_len(what[1], output, width * p.output.iter().product::<usize>())
 }
 
 /// The pooling loops, int8 or float32: each output element is `reduce` over its
-/// window's cells (`at` reads input element `i`), stored by `put` (which clamps it).
+/// window's cells (`at` reads input element `i`), stored by `put`.
 fn pool<T>(
     p: &Pool,
-    output: &mut [u8],
     at: impl Fn(usize) -> T,
     reduce: impl Fn(&mut dyn Iterator<Item = T>) -> Result<T, Error>,
-    mut put: impl FnMut(&mut [u8], usize, T),
+    mut put: impl FnMut(usize, T),
 ) -> Result<(), Error> {
     let [batches, in_h, in_w, depth] = p.input;
     let [_, out_h, out_w, _] = p.output;
     for b in 0..batches {
         for oy in 0..out_h {
             for ox in 0..out_w {
-                let [(y0, y1), (x0, x1)] = window(p, oy, ox);
+                let [(y0, y1), (x0, x1)] = span(p, oy, ox);
                 for c in 0..depth {
                     let cells = (y0..y1).flat_map(|y| {
                         (x0..x1).map(move |x| ((b * in_h + y) * in_w + x) * depth + c)
                     });
                     let v = reduce(&mut cells.map(&at))?;
-                    put(output, ((b * out_h + oy) * out_w + ox) * depth + c, v);
+                    put(((b * out_h + oy) * out_w + ox) * depth + c, v);
                 }
             }
         }
@@ -66,102 +65,154 @@ fn pool<T>(
 }
 
 /// [`pool`] over int8 cells.
-fn pool_int8(
+pub(crate) fn pool_int8<L: Load>(
     p: &Pool,
     what: [&'static str; 2],
-    input: &[u8],
-    output: &mut [u8],
+    input: &[L],
+    (output, mut put): (usize, impl FnMut(usize, u8)),
     reduce: impl Fn(&mut dyn Iterator<Item = i32>) -> Result<i32, Error>,
 ) -> Result<(), Error> {
-    sizes(p, what, 1, input, output)?;
+    sizes(p, what, 1, [input.len(), output])?;
     pool(
         p,
-        output,
-        |i| int8(input[i]),
+        |i| int8(input[i].load()),
         reduce,
-        |out, o, v| out[o] = v.clamp(p.activation[0], p.activation[1]) as i8 as u8,
+        |o, v| put(o, v.clamp(p.activation[0], p.activation[1]) as i8 as u8),
     )
 }
 
 /// [`pool`] over float32 cells.
-fn pool_f32(
+pub(crate) fn pool_f32<L: Load>(
     p: &Float<Pool>,
     what: [&'static str; 2],
-    input: &[u8],
-    output: &mut [u8],
+    input: &[L],
+    (output, mut put): (usize, impl FnMut(usize, f32)),
     reduce: impl Fn(&mut dyn Iterator<Item = f32>) -> Result<f32, Error>,
 ) -> Result<(), Error> {
-    sizes(p.shape, what, 4, input, output)?;
+    sizes(p.shape, what, 4, [input.len(), output])?;
     pool(
         p.shape,
-        output,
         |i| f32_at(input, i),
         reduce,
-        |out, o, v| put_f32(out, o, clamp_f32(v, p.activation)),
+        |o, v| put(o, clamp_f32(v, p.activation)),
     )
+}
+
+const AVERAGE: [&str; 2] = ["average pool input", "average pool output"];
+const MAX: [&str; 2] = ["max pool input", "max pool output"];
+
+/// The average of int8 cells, rounded half away from zero.
+pub(crate) fn average(cells: &mut dyn Iterator<Item = i32>) -> Result<i32, Error> {
+    let (sum, count) = cells.fold((0i32, 0i32), |(s, n), v| (s.wrapping_add(v), n + 1));
+    if count == 0 {
+        // TFLite Micro fails the call the same way.
+        return Err(Error::Parameters {
+            what: "average pool output",
+            problem: "a window lies wholly in the padding",
+        });
+    }
+    Ok(if sum > 0 {
+        (sum + count / 2) / count
+    } else {
+        (sum - count / 2) / count
+    })
+}
+
+/// The largest of int8 cells (-128 for none).
+pub(crate) fn max(cells: &mut dyn Iterator<Item = i32>) -> Result<i32, Error> {
+    Ok(cells.fold(i32::from(i8::MIN), i32::max))
+}
+
+/// The float sum of float32 cells divided by their count in float, as TFLite's
+/// reference (an empty window gives NaN there too).
+pub(crate) fn average_f32(cells: &mut dyn Iterator<Item = f32>) -> Result<f32, Error> {
+    let (sum, count) = cells.fold((0.0f32, 0.0f32), |(s, n), v| (s + v, n + 1.0));
+    Ok(sum / count)
+}
+
+/// `std::max` from the lowest float, so a NaN cell is kept only where the reference
+/// keeps it.
+pub(crate) fn max_f32(cells: &mut dyn Iterator<Item = f32>) -> Result<f32, Error> {
+    Ok(cells.fold(f32::MIN, |m, v| if m < v { v } else { m }))
 }
 
 /// AVERAGE_POOL_2D: the window's sum over its count, rounded half away from zero.
 pub fn average_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    pool_int8(
-        p,
-        ["average pool input", "average pool output"],
-        input,
-        output,
-        |cells| {
-            let (sum, count) = cells.fold((0i32, 0i32), |(s, n), v| (s.wrapping_add(v), n + 1));
-            if count == 0 {
-                // TFLite Micro fails the call the same way.
-                return Err(Error::Parameters {
-                    what: "average pool output",
-                    problem: "a window lies wholly in the padding",
-                });
-            }
-            Ok(if sum > 0 {
-                (sum + count / 2) / count
-            } else {
-                (sum - count / 2) / count
-            })
-        },
-    )
+    pool_int8(p, AVERAGE, input, apart(output), average)
 }
 
 /// MAX_POOL_2D: the window's largest value (-128 for an empty window).
 pub fn max_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    pool_int8(
-        p,
-        ["max pool input", "max pool output"],
-        input,
-        output,
-        |cells| Ok(cells.fold(i32::from(i8::MIN), i32::max)),
-    )
+    pool_int8(p, MAX, input, apart(output), max)
 }
 
-/// AVERAGE_POOL_2D, float32: the window's float sum divided by its count in float, as
-/// TFLite's reference (an empty window gives NaN there too).
+/// AVERAGE_POOL_2D, float32.
 pub fn average_pool2d_f32(p: &Float<Pool>, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    pool_f32(
-        p,
-        ["average pool input", "average pool output"],
-        input,
-        output,
-        |cells| {
-            let (sum, count) = cells.fold((0.0f32, 0.0f32), |(s, n), v| (s + v, n + 1.0));
-            Ok(sum / count)
-        },
-    )
+    pool_f32(p, AVERAGE, input, apart_f32(output), average_f32)
 }
 
-/// MAX_POOL_2D, float32: `std::max` from the lowest float, so a NaN cell is kept only
-/// where the reference keeps it.
+/// MAX_POOL_2D, float32.
 pub fn max_pool2d_f32(p: &Float<Pool>, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    pool_f32(
-        p,
-        ["max pool input", "max pool output"],
-        input,
-        output,
-        |cells| Ok(cells.fold(f32::MIN, |m, v| if m < v { v } else { m })),
-    )
+    pool_f32(p, MAX, input, apart_f32(output), max_f32)
+}
+
+/// The shifts at which pooling of shapes `p` may write its output over its input, `width`
+/// bytes per element. Output pixel `(b, y, x)`'s channel `c` reads its window's cells of
+/// channel `c`, from `first + c` up, where `first = ((b·H + y0)·W + x0)·C` is the window's
+/// first cell inside the input: the depthwise pattern with a multiplier of 1 (groups of
+/// one element, one channel apart); [`overlap::most`](crate::overlap) gives the bound.
+pub fn window(p: &Pool, width: usize) -> Window {
+    let [batches, in_h, in_w, depth] = p.input;
+    let [_, out_h, out_w, _] = p.output;
+    let pixels = (0..batches * out_h * out_w).rev().map(|pixel| {
+        let (b, y, x) = (
+            pixel / (out_h * out_w),
+            pixel / out_w % out_h,
+            pixel % out_w,
+        );
+        let [(y0, y1), (x0, x1)] = span(p, y, x);
+        let first = (y0 < y1 && x0 < x1).then(|| ((b * in_h + y0) * in_w + x0) * depth);
+        (pixel, first)
+    });
+    let elements = |shape: [usize; 4]| width * shape.iter().product::<usize>();
+    Window {
+        most: if p.output[3] == depth {
+            overlap::most(pixels, 1, depth, 1, width)
+        } else {
+            isize::MIN
+        },
+        input: elements(p.input),
+        output: elements(p.output),
+    }
+}
+
+/// MAX_POOL_2D (or, without `MAX`, AVERAGE_POOL_2D) over one region holding its input and
+/// its output where `shared` says, at a shift [`window`] allows.
+pub fn pool2d_over<const MAX: bool>(
+    p: &Pool,
+    region: &mut [u8],
+    shared: &usmp::Shared,
+) -> Result<(), Error> {
+    let [input, output] = overlap::split(region, shared, window(p, 1))?;
+    if MAX {
+        pool_int8(p, self::MAX, input, cells(output), max)
+    } else {
+        pool_int8(p, AVERAGE, input, cells(output), average)
+    }
+}
+
+/// [`pool2d_over`] for float32.
+pub fn pool2d_f32_over<const MAX: bool>(
+    p: &Float<Pool>,
+    region: &mut [u8],
+    shared: &usmp::Shared,
+) -> Result<(), Error> {
+    let [input, output] = overlap::split(region, shared, window(p.shape, 4))?;
+    if MAX {
+        pool_f32(p, self::MAX, input, cells_f32(output), max_f32)
+    } else {
+        pool_f32(p, AVERAGE, input, cells_f32(output), average_f32)
+    }
 }
 
 /// MEAN (int8): each output is the sum over the reduced dimensions, less the zero points,

@@ -221,8 +221,10 @@ fn constants(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embe
         let size = m.plan.pool_sizes[p];
         let name = upper(&pool.name);
         let bytes = match embed {
+            // Beside the module, wherever `out_dir` put it: a path in `include_bytes!` is
+            // relative to the file that holds it, the module the firmware `include!`s.
             Embed::OutDir => format!(
-                "*include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{}\"))",
+                "*include_bytes!(\"{}\")",
                 constants_file(&m.module, &pool.name)
             ),
             // The build writes the image for OutDir; only an inline one is made here.
@@ -277,8 +279,9 @@ fn kernels(out: &mut String, m: &PlannedModel, rt: &str) {
         out,
         "    ];
 
-    /// The kinds of kernel [`KERNELS`] uses: only these are linked by [`invoke`].
-    pub const USED_KERNELS: u32 = ::usmp_kernels::used(KERNELS);
+    /// The kinds of kernel [`KERNELS`] uses, and whether a call writes its output over
+    /// its input: only these are linked by [`invoke`].
+    pub const USED_KERNELS: u32 = ::usmp_kernels::used_in(KERNELS, &INFO);
 
     /// Runs every call of `session` with [`KERNELS`].
     pub fn invoke(session: &mut {rt}::Session<'_, Model>) -> Result<(), ::usmp_kernels::CallError> {{

@@ -75,7 +75,7 @@ pub(super) fn table(
     if file {
         let _ = writeln!(
             out,
-            "    /// Per-channel quantization scales, four little-endian bytes each.\n    const SCALES: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{}\"));",
+            "    /// Per-channel quantization scales, four little-endian bytes each.\n    const SCALES: &[u8] = include_bytes!(\"{}\");",
             scales_file(module)
         );
     }

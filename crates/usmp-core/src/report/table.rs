@@ -25,14 +25,24 @@ fn write_overlaps(out: &mut String, problem: &Problem, plan: &Plan) {
     let used = overlaps_used(problem, plan);
     let _ = writeln!(
         out,
-        "overlaps: {} declared, {used} used (outputs over the inputs they consume); lower \
+        "overlaps: {} declared, {} used (outputs over the inputs they consume); lower \
          bound with every pair apart {apart}",
-        problem.overlaps().len()
+        problem.overlaps().len(),
+        used.len()
     );
+    let (b, a) = (problem.buffers(), &plan.allocations);
+    for o in used {
+        let shift = i128::from(a[o.output].offset) - i128::from(a[o.input].offset);
+        let _ = writeln!(
+            out,
+            "  {} over {}: shift {shift} (window {} to {})",
+            b[o.output].name, b[o.input].name, o.shifts[0], o.shifts[1]
+        );
+    }
 }
 
-/// How many declared overlaps the plan uses: pairs that share bytes.
-fn overlaps_used(problem: &Problem, plan: &Plan) -> usize {
+/// The declared overlaps the plan uses: pairs that share bytes.
+fn overlaps_used<'p>(problem: &'p Problem, plan: &Plan) -> Vec<&'p crate::problem::Overlap> {
     let (b, a) = (problem.buffers(), &plan.allocations);
     let placed = |i: usize| (a[i].pool, a[i].offset, a[i].offset + b[i].size);
     problem
@@ -42,7 +52,7 @@ fn overlaps_used(problem: &Problem, plan: &Plan) -> usize {
             let ((p, x0, x1), (q, y0, y1)) = (placed(o.output), placed(o.input));
             p == q && x0 < y1 && y0 < x1
         })
-        .count()
+        .collect()
 }
 
 /// The plan as a text table.

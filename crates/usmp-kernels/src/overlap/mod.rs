@@ -78,6 +78,31 @@ pub(crate) fn f32_at<T: Load>(data: &[T], i: usize) -> f32 {
     f32::from_le_bytes([w[0].load(), w[1].load(), w[2].load(), w[3].load()])
 }
 
+/// A region of its own to write int8 outputs to, as the kernels take it: its length and
+/// a store of element `o`.
+pub(crate) fn apart(output: &mut [u8]) -> (usize, impl FnMut(usize, u8)) {
+    (output.len(), |o, v| output[o] = v)
+}
+
+/// [`apart`] for float32 outputs (`o` counts elements of four bytes).
+pub(crate) fn apart_f32(output: &mut [u8]) -> (usize, impl FnMut(usize, f32)) {
+    (output.len(), |o, v| crate::bytes::put_f32(output, o, v))
+}
+
+/// [`apart`] over the output's cells in a shared region.
+pub(crate) fn cells(output: &[Cell<u8>]) -> (usize, impl FnMut(usize, u8)) {
+    (output.len(), |o, v| output[o].set(v))
+}
+
+/// [`apart_f32`] over the output's cells in a shared region.
+pub(crate) fn cells_f32(output: &[Cell<u8>]) -> (usize, impl FnMut(usize, f32)) {
+    (output.len(), |o, v: f32| {
+        for (cell, byte) in output[4 * o..4 * o + 4].iter().zip(v.to_le_bytes()) {
+            cell.set(byte);
+        }
+    })
+}
+
 /// The input and the output of a kernel run over one region, as cells (both are read and
 /// written through shared references, in the kernel's order), after checking that the
 /// kernel's window allows the plan's shift.

@@ -167,17 +167,20 @@ pub fn window(
         outputs,
         options,
     };
-    let depthwise = match op? {
-        Builtin::Conv2d => false,
-        Builtin::DepthwiseConv2d => true,
-        _ => return None,
-    };
-    let (shape, float, _) = ops::conv_shape(&call, depthwise).ok()?;
-    Some(crate::conv::window(
-        &shape,
-        depthwise,
-        if float { 4 } else { 1 },
-    ))
+    let float = call.input(0, "the input").ok()?.element == ElementType::Float32;
+    let width = if float { 4 } else { 1 };
+    match op? {
+        Builtin::Conv2d | Builtin::DepthwiseConv2d => {
+            let depthwise = op == Some(Builtin::DepthwiseConv2d);
+            let (shape, _, _) = ops::conv_shape(&call, depthwise).ok()?;
+            Some(crate::conv::window(&shape, depthwise, width))
+        }
+        Builtin::AveragePool2d | Builtin::MaxPool2d => {
+            let (shape, _) = ops::pool_shape(&call).ok()?;
+            Some(crate::pool::window(&shape, width))
+        }
+        _ => None,
+    }
 }
 
 /// The operators [`kernel`] prepares.

@@ -321,7 +321,9 @@ pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
     ))
 }
 
-pub(super) fn pool(call: &Call<'_, '_>, kind: &str) -> Result<String, String> {
+/// Pooling's shapes, checked against each other and the options, as [`crate::Pool`]
+/// without its clamp; and the fused activation.
+pub(super) fn pool_shape(call: &Call<'_, '_>) -> Result<(crate::Pool, Activation), String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     let Options::Pool2d {
         padding: kind_of_padding,
@@ -344,10 +346,25 @@ pub(super) fn pool(call: &Call<'_, '_>, kind: &str) -> Result<String, String> {
             "the output is {o:?}, but the input {i:?} and the options give {out_h} x {out_w}"
         ));
     }
+    let shape = crate::Pool {
+        input: i,
+        output: o,
+        window,
+        stride,
+        padding: [pad_h, pad_w],
+        activation: [0, 0],
+    };
+    Ok((shape, activation))
+}
+
+pub(super) fn pool(call: &Call<'_, '_>, kind: &str) -> Result<String, String> {
+    let (p, activation) = pool_shape(call)?;
+    let (input, output) = (call.input(0, "the input")?, call.output()?);
     let shape = |range: [i32; 2]| {
         format!(
-            "{K}::Pool {{ input: {i:?}, output: {o:?}, window: {window:?}, stride: {stride:?}, \
-             padding: [{pad_h}, {pad_w}], activation: {range:?} }}"
+            "{K}::Pool {{ input: {:?}, output: {:?}, window: {:?}, stride: {:?}, \
+             padding: {:?}, activation: {range:?} }}",
+            p.input, p.output, p.window, p.stride, p.padding
         )
     };
     if float(call)? {

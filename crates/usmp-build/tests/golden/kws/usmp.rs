@@ -238,7 +238,7 @@ pub mod kws {
     pub const FLASH_SIZE: usize = 1136;
     #[unsafe(link_section = ".usmp.flash")]
     static FLASH: super::Align16<[u8; FLASH_SIZE]> = super::Align16(
-        *include_bytes!(concat!(env!("OUT_DIR"), "/kws.flash.bin")),
+        *include_bytes!("kws.flash.bin"),
     );
 
     /// Implemented by nothing: `invoke` needs each call's kernel parameters, which a model

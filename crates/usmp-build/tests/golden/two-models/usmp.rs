@@ -224,7 +224,7 @@ pub mod keyword {
     pub const FLASH_SIZE: usize = 1136;
     #[unsafe(link_section = ".usmp.flash")]
     static FLASH: super::Align16<[u8; FLASH_SIZE]> = super::Align16(
-        *include_bytes!(concat!(env!("OUT_DIR"), "/keyword.flash.bin")),
+        *include_bytes!("keyword.flash.bin"),
     );
 
     /// Implemented by nothing: `invoke` needs each call's kernel parameters, which a model
@@ -349,7 +349,7 @@ pub mod tiny {
     pub const FLASH_SIZE: usize = 16;
     #[unsafe(link_section = ".usmp.flash")]
     static FLASH: super::Align16<[u8; FLASH_SIZE]> = super::Align16(
-        *include_bytes!(concat!(env!("OUT_DIR"), "/tiny.flash.bin")),
+        *include_bytes!("tiny.flash.bin"),
     );
 
     /// Implemented by nothing: `invoke` needs each call's kernel parameters, which a model
