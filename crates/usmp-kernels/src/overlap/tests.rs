@@ -31,6 +31,13 @@ impl Load for Probe<'_> {
     }
 }
 
+/// `input`'s bytes as probes logging their reads into `log`.
+fn probes<'a>(input: &[u8], log: &'a RefCell<Vec<Event>>) -> Vec<Probe<'a>> {
+    let each = input.iter().enumerate();
+    each.map(|(byte, &value)| Probe { byte, value, log })
+        .collect()
+}
+
 /// The bound from a trace (bytes; output element `o` ends at `(o + 1)·width`): for each
 /// write, the lowest input byte read after it, less the write's end.
 fn traced_most(events: &[Event], width: usize) -> isize {
@@ -139,13 +146,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         let bias = bytes(&mut rng, 4 * p.output[3]);
 
         let log = RefCell::new(Vec::new());
-        let probes: Vec<Probe<'_>> = (0..ins)
-            .map(|byte| Probe {
-                byte,
-                value: input[byte],
-                log: &log,
-            })
-            .collect();
+        let probes = probes(&input, &log);
         let put = (outs, |o: usize, _| log.borrow_mut().push(Event::Write(o)));
         let run = |what| {
             if depthwise {
@@ -223,13 +224,7 @@ fn float_windows_count_bytes_of_four() {
         let bias = floats(&mut rng, shape.output[3]);
 
         let log = RefCell::new(Vec::new());
-        let probes: Vec<Probe<'_>> = (0..window.input)
-            .map(|byte| Probe {
-                byte,
-                value: input[byte],
-                log: &log,
-            })
-            .collect();
+        let probes = probes(&input, &log);
         let put = (window.output, |o: usize, _| {
             log.borrow_mut().push(Event::Write(o))
         });
@@ -339,13 +334,7 @@ fn pooling_windows_are_the_traced_bound_and_hold_at_their_edge() {
         let reduce = if max { pool::max } else { pool::average };
 
         let log = RefCell::new(Vec::new());
-        let probes: Vec<Probe<'_>> = (0..window.input)
-            .map(|byte| Probe {
-                byte,
-                value: input[byte],
-                log: &log,
-            })
-            .collect();
+        let probes = probes(&input, &log);
         let put = (window.output, |o: usize, _| {
             log.borrow_mut().push(Event::Write(o))
         });
