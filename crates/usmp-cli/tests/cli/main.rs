@@ -548,8 +548,30 @@ fn a_problem_with_overlaps_plans_below_the_bound_apart() {
             "{table}"
         );
         assert!(
-            table.contains("2 declared, 2 used") && table.contains("every pair apart 528"),
+            table.contains("2 declared, 2 used")
+                && table.contains("every pair apart 528, with the windows 272"),
             "{table}"
         );
+    }
+}
+
+/// A usmp.toml whose models run on usmp-kernels plans each output over the input it
+/// consumes where the kernel's window allows: `usmp plan` shows both bounds and names
+/// every pair the plan uses, with its shift inside its window.
+#[test]
+fn plan_names_the_outputs_written_over_their_inputs() {
+    let file = repo().join("fixtures/tflite/usmp-overlap.toml");
+    let out = usmp(&["plan", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    for line in [
+        "sram             workspace          36880",
+        "sram             workspace           4176",
+        "sram             workspace          12304",
+        "overlaps: 1 declared, 1 used",
+        "Relu over Reshape_2: shift -2208 (window -3999 to -2204)",
+        "sequential/max_pooling2d/MaxPool over sequential/conv2d/Relu: shift 0 (window -1343 to 0)",
+    ] {
+        assert!(report.contains(line), "missing {line:?} in:\n{report}");
     }
 }

@@ -26,9 +26,10 @@ fn write_overlaps(out: &mut String, problem: &Problem, plan: &Plan) {
     let _ = writeln!(
         out,
         "overlaps: {} declared, {} used (outputs over the inputs they consume); lower \
-         bound with every pair apart {apart}",
+         bound of all pools with every pair apart {apart}, with the windows {}",
         problem.overlaps().len(),
-        used.len()
+        used.len(),
+        plan.lower_bound.total
     );
     let (b, a) = (problem.buffers(), &plan.allocations);
     for o in used {
