@@ -55,7 +55,7 @@
 //! is [`exp::expf`], glibc's algorithm in plain double arithmetic, so the outputs are
 //! TFLite Micro's bits on the host that made them and the same bits on any target.
 //!
-//! CONV_2D, DEPTHWISE_CONV_2D and the poolings may write their output over the input they
+//! CONV_2D, DEPTHWISE_CONV_2D, the poolings and RESHAPE's copy may write their output over the input they
 //! read last, at a shift their window allows ([`overlap`]): the plan marks such an input
 //! [`usmp::Source::Over`], the session hands the two out as one region, and the kernel
 //! refuses a shift past its window ([`Error::Overlap`]).
@@ -433,6 +433,7 @@ fn run_over<const USED: u32>(
     region: &mut [u8],
 ) -> Result<(), Error> {
     match kernel {
+        Kernel::Copy if on::<USED>(bit::COPY) => quantize::copy_over(region, shared),
         Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => conv::conv2d_over::<false>(
             p,
             region,

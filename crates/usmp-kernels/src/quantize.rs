@@ -54,3 +54,37 @@ pub fn copy(input: &[u8], output: &mut [u8]) -> Result<(), Error> {
     output.copy_from_slice(&input[..output.len()]);
     Ok(())
 }
+
+/// The shifts at which RESHAPE and its kin may write their output over their input,
+/// `bytes` long each: every one. The copy moves the bytes as `memmove` does (forwards when
+/// the output starts below the input, backwards otherwise), so placed at the same offset
+/// it is a view of the input and moves nothing.
+pub fn copy_window(bytes: usize) -> crate::overlap::Window {
+    crate::overlap::Window {
+        most: isize::MAX,
+        input: bytes,
+        output: bytes,
+    }
+}
+
+/// [`copy`] over one region holding its input and its output where `shared` says.
+pub fn copy_over(region: &mut [u8], shared: &usmp::Shared) -> Result<(), Error> {
+    let [input, output] = crate::overlap::split(region, shared, copy_window(shared.input_len))?;
+    if input.len() < output.len() {
+        return Err(Error::TooSmall {
+            what: "reshape input",
+            bytes: output.len(),
+            got: input.len(),
+        });
+    }
+    if shared.output_at <= shared.input_at {
+        for (o, i) in output.iter().zip(input) {
+            o.set(i.get());
+        }
+    } else {
+        for (o, i) in output.iter().zip(input).rev() {
+            o.set(i.get());
+        }
+    }
+    Ok(())
+}

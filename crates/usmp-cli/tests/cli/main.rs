@@ -568,7 +568,7 @@ fn plan_names_the_outputs_written_over_their_inputs() {
         "sram             workspace          36880",
         "sram             workspace           4176",
         "sram             workspace          12304",
-        "overlaps: 1 declared, 1 used",
+        "overlaps: 2 declared, 1 used",
         "Relu over Reshape_2: shift -2208 (window -3999 to -2204)",
         "sequential/max_pooling2d/MaxPool over sequential/conv2d/Relu: shift 0 (window -1343 to 0)",
     ] {

@@ -377,3 +377,18 @@ fn pooling_windows_are_the_traced_bound_and_hold_at_their_edge() {
     let p = pool_shapes(&mut Rng(7));
     assert_eq!(pool::window(&p, 4).most, 4 * pool::window(&p, 1).most);
 }
+
+/// RESHAPE's copy moves bytes as `memmove` does: every shift at which input and output
+/// meet gives the input's bytes, the same offset included (a view).
+#[test]
+fn a_copy_over_its_input_is_right_at_every_shift() {
+    let input: Vec<u8> = (1..=23).collect();
+    let window = crate::quantize::copy_window(input.len());
+    let [lo, hi] = window.shifts().unwrap();
+    assert_eq!([lo, hi], [-22, 22]);
+    for shift in lo..=hi {
+        let (mut r, shared) = region(&input, input.len(), shift as isize);
+        crate::quantize::copy_over(&mut r, &shared).unwrap();
+        assert_eq!(r[shared.output()], input[..], "shift {shift}");
+    }
+}

@@ -175,6 +175,12 @@ pub fn window(
             let (shape, _, _) = ops::conv_shape(&call, depthwise).ok()?;
             Some(crate::conv::window(&shape, depthwise, width))
         }
+        Builtin::Reshape | Builtin::Squeeze | Builtin::ExpandDims => {
+            ops::copy(&call).ok()?;
+            let output = call.output().ok()?;
+            let bytes = output.elements().ok()? * output.element.size()?;
+            Some(crate::quantize::copy_window(bytes))
+        }
         Builtin::AveragePool2d | Builtin::MaxPool2d => {
             let (shape, _) = ops::pool_shape(&call).ok()?;
             Some(crate::pool::window(&shape, width))
