@@ -261,9 +261,10 @@ pub fn run(kernel: &Kernel, call: &mut Call<'_>) -> Result<(), Error> {
     run_only::<ALL>(kernel, call)
 }
 
-/// Whether `bit` is in the constant set `USED`: a match guard that folds to a constant.
-const fn on<const USED: u32>(bit: u32) -> bool {
-    USED & bit != 0
+/// Whether every bit of `bits` is in the constant set `USED`: a match guard that folds to
+/// a constant.
+const fn on<const USED: u32>(bits: u32) -> bool {
+    USED & bits == bits
 }
 
 /// [`run`], with only the kernels in `USED` linked in: every arm's guard is a constant,
@@ -433,15 +434,17 @@ fn run_over<const USED: u32>(
     region: &mut [u8],
 ) -> Result<(), Error> {
     match kernel {
-        Kernel::Copy if on::<USED>(bit::COPY) => quantize::copy_over(region, shared),
-        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => conv::conv2d_over::<false>(
-            p,
-            region,
-            shared,
-            input(inputs, 1, "conv filter")?,
-            optional(inputs, 2, p.bias, "conv bias")?,
-        ),
-        Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D) => {
+        Kernel::Copy if on::<USED>(bit::OVER_COPY) => quantize::copy_over(region, shared),
+        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D | bit::OVER_CONV) => {
+            conv::conv2d_over::<false>(
+                p,
+                region,
+                shared,
+                input(inputs, 1, "conv filter")?,
+                optional(inputs, 2, p.bias, "conv bias")?,
+            )
+        }
+        Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D | bit::OVER_DEPTHWISE) => {
             conv::conv2d_over::<true>(
                 p,
                 region,
@@ -450,14 +453,18 @@ fn run_over<const USED: u32>(
                 optional(inputs, 2, p.bias, "depthwise bias")?,
             )
         }
-        Kernel::Conv2dFloat(p) if on::<USED>(bit::CONV_2D_FLOAT) => conv::conv2d_f32_over::<false>(
-            p,
-            region,
-            shared,
-            input(inputs, 1, "conv filter")?,
-            optional(inputs, 2, p.shape.bias, "conv bias")?,
-        ),
-        Kernel::DepthwiseConv2dFloat(p) if on::<USED>(bit::DEPTHWISE_CONV_2D_FLOAT) => {
+        Kernel::Conv2dFloat(p) if on::<USED>(bit::CONV_2D_FLOAT | bit::OVER_CONV) => {
+            conv::conv2d_f32_over::<false>(
+                p,
+                region,
+                shared,
+                input(inputs, 1, "conv filter")?,
+                optional(inputs, 2, p.shape.bias, "conv bias")?,
+            )
+        }
+        Kernel::DepthwiseConv2dFloat(p)
+            if on::<USED>(bit::DEPTHWISE_CONV_2D_FLOAT | bit::OVER_DEPTHWISE) =>
+        {
             conv::conv2d_f32_over::<true>(
                 p,
                 region,
@@ -466,16 +473,18 @@ fn run_over<const USED: u32>(
                 optional(inputs, 2, p.shape.bias, "depthwise bias")?,
             )
         }
-        Kernel::AveragePool2d(p) if on::<USED>(bit::AVERAGE_POOL_2D) => {
+        Kernel::AveragePool2d(p) if on::<USED>(bit::AVERAGE_POOL_2D | bit::OVER_POOL) => {
             pool::pool2d_over::<false>(p, region, shared)
         }
-        Kernel::MaxPool2d(p) if on::<USED>(bit::MAX_POOL_2D) => {
+        Kernel::MaxPool2d(p) if on::<USED>(bit::MAX_POOL_2D | bit::OVER_POOL) => {
             pool::pool2d_over::<true>(p, region, shared)
         }
-        Kernel::AveragePool2dFloat(p) if on::<USED>(bit::AVERAGE_POOL_2D_FLOAT) => {
+        Kernel::AveragePool2dFloat(p)
+            if on::<USED>(bit::AVERAGE_POOL_2D_FLOAT | bit::OVER_POOL) =>
+        {
             pool::pool2d_f32_over::<false>(p, region, shared)
         }
-        Kernel::MaxPool2dFloat(p) if on::<USED>(bit::MAX_POOL_2D_FLOAT) => {
+        Kernel::MaxPool2dFloat(p) if on::<USED>(bit::MAX_POOL_2D_FLOAT | bit::OVER_POOL) => {
             pool::pool2d_f32_over::<true>(p, region, shared)
         }
         _ => Err(Error::Overlap {

@@ -91,8 +91,16 @@ pub(crate) mod bit {
     pub const MAX_POOL_2D_FLOAT: u32 = 1 << 24;
     pub const SOFTMAX_FLOAT: u32 = 1 << 25;
     /// Some call writes its output over its input (`usmp::Source::Over`): the kernels'
-    /// variants over one region are linked too.
+    /// variants over one region are linked too, those of the kinds below that do.
     pub const OVER: u32 = 1 << 31;
+    /// A CONV_2D call (int8 or float) writes over its input.
+    pub const OVER_CONV: u32 = 1 << 26;
+    /// A DEPTHWISE_CONV_2D call writes over its input.
+    pub const OVER_DEPTHWISE: u32 = 1 << 27;
+    /// A pooling call writes over its input.
+    pub const OVER_POOL: u32 = 1 << 28;
+    /// A RESHAPE, SQUEEZE or EXPAND_DIMS call writes over its input.
+    pub const OVER_COPY: u32 = 1 << 29;
 }
 
 impl Kernel {
@@ -154,12 +162,29 @@ pub const fn used_in(kernels: &[Kernel], info: &usmp::ModelInfo<'_>) -> u32 {
         while k < inputs.len() {
             if let usmp::Source::Over { .. } = inputs[k].source {
                 set |= bit::OVER;
+                if c < kernels.len() {
+                    set |= over_bit(&kernels[c]);
+                }
             }
             k += 1;
         }
         c += 1;
     }
     set
+}
+
+/// The bit of `kernel`'s variant over one region, 0 for a kernel that has none.
+const fn over_bit(kernel: &Kernel) -> u32 {
+    match kernel {
+        Kernel::Conv2d(_) | Kernel::Conv2dFloat(_) => bit::OVER_CONV,
+        Kernel::DepthwiseConv2d(_) | Kernel::DepthwiseConv2dFloat(_) => bit::OVER_DEPTHWISE,
+        Kernel::AveragePool2d(_)
+        | Kernel::MaxPool2d(_)
+        | Kernel::AveragePool2dFloat(_)
+        | Kernel::MaxPool2dFloat(_) => bit::OVER_POOL,
+        Kernel::Copy => bit::OVER_COPY,
+        _ => 0,
+    }
 }
 
 /// The clamp range of a fused activation, in output integers (inclusive).

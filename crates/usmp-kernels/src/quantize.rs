@@ -67,23 +67,27 @@ pub fn copy_window(bytes: usize) -> crate::overlap::Window {
     }
 }
 
-/// [`copy`] over one region holding its input and its output where `shared` says.
+/// [`copy`] over one region holding its input and its output where `shared` says: byte
+/// by byte, forwards when the output starts below the input and backwards otherwise, as
+/// `memmove` (a loop here: firmware often links no `memmove`).
 pub fn copy_over(region: &mut [u8], shared: &usmp::Shared) -> Result<(), Error> {
-    let [input, output] = crate::overlap::split(region, shared, copy_window(shared.input_len))?;
-    if input.len() < output.len() {
+    let size = region.len();
+    let (from, to) = (shared.input(), shared.output());
+    if from.len() < to.len() || from.end > size || to.end > size {
         return Err(Error::TooSmall {
             what: "reshape input",
-            bytes: output.len(),
-            got: input.len(),
+            bytes: to.len().max(from.end).max(to.end),
+            got: from.len().min(size),
         });
     }
-    if shared.output_at <= shared.input_at {
-        for (o, i) in output.iter().zip(input) {
-            o.set(i.get());
+    let n = to.len();
+    if to.start <= from.start {
+        for k in 0..n {
+            region[to.start + k] = region[from.start + k];
         }
     } else {
-        for (o, i) in output.iter().zip(input).rev() {
-            o.set(i.get());
+        for k in (0..n).rev() {
+            region[to.start + k] = region[from.start + k];
         }
     }
     Ok(())
