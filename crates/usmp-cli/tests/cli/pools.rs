@@ -14,7 +14,7 @@ fn a_usmp_toml_plans_as_the_build_would() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         stdout.contains(
-            "dtcm         workspace       4016 bytes  limit 4096, section .usmp.dtcm in region DTCM"
+            "dtcm         workspace       1968 bytes  limit 4096, section .usmp.dtcm in region DTCM"
         ),
         "{stdout}"
     );
