@@ -132,6 +132,15 @@ impl Memory {
     }
 }
 
+/// The buffer of output slot `output` of a call's `outputs`, which a declared pair
+/// ([`Source::Over`]) names.
+fn pair_output(outputs: &[Slot], output: u32) -> Option<u32> {
+    match outputs.get(output as usize)?.source {
+        Source::Buffer(y) => Some(y),
+        _ => None,
+    }
+}
+
 /// A declared pair's region: bytes `offset..offset + len` of pool `pool`.
 #[derive(Clone, Copy)]
 struct Union {
@@ -285,7 +294,10 @@ impl<'w, M: Model> Session<'w, M> {
     pub fn poison_dead(&mut self, index: usize, byte: u8) {
         let calls = M::INFO.calls.len();
         let end = index.saturating_add(1);
-        let over = M::INFO.calls.get(index).map_or(&[][..], |c| c.inputs);
+        let (over, outputs) = M::INFO
+            .calls
+            .get(index)
+            .map_or((&[][..], &[][..]), |c| (c.inputs, c.outputs));
         for (i, b) in M::INFO.buffers.iter().enumerate() {
             if b.end as usize != end || end >= calls {
                 continue;
@@ -297,11 +309,7 @@ impl<'w, M: Model> Session<'w, M> {
             };
             let partner = over.iter().find_map(|s| match s.source {
                 Source::Over { buffer, output } if buffer as usize == i => {
-                    let info = M::INFO.calls.get(index)?;
-                    match info.outputs.get(output as usize)?.source {
-                        Source::Buffer(y) => self.memory.buffer(y),
-                        _ => None,
-                    }
+                    self.memory.buffer(pair_output(outputs, output)?)
                 }
                 _ => None,
             });
@@ -433,10 +441,7 @@ impl<'a> Inputs<'a> {
     pub fn shared(&self, k: usize) -> Option<Shared> {
         match self.slots.get(k)?.source {
             Source::Over { buffer, output } => {
-                let out = self.outputs.get(output as usize)?;
-                let Source::Buffer(y) = out.source else {
-                    return None;
-                };
+                let y = pair_output(self.outputs, output)?;
                 Some(self.memory.union(buffer, y, output as usize)?.shared)
             }
             _ => None,
