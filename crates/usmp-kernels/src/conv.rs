@@ -303,9 +303,8 @@ pub fn depthwise_conv2d_f32(
 /// `ic·M + k` reads from `first + ic`, groups of `M` (the depth multiplier) one channel
 /// apart. [`overlap::most`](crate::overlap) turns that into the bound.
 pub fn window(p: &Conv, depthwise: bool, width: usize) -> Window {
-    let [batches, in_h, in_w, in_c] = p.input;
+    let [_, in_h, in_w, in_c] = p.input;
     let [out_c, f_h, f_w, f_c] = p.filter;
-    let [_, out_h, out_w, channels] = p.output;
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     let (per, groups, step) = if depthwise {
         (p.depth_multiplier.max(1), in_c, 1)
@@ -313,32 +312,14 @@ pub fn window(p: &Conv, depthwise: bool, width: usize) -> Window {
         let groups = (in_c / f_c.max(1)).max(1);
         ((out_c / groups).max(1), groups, f_c)
     };
-    let pixels = (0..batches * out_h * out_w).rev().map(|pixel| {
-        let (b, y, x) = (
-            pixel / (out_h * out_w),
-            pixel / out_w % out_h,
-            pixel % out_w,
-        );
+    overlap::nhwc_window([p.input, p.output], width, [per, groups, step], |y, x| {
         let rows = taps(y, sy, dy, py, in_h, f_h);
         let columns = taps(x, sx, dx, px, in_w, f_w);
-        let first = (!rows.is_empty() && !columns.is_empty()).then(|| {
+        (!rows.is_empty() && !columns.is_empty()).then(|| {
             let y0 = y * sy + rows.start * dy - py;
-            let x0 = x * sx + columns.start * dx - px;
-            ((b * in_h + y0) * in_w + x0) * in_c
-        });
-        (pixel, first)
-    });
-    let elements = |shape: [usize; 4]| width * shape.iter().product::<usize>();
-    Window {
-        most: if per * groups == channels {
-            overlap::most(pixels, per, groups, step, width)
-        } else {
-            // Shapes the kernel refuses: nothing certified.
-            isize::MIN
-        },
-        input: elements(p.input),
-        output: elements(p.output),
-    }
+            (y0, x * sx + columns.start * dx - px)
+        })
+    })
 }
 
 /// [`conv2d`] (or, with `DW`, [`depthwise_conv2d`]) over one region holding its input and

@@ -162,28 +162,11 @@ pub fn max_pool2d_f32(p: &Float<Pool>, input: &[u8], output: &mut [u8]) -> Resul
 /// first cell inside the input: the depthwise pattern with a multiplier of 1 (groups of
 /// one element, one channel apart); [`overlap::most`](crate::overlap) gives the bound.
 pub fn window(p: &Pool, width: usize) -> Window {
-    let [batches, in_h, in_w, depth] = p.input;
-    let [_, out_h, out_w, _] = p.output;
-    let pixels = (0..batches * out_h * out_w).rev().map(|pixel| {
-        let (b, y, x) = (
-            pixel / (out_h * out_w),
-            pixel / out_w % out_h,
-            pixel % out_w,
-        );
+    let depth = p.input[3];
+    overlap::nhwc_window([p.input, p.output], width, [1, depth, 1], |y, x| {
         let [(y0, y1), (x0, x1)] = span(p, y, x);
-        let first = (y0 < y1 && x0 < x1).then(|| ((b * in_h + y0) * in_w + x0) * depth);
-        (pixel, first)
-    });
-    let elements = |shape: [usize; 4]| width * shape.iter().product::<usize>();
-    Window {
-        most: if p.output[3] == depth {
-            overlap::most(pixels, 1, depth, 1, width)
-        } else {
-            isize::MIN
-        },
-        input: elements(p.input),
-        output: elements(p.output),
-    }
+        (y0 < y1 && x0 < x1).then_some((y0, x0))
+    })
 }
 
 /// MAX_POOL_2D (or, without `MAX`, AVERAGE_POOL_2D) over one region holding its input and

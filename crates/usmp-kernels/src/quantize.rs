@@ -5,7 +5,7 @@
 //! element `i` of the input is read and before element `i + 1` is.
 
 use crate::Error;
-use crate::bytes::want;
+use crate::bytes::{want, want_len};
 use crate::fixed::multiply_by_quantized_multiplier;
 use crate::params::{Int, Requantize};
 
@@ -71,15 +71,8 @@ pub fn copy_window(bytes: usize) -> crate::overlap::Window {
 /// by byte, forwards when the output starts below the input and backwards otherwise, as
 /// `memmove` (a loop here: firmware often links no `memmove`).
 pub fn copy_over(region: &mut [u8], shared: &usmp::Shared) -> Result<(), Error> {
-    let size = region.len();
-    let (from, to) = (shared.input(), shared.output());
-    if from.len() < to.len() || from.end > size || to.end > size {
-        return Err(Error::TooSmall {
-            what: "reshape input",
-            bytes: to.len().max(from.end).max(to.end),
-            got: from.len().min(size),
-        });
-    }
+    let [from, to] = crate::overlap::ranges(region.len(), shared)?;
+    want_len("reshape input", from.len(), to.len())?;
     let n = to.len();
     if to.start <= from.start {
         for k in 0..n {

@@ -18,6 +18,7 @@
 //! compute the same bound from the reads and writes it actually made.
 
 use core::cell::Cell;
+use core::ops::Range;
 
 use crate::Error;
 
@@ -118,19 +119,58 @@ pub(crate) fn split<'a>(
             most: window.most,
         });
     }
+    let [input, output] = ranges(region.len(), shared)?;
     let cells = Cell::from_mut(region).as_slice_of_cells();
-    let size = cells.len();
-    let part = |range: core::ops::Range<usize>, what| {
-        cells.get(range).ok_or(Error::TooSmall {
-            what,
-            bytes: shared.input_at.max(shared.output_at) + 1,
+    Ok([&cells[input], &cells[output]])
+}
+
+/// The input's and the output's bytes in a region of `size` bytes, checked to lie in it.
+pub(crate) fn ranges(size: usize, shared: &usmp::Shared) -> Result<[Range<usize>; 2], Error> {
+    let [input, output] = [shared.input(), shared.output()];
+    let end = input.end.max(output.end);
+    if end > size {
+        return Err(Error::TooSmall {
+            what: "region of an output over its input",
+            bytes: end,
             got: size,
-        })
-    };
-    Ok([
-        part(shared.input(), "shared input")?,
-        part(shared.output(), "shared output")?,
-    ])
+        });
+    }
+    Ok([input, output])
+}
+
+/// The window of a kernel over NHWC tensors `input` and `output` (`width` bytes per
+/// element) that writes output pixel after pixel, last dimension innermost, pixel
+/// `(b, y, x)`'s channel `q` reading input elements from `first + (q / per)·step` up, where
+/// `first` is the element of cell `first_cell(y, x) = (y0, x0)` of batch `b`, channel 0
+/// (`None`: the pixel reads nothing). Output channels other than `per·groups` are shapes
+/// the kernel refuses: nothing is certified.
+pub(crate) fn nhwc_window(
+    [input, output]: [[usize; 4]; 2],
+    width: usize,
+    [per, groups, step]: [usize; 3],
+    first_cell: impl Fn(usize, usize) -> Option<(usize, usize)>,
+) -> Window {
+    let [batches, in_h, in_w, in_c] = input;
+    let [_, out_h, out_w, channels] = output;
+    let pixels = (0..batches * out_h * out_w).rev().map(|pixel| {
+        let (b, y, x) = (
+            pixel / (out_h * out_w),
+            pixel / out_w % out_h,
+            pixel % out_w,
+        );
+        let first = first_cell(y, x).map(|(y0, x0)| ((b * in_h + y0) * in_w + x0) * in_c);
+        (pixel, first)
+    });
+    let elements = |shape: [usize; 4]| width * shape.iter().product::<usize>();
+    Window {
+        most: if per * groups == channels {
+            most(pixels, per, groups, step, width)
+        } else {
+            isize::MIN
+        },
+        input: elements(input),
+        output: elements(output),
+    }
 }
 
 /// The bound `most` over a kernel whose output is written pixel by pixel, each pixel's
@@ -145,7 +185,7 @@ pub(crate) fn split<'a>(
 /// successor `q'` is in the pixel, `(first + g·step)·w - (J0 + q')·w` with `g = q' / per`,
 /// least at each group's last `q'`, `(g + 1)·per - 1`, and linear in `g`: its least is at
 /// the lowest group with such a `q' >= 1` or at the last group.
-pub(crate) fn most<I>(pixels: I, per: usize, groups: usize, step: usize, width: usize) -> isize
+fn most<I>(pixels: I, per: usize, groups: usize, step: usize, width: usize) -> isize
 where
     I: Iterator<Item = (usize, Option<usize>)>,
 {
