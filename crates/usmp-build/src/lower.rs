@@ -210,14 +210,8 @@ fn over(
         let (Some(x), Some(y)) = (tensor_buffer(m, o.input), tensor_buffer(m, o.output)) else {
             continue;
         };
-        let (a, b) = (
-            m.plan.allocations[x as usize],
-            m.plan.allocations[y as usize],
-        );
-        let sizes = m.liveness.problem.buffers();
-        let meet = a.pool == b.pool
-            && a.offset < b.offset + sizes[y as usize].size
-            && b.offset < a.offset + sizes[x as usize].size;
+        let problem = &m.liveness.problem;
+        let meet = usmp_core::share_bytes(problem, &m.plan.allocations, x as usize, y as usize);
         let k = reads.iter().position(|&t| t == Some(o.input));
         let out = outputs
             .iter()

@@ -126,4 +126,4 @@ pub use problem::{
     Buffer, Conflicts, Field, Live, Locus, Overlap, Pool, PoolKind, Problem, ProblemBuilder,
     ProblemError, ProblemErrorKind,
 };
-pub use solution::{Allocation, Attempt, PlanError, Solution, Violation, pool_sizes};
+pub use solution::{Allocation, Attempt, PlanError, Solution, Violation, pool_sizes, share_bytes};

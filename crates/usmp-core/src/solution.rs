@@ -43,6 +43,15 @@ impl Solution {
     }
 }
 
+/// Whether buffers `a` and `b` share a byte where `allocations` place them (one pool,
+/// their `[offset, offset + size)` ranges intersecting): for a declared overlap, whether
+/// the plan uses it.
+pub fn share_bytes(problem: &Problem, allocations: &[Allocation], a: usize, b: usize) -> bool {
+    let (x, y) = (allocations[a], allocations[b]);
+    let size = |i: usize| problem.buffers()[i].size;
+    x.pool == y.pool && x.offset < y.offset + size(b) && y.offset < x.offset + size(a)
+}
+
 /// Bytes each pool needs for `allocations`. Callers pass verified allocations, whose ends
 /// cannot overflow.
 pub fn pool_sizes(problem: &Problem, allocations: &[Allocation]) -> Vec<u64> {

@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use crate::plan::Plan;
-use crate::problem::Problem;
+use crate::problem::{Overlap, Problem};
+use crate::solution::share_bytes;
 
 fn gap(used: u64, bound: u64) -> String {
     if bound == 0 {
@@ -43,17 +44,9 @@ fn write_overlaps(out: &mut String, problem: &Problem, plan: &Plan) {
 }
 
 /// The declared overlaps the plan uses: pairs that share bytes.
-fn overlaps_used<'p>(problem: &'p Problem, plan: &Plan) -> Vec<&'p crate::problem::Overlap> {
-    let (b, a) = (problem.buffers(), &plan.allocations);
-    let placed = |i: usize| (a[i].pool, a[i].offset, a[i].offset + b[i].size);
-    problem
-        .overlaps()
-        .iter()
-        .filter(|o| {
-            let ((p, x0, x1), (q, y0, y1)) = (placed(o.output), placed(o.input));
-            p == q && x0 < y1 && y0 < x1
-        })
-        .collect()
+fn overlaps_used<'p>(problem: &'p Problem, plan: &Plan) -> Vec<&'p Overlap> {
+    let shared = |o: &&Overlap| share_bytes(problem, &plan.allocations, o.output, o.input);
+    problem.overlaps().iter().filter(shared).collect()
 }
 
 /// The plan as a text table.

@@ -84,7 +84,7 @@ pub(super) fn violation(problem: &Problem, allocs: &[Allocation], x: &Item, y: &
 #[cfg(test)]
 mod tests {
     use crate::problem::{Buffer, Overlap, Pool, Problem};
-    use crate::solution::{Allocation, Violation};
+    use crate::solution::{Allocation, Violation, share_bytes};
     use crate::test_rng::Rng;
     use crate::verify::verify;
 
@@ -95,11 +95,7 @@ mod tests {
         let mut out = Vec::new();
         for i in 0..b.len() {
             for j in i + 1..b.len() {
-                let (x, y) = (allocs[i], allocs[j]);
-                let meet = x.pool == y.pool
-                    && x.offset < y.offset + b[j].size
-                    && y.offset < x.offset + b[i].size;
-                if !meet || !p.conflict(i, j) {
+                if !share_bytes(p, allocs, i, j) || !p.conflict(i, j) {
                     continue;
                 }
                 match p.overlap_between(i, j) {
@@ -108,7 +104,7 @@ mod tests {
                     None => out.push(Violation::Overlap {
                         a: b[i].name.clone(),
                         b: b[j].name.clone(),
-                        pool: p.pools()[x.pool].name.clone(),
+                        pool: p.pools()[allocs[i].pool].name.clone(),
                     }),
                 }
             }
@@ -164,11 +160,11 @@ mod tests {
                 Ok(()) => {
                     assert!(expected.is_empty(), "case {case}: missed {expected:?}");
                     accepted += 1;
-                    windows_used += usize::from(p.overlaps().iter().any(|o| {
-                        let (x, y) = (allocs[o.output], allocs[o.input]);
-                        let (xs, ys) = (p.buffers()[o.output].size, p.buffers()[o.input].size);
-                        x.pool == y.pool && x.offset < y.offset + ys && y.offset < x.offset + xs
-                    }));
+                    windows_used += usize::from(
+                        p.overlaps()
+                            .iter()
+                            .any(|o| share_bytes(&p, &allocs, o.output, o.input)),
+                    );
                 }
                 Err(found) => {
                     assert!(
