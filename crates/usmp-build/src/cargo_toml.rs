@@ -7,41 +7,60 @@
 
 use std::path::Path;
 
-/// What `cargo_toml` lacks for code generated with the runtime at `runtime_path`, each as
-/// one warning line: the `usmp` runtime, and `usmp-kernels` when `kernels`.
-pub(crate) fn manifest_warnings(
-    cargo_toml: &str,
-    kernels: bool,
-    runtime_path: &str,
-) -> Vec<String> {
-    let mut lines = Vec::new();
+use crate::outputs::Paths;
+
+/// What `cargo_toml` lacks for code generated with the crates at `paths`, each as one
+/// warning line: the `usmp` runtime, and `usmp-kernels` when `kernels`.
+pub(crate) fn manifest_warnings(cargo_toml: &str, kernels: bool, paths: Paths<'_>) -> Vec<String> {
     // A manifest that does not parse: cargo reports that itself.
     let Ok(doc) = cargo_toml.parse::<toml::Table>() else {
-        return lines;
+        return Vec::new();
     };
-    let runtime = dependency_names(&doc, "usmp");
-    // A path inside the crate (`crate::deps::usmp`) is a re-export the crate made itself.
-    let wanted = runtime_path
-        .strip_prefix("::")
-        .map(|p| p.split("::").next().unwrap_or(p));
-    match (runtime.first(), wanted) {
-        (None, _) => lines.push(format!(
-            "usmp: the generated module is built on the `usmp` runtime crate, which Cargo.toml does not list; add {} to [dependencies]",
-            dependency_line("usmp")
-        )),
-        (Some(listed), Some(wanted)) if !runtime.iter().any(|n| n == wanted) => lines.push(format!(
-            "usmp: the generated module names its runtime `{runtime_path}`, but Cargo.toml lists the `usmp` crate as `{listed}`; call `.runtime_path(\"::{listed}\")` on usmp_build::Config in build.rs, or depend on it as `usmp`"
-        )),
-        _ => {}
-    }
-    let has_kernels = !dependency_names(&doc, "usmp-kernels").is_empty();
-    if kernels && !has_kernels {
-        lines.push(format!(
-            "usmp: `kernels = true` generates calls into the `usmp-kernels` crate, which Cargo.toml does not list; add {} to [dependencies]",
-            dependency_line("usmp-kernels")
+    let mut lines: Vec<String> = lacking(
+        &doc,
+        "usmp",
+        paths.runtime,
+        "runtime_path",
+        "the generated module is built on the `usmp` runtime crate",
+    )
+    .into_iter()
+    .collect();
+    if kernels {
+        lines.extend(lacking(
+            &doc,
+            "usmp-kernels",
+            paths.kernels,
+            "kernels_path",
+            "`kernels = true` generates calls into the `usmp-kernels` crate",
         ));
     }
     lines
+}
+
+/// The warning for the dependency `package` that the generated code names by `path`
+/// (set with `Config::<setter>`), if Cargo.toml does not list it under that name.
+fn lacking(
+    doc: &toml::Table,
+    package: &str,
+    path: &str,
+    setter: &str,
+    why: &str,
+) -> Option<String> {
+    let listed = dependency_names(doc, package);
+    // A path inside the crate (`crate::deps::usmp`) is a re-export the crate made itself.
+    let wanted = path
+        .strip_prefix("::")
+        .map(|p| p.split("::").next().unwrap_or(p));
+    match (listed.first(), wanted) {
+        (None, _) => Some(format!(
+            "usmp: {why}, which Cargo.toml does not list; add {} to [dependencies]",
+            dependency_line(package)
+        )),
+        (Some(first), Some(wanted)) if !listed.iter().any(|n| n == wanted) => Some(format!(
+            "usmp: the generated module names a crate `{path}`, but Cargo.toml lists the `{package}` crate as `{first}`; call `.{setter}(\"::{first}\")` on usmp_build::Config in build.rs, or depend on it as `{package}`"
+        )),
+        _ => None,
+    }
 }
 
 /// How to depend on the sibling crate `name`, from where this usmp-build came: the same
@@ -91,7 +110,13 @@ fn dependency_names(doc: &toml::Table, package: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{dependency_names, manifest_warnings};
+    use super::{Paths, dependency_names, manifest_warnings};
+
+    const DEFAULT: Paths<'static> = Paths::DEFAULT;
+
+    fn runtime(runtime: &str) -> Paths<'_> {
+        Paths { runtime, ..DEFAULT }
+    }
 
     /// A manifest that does not parse counts as listing it: no warning, cargo says why.
     fn depends_on(cargo_toml: &str, package: &str) -> bool {
@@ -122,9 +147,9 @@ mod tests {
     #[test]
     fn a_manifest_missing_what_the_code_needs_is_told_what_to_add() {
         let full = "[dependencies]\nusmp = \"0.1\"\nusmp-kernels = \"0.1\"\n";
-        assert!(manifest_warnings(full, true, "::usmp").is_empty());
+        assert!(manifest_warnings(full, true, DEFAULT).is_empty());
         let bare = "[dependencies]\ncortex-m-rt = \"0.7\"\n";
-        let w = manifest_warnings(bare, true, "::usmp");
+        let w = manifest_warnings(bare, true, DEFAULT);
         assert_eq!(w.len(), 2, "{w:#?}");
         assert!(
             w[0].contains("`usmp` runtime crate") && w[0].contains("add `usmp = "),
@@ -139,25 +164,42 @@ mod tests {
             w[1]
         );
         // Without kernels, only the runtime is needed.
-        assert_eq!(manifest_warnings(bare, false, "::usmp").len(), 1);
+        assert_eq!(manifest_warnings(bare, false, DEFAULT).len(), 1);
     }
 
     #[test]
     fn a_renamed_runtime_is_found_under_its_name_or_named_to_the_build() {
         let renamed = "[dependencies]\nrt = { package = \"usmp\", version = \"0.1\" }\n";
-        assert!(manifest_warnings(renamed, false, "::rt").is_empty());
+        assert!(manifest_warnings(renamed, false, runtime("::rt")).is_empty());
         // Through a re-export inside the crate: the crate's own business.
-        assert!(manifest_warnings(renamed, false, "crate::deps::usmp").is_empty());
-        let w = manifest_warnings(renamed, false, "::usmp");
+        assert!(manifest_warnings(renamed, false, runtime("crate::deps::usmp")).is_empty());
+        let w = manifest_warnings(renamed, false, DEFAULT);
         assert_eq!(w.len(), 1, "{w:#?}");
         assert!(w[0].contains("lists the `usmp` crate as `rt`"), "{}", w[0]);
         assert!(w[0].contains(".runtime_path(\"::rt\")"), "{}", w[0]);
         // A crate called usmp that is another package is not the runtime.
         let other = "[dependencies]\nusmp = { package = \"not-usmp\", version = \"1\" }\n";
-        assert!(manifest_warnings(other, false, "::usmp")[0].contains("does not list"));
+        assert!(manifest_warnings(other, false, DEFAULT)[0].contains("does not list"));
         let doc = "[dependencies]\nmy-rt = { package = \"usmp\" }"
             .parse()
             .unwrap();
         assert_eq!(dependency_names(&doc, "usmp"), vec!["my_rt".to_string()]);
+    }
+
+    #[test]
+    fn renamed_kernels_are_found_under_their_name_or_named_to_the_build() {
+        let renamed = "[dependencies]\nusmp = \"0.1\"\nk = { package = \"usmp-kernels\" }\n";
+        let kernels = |kernels| Paths { kernels, ..DEFAULT };
+        assert!(manifest_warnings(renamed, true, kernels("::k")).is_empty());
+        let w = manifest_warnings(renamed, true, DEFAULT);
+        assert_eq!(w.len(), 1, "{w:#?}");
+        assert!(
+            w[0].contains("lists the `usmp-kernels` crate as `k`"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains(".kernels_path(\"::k\")"), "{}", w[0]);
+        // Without kernels, the kernels crate's name does not matter.
+        assert!(manifest_warnings(renamed, false, DEFAULT).is_empty());
     }
 }

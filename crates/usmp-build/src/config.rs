@@ -13,8 +13,8 @@ use crate::choice::OwnAlgorithms;
 use crate::codegen;
 use crate::manifest::{self, Located, Span};
 use crate::outputs::{
-    DEFAULT_RUNTIME_PATH, Embed, LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, constants_file,
-    is_runtime_path, tflm_file,
+    Embed, LINKER_FILE, MODULE_FILE, Paths, REPORT_FILE, SVG_FILE, constants_file, is_crate_path,
+    tflm_file,
 };
 use crate::planned::Planned;
 use crate::planning;
@@ -42,6 +42,7 @@ pub struct Config {
     cargo: bool,
     own: OwnAlgorithms,
     runtime_path: String,
+    kernels_path: String,
 }
 
 /// What a successful [`Config::generate`] wrote and read.
@@ -87,6 +88,8 @@ pub enum Error {
     NoOutDir,
     /// [`Config::runtime_path`] was given something that is not an absolute path.
     RuntimePath(String),
+    /// [`Config::kernels_path`] was given something that is not an absolute path.
+    KernelsPath(String),
     /// The manifest (`usmp.toml`) does not exist: the path looked at.
     NoManifest(PathBuf),
 }
@@ -109,6 +112,10 @@ impl fmt::Display for Error {
             Error::RuntimePath(path) => write!(
                 f,
                 "Config::runtime_path({path:?}): not a path the generated code can name the runtime by; write `::` and the dependency's name as Rust sees it (\"::rt\" for `rt = {{ package = \"usmp\" }}`), or a `crate::` path to a re-export"
+            ),
+            Error::KernelsPath(path) => write!(
+                f,
+                "Config::kernels_path({path:?}): not a path the generated code can name usmp-kernels by; write `::` and the dependency's name as Rust sees it (\"::k\" for `k = {{ package = \"usmp-kernels\" }}`), or a `crate::` path to a re-export"
             ),
             Error::NoOutDir => write!(
                 f,
@@ -152,7 +159,8 @@ impl Config {
             summary: None,
             cargo: true,
             own: OwnAlgorithms::default(),
-            runtime_path: DEFAULT_RUNTIME_PATH.to_string(),
+            runtime_path: Paths::DEFAULT.runtime.to_string(),
+            kernels_path: Paths::DEFAULT.kernels.to_string(),
         }
     }
 
@@ -164,6 +172,22 @@ impl Config {
     pub fn runtime_path(mut self, path: &str) -> Config {
         self.runtime_path = path.to_string();
         self
+    }
+
+    /// The path the generated code names `usmp-kernels` by (default `::usmp_kernels`), as
+    /// [`runtime_path`](Self::runtime_path) for the runtime: with `kernels = true`, for a
+    /// crate that depends on it under another name (`.kernels_path("::k")`) or re-exports it.
+    pub fn kernels_path(mut self, path: &str) -> Config {
+        self.kernels_path = path.to_string();
+        self
+    }
+
+    /// The crate paths the generated code uses.
+    fn paths(&self) -> Paths<'_> {
+        Paths {
+            runtime: &self.runtime_path,
+            kernels: &self.kernels_path,
+        }
     }
 
     /// Registers the build script's own planning algorithm under `name`: a model with
@@ -236,7 +260,7 @@ impl Config {
                 .map(|d| PathBuf::from(d).join("Cargo.toml"))
                 .and_then(|p| std::fs::read_to_string(p).ok());
             if let Some(m) = manifest {
-                for line in manifest_warnings(&m, out.kernels, &self.runtime_path) {
+                for line in manifest_warnings(&m, out.kernels, self.paths()) {
                     println!("cargo::warning={line}");
                 }
             }
@@ -257,8 +281,11 @@ impl Config {
     }
 
     fn run(&self, read: &mut Vec<PathBuf>) -> Result<(Output, bool), Error> {
-        if !is_runtime_path(&self.runtime_path) {
+        if !is_crate_path(&self.runtime_path) {
             return Err(Error::RuntimePath(self.runtime_path.clone()));
+        }
+        if !is_crate_path(&self.kernels_path) {
+            return Err(Error::KernelsPath(self.kernels_path.clone()));
         }
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
@@ -267,7 +294,7 @@ impl Config {
                 .ok_or(Error::NoOutDir)?,
         };
         let (planned, summary) = self.planned(read)?;
-        let output = write_all(&planned, &out_dir, read, &self.runtime_path)?;
+        let output = write_all(&planned, &out_dir, read, self.paths())?;
         Ok((output, summary))
     }
 
@@ -307,7 +334,7 @@ impl Config {
         };
         let (spec, reading) = manifest::parse(&text, &base).map_err(|d| invalid(vec![d]))?;
         // cortex-m-rt's memory.x beside usmp.toml, if any: its regions are the ones to use.
-        match plan(&spec, reading, &self.own, Some(&base), read) {
+        match plan(&spec, reading, &self.own, self.paths(), Some(&base), read) {
             Ok(planned) => Ok((planned, self.summary.unwrap_or(spec.summary))),
             Err(all) => Err(invalid(all)),
         }
@@ -341,7 +368,7 @@ pub fn write_all(
     planned: &Planned,
     dir: &Path,
     read: &[PathBuf],
-    runtime_path: &str,
+    paths: Paths<'_>,
 ) -> Result<Output, Error> {
     // A folder given to `out_dir` may not exist yet.
     std::fs::create_dir_all(dir).map_err(|source| Error::Io {
@@ -375,7 +402,7 @@ pub fn write_all(
     Ok(Output {
         module: write(
             MODULE_FILE,
-            codegen::generate(planned, &Embed::OutDir, runtime_path).as_bytes(),
+            codegen::generate(planned, &Embed::OutDir, paths).as_bytes(),
         )?,
         linker: write(
             LINKER_FILE,
@@ -441,6 +468,7 @@ pub fn plan<S: Clone>(
     spec: &Spec<S>,
     earlier: Vec<Diagnostic<S>>,
     own: &OwnAlgorithms,
+    paths: Paths<'_>,
     memory_x_dir: Option<&Path>,
     read: &mut Vec<PathBuf>,
 ) -> Result<Planned, Vec<Diagnostic<S>>> {
@@ -453,7 +481,7 @@ pub fn plan<S: Clone>(
         early.extend(problems);
         return Err(early);
     }
-    match planning::plan_spec(spec, own, read) {
+    match planning::plan_spec(spec, own, paths.kernels, read) {
         Ok(planned) if problems.is_empty() => Ok(planned),
         Ok(_) => Err(problems),
         Err(more) => {

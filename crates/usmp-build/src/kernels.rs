@@ -9,8 +9,9 @@ use usmp_kernels::prepare::{self, Operand};
 
 use crate::operands::Operands;
 
-/// Each call's `::usmp_kernels::Kernel` expression, or the first call that has none.
-pub fn prepare(model: &Model, operands: &Operands) -> Result<Vec<String>, String> {
+/// Each call's kernel as a `Kernel` expression naming usmp-kernels by `path` (usmp-kernels
+/// computes the parameters and prints them), or the first call that has none.
+pub fn prepare(model: &Model, operands: &Operands, path: &str) -> Result<Vec<String>, String> {
     if operands.tensors.is_empty() {
         return Err(
             "`kernels = true` needs a .tflite model: the JSON IR gives no tensor types or options"
@@ -25,6 +26,7 @@ pub fn prepare(model: &Model, operands: &Operands) -> Result<Vec<String>, String
                 &operands.options[i],
                 &inputs,
                 &outputs,
+                |k| prepare::rust(k, path),
             )
             .map_err(|e| format!("call {i} ({}): {e}", model.calls[i].op))
         })

@@ -192,7 +192,7 @@ pub mod __private {
         file_name as linker_file, fragment as linker_fragment, unplaced_warning,
     };
     pub use crate::manifest::parse as parse_manifest;
-    pub use crate::outputs::Embed;
+    pub use crate::outputs::{Embed, Paths};
     pub use crate::planned::{LoweredCall, LoweredModel, Planned, PlannedModel, PlannedPool};
     pub use crate::raw::{Entries, Raw};
     pub use crate::read::{Dialect, read};

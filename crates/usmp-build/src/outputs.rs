@@ -32,13 +32,30 @@ pub fn tflm_file(module: &str) -> String {
     format!("{module}.tflm.tflite")
 }
 
-/// Where the generated code finds the `usmp` runtime unless told otherwise
-/// ([`Config::runtime_path`](crate::Config::runtime_path)).
-pub const DEFAULT_RUNTIME_PATH: &str = "::usmp";
+/// The paths the generated module names its crates by ([`Config::runtime_path`] and
+/// [`Config::kernels_path`]).
+///
+/// [`Config::runtime_path`]: crate::Config::runtime_path
+/// [`Config::kernels_path`]: crate::Config::kernels_path
+#[derive(Clone, Copy, Debug)]
+pub struct Paths<'a> {
+    /// The `usmp` runtime.
+    pub runtime: &'a str,
+    /// `usmp-kernels` (named only with `kernels = true`).
+    pub kernels: &'a str,
+}
+
+impl Paths<'static> {
+    /// Each crate under its own name, as a firmware that depends on them plainly has them.
+    pub const DEFAULT: Paths<'static> = Paths {
+        runtime: "::usmp",
+        kernels: "::usmp_kernels",
+    };
+}
 
 /// Whether `path` names a crate or module from anywhere in the generated module: absolute
 /// (`::name...`, a dependency, or `crate::...`, a re-export), each segment an identifier.
-pub fn is_runtime_path(path: &str) -> bool {
+pub fn is_crate_path(path: &str) -> bool {
     let rest = match path.strip_prefix("::") {
         Some(rest) => rest,
         None if path.starts_with("crate::") => path,

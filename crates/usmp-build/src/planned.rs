@@ -53,7 +53,8 @@ pub struct PlannedModel {
     pub reads: Vec<Vec<Option<usize>>>,
     /// Each call's builtin options (`.tflite`); `Options::None` otherwise.
     pub options: Vec<usmp::Options>,
-    /// With `kernels = true`: each call's `::usmp_kernels::Kernel` as Rust source.
+    /// With `kernels = true`: each call's `Kernel`, as usmp-kernels prints it (naming the
+    /// crate by [`Config::kernels_path`](crate::Config::kernels_path)).
     pub kernels: Option<Vec<String>>,
     /// With `tflm = true`: the model planned for TensorFlow Lite Micro's arena, its plan
     /// written into a copy of the `.tflite` file.

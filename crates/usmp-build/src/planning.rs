@@ -36,12 +36,13 @@ fn keep_state_apart(pools: &[Pool], models: &mut [PlannedModel]) -> Result<(), S
 pub fn plan_spec<S: Clone>(
     spec: &Spec<S>,
     own: &OwnAlgorithms,
+    kernels_path: &str,
     read: &mut Vec<PathBuf>,
 ) -> Result<Planned, Vec<Diagnostic<S>>> {
     let mut errors = Vec::new();
     let mut models = Vec::new();
     for m in &spec.models {
-        match plan_model(spec, m, own, read) {
+        match plan_model(spec, m, own, kernels_path, read) {
             Ok(p) => models.push(p),
             Err(d) => errors.push(d),
         }
@@ -188,6 +189,7 @@ fn plan_model<S: Clone>(
     spec: &Spec<S>,
     m: &ModelSpec<S>,
     own: &OwnAlgorithms,
+    kernels_path: &str,
     read: &mut Vec<PathBuf>,
 ) -> Result<PlannedModel, Diagnostic<S>> {
     let path = model_path(spec, m);
@@ -227,7 +229,7 @@ fn plan_model<S: Clone>(
         }
     };
     let kernels = if m.kernels.value {
-        Some(crate::kernels::prepare(&file.model, &operands).map_err(|e| {
+        Some(crate::kernels::prepare(&file.model, &operands, kernels_path).map_err(|e| {
             Diagnostic::new(
                 m.kernels.span.clone(),
                 format!("model `{}`: {e}", m.name.value),

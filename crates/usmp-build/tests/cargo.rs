@@ -375,3 +375,56 @@ fn a_renamed_runtime_builds_with_its_path() {
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
 }
+
+/// `kernels = true` in a crate that depends on usmp-kernels under another name:
+/// `Config::kernels_path` makes the generated code name it so, and the model runs. Without
+/// the path, the build script warns at the dependency before rustc's errors.
+#[test]
+fn renamed_kernels_build_with_their_path() {
+    let model = Path::new(ROOT).join("fixtures/tflite/models/hello_world_int8.tflite");
+    let toml = format!(
+        "[[pool]]\nname = \"sram\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n\n\
+         [[model]]\nname = \"sine\"\npath = {:?}\nkernels = true\n",
+        model.display().to_string()
+    );
+    let dir = scratch_crate("renamed-kernels", &toml);
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let kernels = Path::new(ROOT).join("crates/usmp-kernels");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        manifest.replace(
+            "\n\n[build-dependencies]",
+            &format!(
+                "\nk = {{ package = \"usmp-kernels\", path = {:?} }}\n\n[build-dependencies]",
+                kernels.display().to_string()
+            ),
+        ),
+    )
+    .unwrap();
+    let lib = "#![no_std]\npub mod usmp {\n    include!(concat!(env!(\"OUT_DIR\"), \"/usmp.rs\"));\n}\n\n\
+               #[test]\nfn runs() {\n    let mut ws = usmp::Workspace::take().unwrap();\n    \
+               let mut m = usmp::sine::Model::session(&mut ws);\n    \
+               let _: &[k::Kernel<'static>] = usmp::sine::KERNELS;\n    \
+               usmp::sine::invoke(&mut m).unwrap();\n}\n";
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let out = cargo(&dir, "thumb", &["build"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "`::usmp_kernels` resolved without a `usmp_kernels` dependency"
+    );
+    assert!(
+        stderr.contains("lists the `usmp-kernels` crate as `k`; call `.kernels_path(\"::k\")`"),
+        "{stderr}"
+    );
+    std::fs::write(
+        dir.join("build.rs"),
+        "fn main() {\n    let out = usmp_build::Config::from_file(\"usmp.toml\").kernels_path(\"::k\").generate();\n    \
+         if let Err(e) = out {\n        e.report_to_cargo();\n    }\n}\n",
+    )
+    .unwrap();
+    let out = cargo(&dir, "thumb", &["test"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}

@@ -19,7 +19,7 @@ use crate::params::{Conv, Float};
 /// output by length, as they may be cells of one region.
 fn check(
     what: [&'static str; 4],
-    p: &Conv,
+    p: &Conv<'_>,
     width: usize,
     [input, output]: [usize; 2],
     filter: &[u8],
@@ -58,7 +58,7 @@ fn taps(
 /// float sums depend on), then `store(output element, output channel, acc)`. Grouped
 /// when the filter has fewer input channels than the input.
 fn conv_loops<A: Copy>(
-    p: &Conv,
+    p: &Conv<'_>,
     zero: A,
     mac: impl Fn(A, usize, usize, usize) -> A,
     mut store: impl FnMut(usize, usize, A),
@@ -102,7 +102,7 @@ fn conv_loops<A: Copy>(
 /// DEPTHWISE_CONV_2D's loops (any depth multiplier), as [`conv_loops`]: taps by filter
 /// row then column, one element each.
 fn depthwise_loops<A: Copy>(
-    p: &Conv,
+    p: &Conv<'_>,
     zero: A,
     mac: impl Fn(A, usize, usize, usize) -> A,
     mut store: impl FnMut(usize, usize, A),
@@ -151,7 +151,7 @@ fn depthwise_loops<A: Copy>(
 /// [`conv_loops`], or with `DEPTHWISE` [`depthwise_loops`]: a constant, so each kernel
 /// links only its own loops.
 fn loops<const DEPTHWISE: bool, A: Copy>(
-    p: &Conv,
+    p: &Conv<'_>,
     zero: A,
     mac: impl Fn(A, usize, usize, usize) -> A,
     store: impl FnMut(usize, usize, A),
@@ -167,7 +167,7 @@ fn loops<const DEPTHWISE: bool, A: Copy>(
 /// bias, requantized per channel.
 pub(crate) fn int8_conv<const DEPTHWISE: bool, T: Load>(
     what: [&'static str; 4],
-    p: &Conv,
+    p: &Conv<'_>,
     input: &[T],
     filter: &[u8],
     bias: &[u8],
@@ -217,7 +217,7 @@ pub(crate) fn int8_conv<const DEPTHWISE: bool, T: Load>(
 /// bias (0.0 without one, which turns a -0.0 sum into +0.0 as there), clamped.
 pub(crate) fn float_conv<const DEPTHWISE: bool, T: Load>(
     what: [&'static str; 4],
-    p: &Float<Conv>,
+    p: &Float<'_, Conv<'_>>,
     input: &[T],
     filter: &[u8],
     bias: &[u8],
@@ -250,7 +250,7 @@ const DEPTHWISE: [&str; 4] = [
 
 /// CONV_2D, int8 (grouped when the filter has fewer input channels than the input).
 pub fn conv2d(
-    p: &Conv,
+    p: &Conv<'_>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
@@ -261,7 +261,7 @@ pub fn conv2d(
 
 /// DEPTHWISE_CONV_2D, int8, with any depth multiplier.
 pub fn depthwise_conv2d(
-    p: &Conv,
+    p: &Conv<'_>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
@@ -272,7 +272,7 @@ pub fn depthwise_conv2d(
 
 /// CONV_2D, float32: TensorFlow Lite Micro's reference float `Conv`.
 pub fn conv2d_f32(
-    p: &Float<Conv>,
+    p: &Float<'_, Conv<'_>>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
@@ -283,7 +283,7 @@ pub fn conv2d_f32(
 
 /// DEPTHWISE_CONV_2D, float32: TensorFlow Lite Micro's reference float `DepthwiseConv`.
 pub fn depthwise_conv2d_f32(
-    p: &Float<Conv>,
+    p: &Float<'_, Conv<'_>>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
@@ -302,7 +302,7 @@ pub fn depthwise_conv2d_f32(
 /// `Cout / G` channels, `Cg` input channels each); DEPTHWISE_CONV_2D's output channel
 /// `ic·M + k` reads from `first + ic`, groups of `M` (the depth multiplier) one channel
 /// apart. [`overlap::most`](crate::overlap) turns that into the bound.
-pub fn window(p: &Conv, depthwise: bool, width: usize) -> Window {
+pub fn window(p: &Conv<'_>, depthwise: bool, width: usize) -> Window {
     let [_, in_h, in_w, in_c] = p.input;
     let [out_c, f_h, f_w, f_c] = p.filter;
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
@@ -325,7 +325,7 @@ pub fn window(p: &Conv, depthwise: bool, width: usize) -> Window {
 /// [`conv2d`] (or, with `DW`, [`depthwise_conv2d`]) over one region holding its input and
 /// its output where `shared` says, at a shift [`window`] allows.
 pub fn conv2d_over<const DW: bool>(
-    p: &Conv,
+    p: &Conv<'_>,
     region: &mut [u8],
     shared: &usmp::Shared,
     filter: &[u8],
@@ -339,7 +339,7 @@ pub fn conv2d_over<const DW: bool>(
 /// [`conv2d_f32`] (or, with `DW`, [`depthwise_conv2d_f32`]) over one region, as
 /// [`conv2d_over`].
 pub fn conv2d_f32_over<const DW: bool>(
-    p: &Float<Conv>,
+    p: &Float<'_, Conv<'_>>,
     region: &mut [u8],
     shared: &usmp::Shared,
     filter: &[u8],

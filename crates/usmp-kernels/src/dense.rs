@@ -15,7 +15,7 @@ use crate::params::{Float, FullyConnected, Svdf};
 
 /// FULLY_CONNECTED: `output[b][o] = sum_k filter[o][k] * input[b][k] + bias[o]`, rescaled.
 pub fn fully_connected(
-    p: &FullyConnected,
+    p: &FullyConnected<'_>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
@@ -61,7 +61,7 @@ pub fn fully_connected(
 /// FULLY_CONNECTED, float32: each output's products summed in float in input order, plus
 /// the bias (or 0.0), clamped, as TFLite's reference float `FullyConnected`.
 pub fn fully_connected_f32(
-    p: &Float<FullyConnected>,
+    p: &Float<'_, FullyConnected<'_>>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],

@@ -195,7 +195,7 @@ impl core::fmt::Display for CallError {
     }
 }
 
-impl Kernel {
+impl Kernel<'_> {
     /// The operators these parameters are for.
     pub fn builtins(&self) -> &'static [Builtin] {
         match self {
@@ -257,7 +257,7 @@ fn optional<'a>(
 const ALL: u32 = u32::MAX;
 
 /// Runs one call with `kernel`'s parameters; refuses a call of another operator.
-pub fn run(kernel: &Kernel, call: &mut Call<'_>) -> Result<(), Error> {
+pub fn run(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Result<(), Error> {
     run_only::<ALL>(kernel, call)
 }
 
@@ -269,7 +269,7 @@ const fn on<const USED: u32>(bits: u32) -> bool {
 
 /// [`run`], with only the kernels in `USED` linked in: every arm's guard is a constant,
 /// so the arms of the other kinds of kernel compile to nothing.
-fn run_only<const USED: u32>(kernel: &Kernel, call: &mut Call<'_>) -> Result<(), Error> {
+fn run_only<const USED: u32>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Result<(), Error> {
     let op = call.op();
     if !kernel
         .builtins()
@@ -428,7 +428,7 @@ fn run_only<const USED: u32>(kernel: &Kernel, call: &mut Call<'_>) -> Result<(),
 /// holds both. Only a kernel that certifies a window ([`overlap::Window`]) runs it, and
 /// only at a shift the window allows.
 fn run_over<const USED: u32>(
-    kernel: &Kernel,
+    kernel: &Kernel<'_>,
     shared: &usmp::Shared,
     inputs: &Inputs<'_>,
     region: &mut [u8],
@@ -527,7 +527,10 @@ fn svdf(p: &Svdf, inputs: &Inputs<'_>, call: &mut Call<'_>) -> Result<(), Error>
 ///
 /// This links every kernel the crate has; the generated module's own `invoke` links only
 /// those its model uses (see [`invoke_only`]).
-pub fn invoke<M: Model>(session: &mut Session<'_, M>, kernels: &[Kernel]) -> Result<(), CallError> {
+pub fn invoke<M: Model>(
+    session: &mut Session<'_, M>,
+    kernels: &[Kernel<'_>],
+) -> Result<(), CallError> {
     invoke_only::<ALL, M>(session, kernels, None)
 }
 
@@ -537,7 +540,7 @@ pub fn invoke<M: Model>(session: &mut Session<'_, M>, kernels: &[Kernel]) -> Res
 /// model's test inputs both ways and compare.
 pub fn invoke_poisoning<M: Model>(
     session: &mut Session<'_, M>,
-    kernels: &[Kernel],
+    kernels: &[Kernel<'_>],
     poison: u8,
 ) -> Result<(), CallError> {
     invoke_only::<ALL, M>(session, kernels, Some(poison))
@@ -550,7 +553,7 @@ pub fn invoke_poisoning<M: Model>(
 /// [`Error::NotLinked`], never a wrong result.
 pub fn invoke_only<const USED: u32, M: Model>(
     session: &mut Session<'_, M>,
-    kernels: &[Kernel],
+    kernels: &[Kernel<'_>],
     poison: Option<u8>,
 ) -> Result<(), CallError> {
     let calls = session.calls();

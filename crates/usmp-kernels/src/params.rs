@@ -6,59 +6,59 @@
 /// One operator call's kernel and its parameters.
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
-pub enum Kernel {
+pub enum Kernel<'a> {
     /// RESHAPE, SQUEEZE, EXPAND_DIMS: the bytes unchanged under another shape.
     Copy,
     /// CONV_2D.
-    Conv2d(&'static Conv),
+    Conv2d(&'a Conv<'a>),
     /// DEPTHWISE_CONV_2D.
-    DepthwiseConv2d(&'static Conv),
+    DepthwiseConv2d(&'a Conv<'a>),
     /// FULLY_CONNECTED.
-    FullyConnected(&'static FullyConnected),
+    FullyConnected(&'a FullyConnected<'a>),
     /// AVERAGE_POOL_2D.
-    AveragePool2d(&'static Pool),
+    AveragePool2d(&'a Pool),
     /// MAX_POOL_2D.
-    MaxPool2d(&'static Pool),
+    MaxPool2d(&'a Pool),
     /// SOFTMAX, int8 in and out.
-    Softmax(&'static Softmax),
+    Softmax(&'a Softmax),
     /// QUANTIZE between integer types (int8, int16, int32), or a requantizing copy.
-    Requantize(&'static Requantize),
+    Requantize(&'a Requantize),
     /// SVDF, int8 input and output with int16 state.
-    Svdf(&'static Svdf),
+    Svdf(&'a Svdf),
     /// RELU and RELU6 (a requantizing clamp).
-    Relu(&'static Requantize),
+    Relu(&'a Requantize),
     /// ADD, with broadcasting.
-    Add(&'static Add),
+    Add(&'a Add),
     /// MUL, with broadcasting.
-    Mul(&'static Mul),
+    Mul(&'a Mul),
     /// CONCATENATION.
-    Concatenation(&'static Concatenation),
+    Concatenation(&'a Concatenation<'a>),
     /// PAD and PADV2.
-    Pad(&'static Pad),
+    Pad(&'a Pad<'a>),
     /// MEAN.
-    Mean(&'static Mean),
+    Mean(&'a Mean),
     /// RESIZE_NEAREST_NEIGHBOR.
-    ResizeNearestNeighbor(&'static Resize),
+    ResizeNearestNeighbor(&'a Resize<'a>),
     /// LOGISTIC, int8.
-    Logistic(&'static Sigmoid),
+    Logistic(&'a Sigmoid),
     /// TANH, int8.
-    Tanh(&'static Sigmoid),
+    Tanh(&'a Sigmoid),
     /// DEQUANTIZE from int8 or int16 to float32.
-    Dequantize(&'static Affine),
+    Dequantize(&'a Affine),
     /// QUANTIZE from float32 to int8 or int16.
-    QuantizeFloat(&'static Affine),
+    QuantizeFloat(&'a Affine),
     /// CONV_2D, float32.
-    Conv2dFloat(&'static Float<Conv>),
+    Conv2dFloat(&'a Float<'a, Conv<'a>>),
     /// DEPTHWISE_CONV_2D, float32.
-    DepthwiseConv2dFloat(&'static Float<Conv>),
+    DepthwiseConv2dFloat(&'a Float<'a, Conv<'a>>),
     /// FULLY_CONNECTED, float32.
-    FullyConnectedFloat(&'static Float<FullyConnected>),
+    FullyConnectedFloat(&'a Float<'a, FullyConnected<'a>>),
     /// AVERAGE_POOL_2D, float32.
-    AveragePool2dFloat(&'static Float<Pool>),
+    AveragePool2dFloat(&'a Float<'a, Pool>),
     /// MAX_POOL_2D, float32.
-    MaxPool2dFloat(&'static Float<Pool>),
+    MaxPool2dFloat(&'a Float<'a, Pool>),
     /// SOFTMAX, float32.
-    SoftmaxFloat(&'static SoftmaxFloat),
+    SoftmaxFloat(&'a SoftmaxFloat),
 }
 
 /// Each kind of kernel's bit in a set made by [`used`]; `run_only` tests these constants
@@ -103,7 +103,7 @@ pub(crate) mod bit {
     pub const OVER_COPY: u32 = 1 << 29;
 }
 
-impl Kernel {
+impl Kernel<'_> {
     /// This kind of kernel's bit in a set made by [`used`].
     pub const fn bit(&self) -> u32 {
         match self {
@@ -140,7 +140,7 @@ impl Kernel {
 /// The kinds of kernel `kernels` uses, as a set of [`Kernel::bit`]s, for
 /// [`invoke_only`](crate::invoke_only): computed in a `const`, it lets the firmware link
 /// only the kernels its model needs.
-pub const fn used(kernels: &[Kernel]) -> u32 {
+pub const fn used(kernels: &[Kernel<'_>]) -> u32 {
     let mut set = 0;
     let mut i = 0;
     while i < kernels.len() {
@@ -153,7 +153,7 @@ pub const fn used(kernels: &[Kernel]) -> u32 {
 /// [`used`], and whether some call of `info` writes its output over its input: computed
 /// in a `const` by the generated module, so a firmware whose plan shares no bytes between
 /// an input and an output links none of the kernels' variants over one region.
-pub const fn used_in(kernels: &[Kernel], info: &usmp::ModelInfo<'_>) -> u32 {
+pub const fn used_in(kernels: &[Kernel<'_>], info: &usmp::ModelInfo<'_>) -> u32 {
     let mut set = used(kernels);
     let mut c = 0;
     while c < info.calls.len() {
@@ -174,7 +174,7 @@ pub const fn used_in(kernels: &[Kernel], info: &usmp::ModelInfo<'_>) -> u32 {
 }
 
 /// The bit of `kernel`'s variant over one region, 0 for a kernel that has none.
-const fn over_bit(kernel: &Kernel) -> u32 {
+const fn over_bit(kernel: &Kernel<'_>) -> u32 {
     match kernel {
         Kernel::Conv2d(_) | Kernel::Conv2dFloat(_) => bit::OVER_CONV,
         Kernel::DepthwiseConv2d(_) | Kernel::DepthwiseConv2dFloat(_) => bit::OVER_DEPTHWISE,
@@ -192,7 +192,7 @@ pub type Range = [i32; 2];
 
 /// CONV_2D and DEPTHWISE_CONV_2D parameters (NHWC input and output).
 #[derive(Clone, Copy, Debug)]
-pub struct Conv {
+pub struct Conv<'a> {
     /// Input shape, NHWC.
     pub input: [usize; 4],
     /// Filter shape: `[out channels, H, W, in channels per group]` for CONV_2D,
@@ -217,14 +217,14 @@ pub struct Conv {
     /// Whether the call has a bias input (int32 per output channel).
     pub bias: bool,
     /// Per output channel: Q0.31 multiplier of `input scale * filter scale / output scale`.
-    pub multipliers: &'static [i32],
+    pub multipliers: &'a [i32],
     /// Per output channel: that multiplier's power-of-two exponent.
-    pub shifts: &'static [i32],
+    pub shifts: &'a [i32],
 }
 
 /// FULLY_CONNECTED parameters (filter `[outputs, depth]`).
 #[derive(Clone, Copy, Debug)]
-pub struct FullyConnected {
+pub struct FullyConnected<'a> {
     /// Rows of input (its elements over `depth`).
     pub batches: usize,
     /// Inputs per row: the filter's last dimension.
@@ -242,9 +242,9 @@ pub struct FullyConnected {
     /// Fused activation's clamp range.
     pub activation: Range,
     /// One multiplier for all outputs, or one per output (per-channel filters).
-    pub multipliers: &'static [i32],
+    pub multipliers: &'a [i32],
     /// Their exponents, as many.
-    pub shifts: &'static [i32],
+    pub shifts: &'a [i32],
 }
 
 /// AVERAGE_POOL_2D and MAX_POOL_2D parameters (NHWC).
@@ -287,9 +287,9 @@ pub struct Softmax {
 /// quantization fields (zero points, multipliers, the integer clamp) do not apply to
 /// float and are written as zeros and empty lists.
 #[derive(Clone, Copy, Debug)]
-pub struct Float<P: 'static> {
+pub struct Float<'a, P> {
     /// Shapes, strides, padding, whether there is a bias (float32, one per channel).
-    pub shape: &'static P,
+    pub shape: &'a P,
     /// `[lowest, highest]` output, as TFLite's `CalculateActivationRange` for floats.
     pub activation: [f32; 2],
 }
@@ -444,16 +444,16 @@ pub struct Mul {
 
 /// CONCATENATION parameters (int8; every input with the output's quantization).
 #[derive(Clone, Copy, Debug)]
-pub struct Concatenation {
+pub struct Concatenation<'a> {
     /// Product of the dimensions before the axis.
     pub outer: usize,
     /// Each input's bytes per outer step (its axis dimension times the inner size).
-    pub parts: &'static [usize],
+    pub parts: &'a [usize],
 }
 
 /// PAD parameters: NHWC extended to 4 dimensions, bytes of one element.
 #[derive(Clone, Copy, Debug)]
-pub struct Pad {
+pub struct Pad<'a> {
     /// Input shape.
     pub input: [usize; 4],
     /// Elements before each dimension.
@@ -461,7 +461,7 @@ pub struct Pad {
     /// Output shape.
     pub output: [usize; 4],
     /// The padding value's bytes (little-endian), one element.
-    pub value: &'static [u8],
+    pub value: &'a [u8],
 }
 
 /// MEAN parameters (int8): sums over the reduced dimensions, one rescale.
@@ -486,13 +486,13 @@ pub struct Mean {
 /// RESIZE_NEAREST_NEIGHBOR parameters: the source row and column of each output row and
 /// column, computed at build time with TFLite's float formula.
 #[derive(Clone, Copy, Debug)]
-pub struct Resize {
+pub struct Resize<'a> {
     /// Input shape, NHWC.
     pub input: [usize; 4],
     /// Source row of each output row.
-    pub rows: &'static [u16],
+    pub rows: &'a [u16],
     /// Source column of each output column.
-    pub columns: &'static [u16],
+    pub columns: &'a [u16],
     /// Bytes per element.
     pub element_bytes: usize,
 }

@@ -83,7 +83,7 @@ pub(crate) fn pool_int8<L: Load>(
 
 /// [`pool`] over float32 cells.
 pub(crate) fn pool_f32<L: Load>(
-    p: &Float<Pool>,
+    p: &Float<'_, Pool>,
     what: [&'static str; 2],
     input: &[L],
     (output, mut put): (usize, impl FnMut(usize, f32)),
@@ -147,12 +147,16 @@ pub fn max_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error
 }
 
 /// AVERAGE_POOL_2D, float32.
-pub fn average_pool2d_f32(p: &Float<Pool>, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+pub fn average_pool2d_f32(
+    p: &Float<'_, Pool>,
+    input: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
     pool_f32(p, AVERAGE, input, apart_f32(output), average_f32)
 }
 
 /// MAX_POOL_2D, float32.
-pub fn max_pool2d_f32(p: &Float<Pool>, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+pub fn max_pool2d_f32(p: &Float<'_, Pool>, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
     pool_f32(p, MAX, input, apart_f32(output), max_f32)
 }
 
@@ -186,7 +190,7 @@ pub fn pool2d_over<const MAX: bool>(
 
 /// [`pool2d_over`] for float32.
 pub fn pool2d_f32_over<const MAX: bool>(
-    p: &Float<Pool>,
+    p: &Float<'_, Pool>,
     region: &mut [u8],
     shared: &usmp::Shared,
 ) -> Result<(), Error> {

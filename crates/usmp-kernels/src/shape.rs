@@ -10,7 +10,11 @@ use crate::bytes::want;
 use crate::params::{Concatenation, Pad, Resize};
 
 /// CONCATENATION: for each outer step, each input's part in turn.
-pub fn concatenation(p: &Concatenation, inputs: &[&[u8]], output: &mut [u8]) -> Result<(), Error> {
+pub fn concatenation(
+    p: &Concatenation<'_>,
+    inputs: &[&[u8]],
+    output: &mut [u8],
+) -> Result<(), Error> {
     if inputs.len() != p.parts.len() {
         return Err(Error::Parameters {
             what: "concatenation inputs",
@@ -33,7 +37,7 @@ pub fn concatenation(p: &Concatenation, inputs: &[&[u8]], output: &mut [u8]) -> 
 }
 
 /// PAD: the input, surrounded by the padding value.
-pub fn pad(p: &Pad, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+pub fn pad(p: &Pad<'_>, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
     let width = p.value.len();
     if width == 0 {
         return Err(Error::Parameters {
@@ -74,7 +78,11 @@ pub fn pad(p: &Pad, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
 }
 
 /// RESIZE_NEAREST_NEIGHBOR: each output pixel is a copy of its source pixel.
-pub fn resize_nearest_neighbor(p: &Resize, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+pub fn resize_nearest_neighbor(
+    p: &Resize<'_>,
+    input: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
     let [batches, in_h, in_w, depth] = p.input;
     let pixel = depth * p.element_bytes;
     want("resize input", input, batches * in_h * in_w * pixel)?;

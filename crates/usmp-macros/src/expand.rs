@@ -5,7 +5,7 @@ use std::path::Path;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use usmp_build::__private::{Diagnostic, Embed, OwnAlgorithms};
+use usmp_build::__private::{Diagnostic, Embed, OwnAlgorithms, Paths};
 
 use crate::{ast, link, tree};
 
@@ -29,19 +29,21 @@ pub fn expand(input: TokenStream, dirs: &Dirs<'_>) -> syn::Result<TokenStream> {
         &spec,
         reading,
         &OwnAlgorithms::default(),
+        Paths::DEFAULT,
         dirs.crate_root,
         &mut read,
     )
     .map_err(combine)?;
     let link = link::fragment(&spec, &planned, dirs.out_dir)?;
-    let code: TokenStream = usmp_build::__private::generate(&planned, &Embed::Inline, "::usmp")
-        .parse()
-        .map_err(|e| {
-            syn::Error::new(
-                Span::call_site(),
-                format!("usmp generated code that does not lex: {e}"),
-            )
-        })?;
+    let code: TokenStream =
+        usmp_build::__private::generate(&planned, &Embed::Inline, Paths::DEFAULT)
+            .parse()
+            .map_err(|e| {
+                syn::Error::new(
+                    Span::call_site(),
+                    format!("usmp generated code that does not lex: {e}"),
+                )
+            })?;
     // Reading the files through the compiler makes it rebuild when they change.
     let files = read
         .iter()

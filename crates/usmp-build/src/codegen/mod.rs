@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use usmp_core::PoolKind;
 
-use crate::outputs::Embed;
+use crate::outputs::{Embed, Paths};
 use crate::planned::{Planned, PlannedPool};
 
 /// `s` safe inside a `//` or `///` comment (and inline code in one): a line break in a
@@ -36,9 +36,10 @@ fn upper(name: &str) -> String {
     name.to_ascii_uppercase()
 }
 
-/// The generated module for `planned`, as Rust source text. Identical input gives
-/// identical text.
-pub fn generate(planned: &Planned, embed: &Embed, rt: &str) -> String {
+/// The generated module for `planned`, as Rust source text, naming the runtime and the
+/// kernels by `paths`. Identical input gives identical text.
+pub fn generate(planned: &Planned, embed: &Embed, paths: Paths<'_>) -> String {
+    let rt = paths.runtime;
     let mut out = String::new();
     header(&mut out, planned);
     let guard = crate::linker::needs_fragment(planned).then(|| crate::linker::linked_symbol(embed));
@@ -49,7 +50,7 @@ pub fn generate(planned: &Planned, embed: &Embed, rt: &str) -> String {
         rt,
     );
     for m in &planned.models {
-        model::module(&mut out, planned, m, embed, rt);
+        model::module(&mut out, planned, m, embed, paths);
     }
     module_check(&mut out, planned, rt);
     layout::lay_out(&out)

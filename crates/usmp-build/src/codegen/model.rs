@@ -10,7 +10,7 @@ use usmp_core::liveness::Origin;
 
 use super::{byte_string, comment, tensors, upper};
 use crate::ident::constant_names;
-use crate::outputs::{Embed, constants_file};
+use crate::outputs::{Embed, Paths, constants_file};
 use crate::planned::{Planned, PlannedModel};
 
 /// Constants each model module defines itself; buffer constants avoid them.
@@ -60,8 +60,9 @@ pub(super) fn module(
     planned: &Planned,
     m: &PlannedModel,
     embed: &Embed,
-    rt: &str,
+    paths: Paths<'_>,
 ) {
+    let rt = paths.runtime;
     let buffers = m.liveness.problem.buffers();
     let calls = m.model.calls.len();
     let names = buffer_names(planned, m);
@@ -112,7 +113,7 @@ pub(super) fn module(
     calls_table(out, m);
     info(out, planned, m, rt);
     constants(out, planned, m, embed);
-    kernels(out, m, rt);
+    kernels(out, m, paths);
     model_impl(out, planned, m, rt);
     out.push_str("}\n");
     debug_assert!(calls == m.reads.len());
@@ -244,7 +245,8 @@ fn constants(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embe
 /// `KERNELS`, `USED_KERNELS`, `invoke` and `invoke_poisoning`, with `kernels = true`;
 /// without, an `invoke` and `invoke_poisoning` whose every call fails to compile saying
 /// what to add (rather than rustc's bare "cannot find function").
-fn kernels(out: &mut String, m: &PlannedModel, rt: &str) {
+fn kernels(out: &mut String, m: &PlannedModel, paths: Paths<'_>) {
+    let (rt, k) = (paths.runtime, paths.kernels);
     let Some(kernels) = &m.kernels else {
         let _ = write!(
             out,
@@ -269,11 +271,12 @@ fn kernels(out: &mut String, m: &PlannedModel, rt: &str) {
         );
         return;
     };
-    out.push_str(
-        "    /// Each call's kernel and parameters (usmp-kernels), prepared from the model.\n    pub const KERNELS: &[::usmp_kernels::Kernel] = &[\n",
+    let _ = write!(
+        out,
+        "    /// Each call's kernel and parameters (usmp-kernels), prepared from the model.\n    pub const KERNELS: &[{k}::Kernel<'static>] = &[\n",
     );
-    for k in kernels {
-        let _ = writeln!(out, "        {k},");
+    for kernel in kernels {
+        let _ = writeln!(out, "        {kernel},");
     }
     let _ = write!(
         out,
@@ -281,11 +284,11 @@ fn kernels(out: &mut String, m: &PlannedModel, rt: &str) {
 
     /// The kinds of kernel [`KERNELS`] uses, and whether a call writes its output over
     /// its input: only these are linked by [`invoke`].
-    pub const USED_KERNELS: u32 = ::usmp_kernels::used_in(KERNELS, &INFO);
+    pub const USED_KERNELS: u32 = {k}::used_in(KERNELS, &INFO);
 
     /// Runs every call of `session` with [`KERNELS`].
-    pub fn invoke(session: &mut {rt}::Session<'_, Model>) -> Result<(), ::usmp_kernels::CallError> {{
-        ::usmp_kernels::invoke_only::<USED_KERNELS, Model>(session, KERNELS, None)
+    pub fn invoke(session: &mut {rt}::Session<'_, Model>) -> Result<(), {k}::CallError> {{
+        {k}::invoke_only::<USED_KERNELS, Model>(session, KERNELS, None)
     }}
 
     /// [`invoke`], filling every buffer with `poison` as soon as its last call returns:
@@ -293,8 +296,8 @@ fn kernels(out: &mut String, m: &PlannedModel, rt: &str) {
     pub fn invoke_poisoning(
         session: &mut {rt}::Session<'_, Model>,
         poison: u8,
-    ) -> Result<(), ::usmp_kernels::CallError> {{
-        ::usmp_kernels::invoke_only::<USED_KERNELS, Model>(session, KERNELS, Some(poison))
+    ) -> Result<(), {k}::CallError> {{
+        {k}::invoke_only::<USED_KERNELS, Model>(session, KERNELS, Some(poison))
     }}
 ",
     );

@@ -108,3 +108,32 @@ fn every_mistake_inside_the_model_file_is_listed() {
     let second = d.find("m.json:2:").unwrap();
     assert!(first < second, "{d}");
 }
+
+/// A crate path the generated code could not name a crate by is refused before anything
+/// is read, naming the setter and what to write.
+#[test]
+fn crate_paths_must_be_absolute() {
+    let dir = setup("crate-paths", &format!("{POOLS}{MODEL}"), &[]);
+    let config = || {
+        Config::from_file(dir.join("usmp.toml"))
+            .out_dir(dir.join("out"))
+            .cargo_directives(false)
+    };
+    for (config, setter) in [
+        (config().runtime_path("rt"), "Config::runtime_path(\"rt\")"),
+        (
+            config().kernels_path("k::"),
+            "Config::kernels_path(\"k::\")",
+        ),
+    ] {
+        let e = config.generate().err().map(|e| e.to_string());
+        let e = e.unwrap_or_default();
+        assert!(e.starts_with(setter), "{e}");
+        assert!(e.contains("write `::` and the dependency's name"), "{e}");
+    }
+    let fine = config()
+        .runtime_path("crate::deps::rt")
+        .kernels_path("::k")
+        .generate();
+    assert!(fine.is_ok(), "{:?}", fine.err().map(|e| e.to_string()));
+}

@@ -73,7 +73,7 @@ static SHIFT: [i32; 1] = [-3];
 
 /// Random shapes: strides, dilations, paddings, filter sizes, channels, groups and
 /// depth multipliers, with the output size TFLite's formula gives.
-fn shapes(rng: &mut Rng, depthwise: bool) -> Conv {
+fn shapes(rng: &mut Rng, depthwise: bool) -> Conv<'static> {
     let (f_h, f_w) = (1 + rng.below(3), 1 + rng.below(3));
     let stride = [1 + rng.below(3), 1 + rng.below(3)];
     let dilation = [1 + rng.below(2), 1 + rng.below(2)];
@@ -207,8 +207,7 @@ fn float_windows_count_bytes_of_four() {
     for seed in 1..=100u64 {
         let mut rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03));
         let depthwise = seed % 2 == 1;
-        let shape: &'static Conv =
-            std::boxed::Box::leak(std::boxed::Box::new(shapes(&mut rng, depthwise)));
+        let shape = &shapes(&mut rng, depthwise);
         let p = Float {
             shape,
             activation: [f32::MIN, f32::MAX],

@@ -7,7 +7,8 @@ use std::vec::Vec;
 
 use usmp::{ElementType, Options};
 
-use super::{Call, K, Operand, activation_range, quantize_multiplier};
+use super::{Call, Operand, activation_range, quantize_multiplier};
+use crate::{Add, Broadcast, Concatenation, Int, Kernel, Mean, Mul, Pad, Requantize, Resize};
 
 /// The shape extended to 4 dimensions with leading ones.
 fn extend(o: &Operand<'_>, what: &str) -> Result<[usize; 4], String> {
@@ -41,7 +42,11 @@ fn constant_i32(o: &Operand<'_>, what: &str) -> Result<Vec<i64>, String> {
     }
 }
 
-pub(super) fn relu(call: &Call<'_, '_>, six: bool) -> Result<String, String> {
+pub(super) fn relu<R>(
+    call: &Call<'_, '_>,
+    six: bool,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     let (in_scale, in_zero) = input.int8("the input")?;
     let (out_scale, out_zero) = output.int8("the output")?;
@@ -55,14 +60,20 @@ pub(super) fn relu(call: &Call<'_, '_>, six: bool) -> Result<String, String> {
         let lo = (out_zero + (0.0f32 / out_scale).round() as i32).max(-128);
         (m, s, in_zero, out_zero, [lo, 127])
     };
-    Ok(format!(
-        "{K}::Kernel::Relu(&{K}::Requantize {{ elements: {elements}, from: {K}::Int::I8, to: {K}::Int::I8, \
-         input_zero: {input_zero}, output_zero: {output_zero}, multiplier: {multiplier}, shift: {shift}, clamp: {clamp:?} }})"
-    ))
+    Ok(with(&Kernel::Relu(&Requantize {
+        elements,
+        from: Int::I8,
+        to: Int::I8,
+        input_zero,
+        output_zero,
+        multiplier,
+        shift,
+        clamp,
+    })))
 }
 
 /// How the two inputs broadcast to the output.
-fn broadcast(call: &Call<'_, '_>) -> Result<String, String> {
+fn broadcast(call: &Call<'_, '_>) -> Result<Broadcast, String> {
     let (a, b, o) = (
         call.input(0, "input 1")?,
         call.input(1, "input 2")?,
@@ -85,13 +96,13 @@ fn broadcast(call: &Call<'_, '_>) -> Result<String, String> {
         }
         Ok(s)
     };
-    Ok(format!(
-        "{K}::Broadcast {{ output: {out:?}, first: {:?}, second: {:?}, first_elements: {}, second_elements: {} }}",
-        strides(&a, "input 1")?,
-        strides(&b, "input 2")?,
-        a.elements()?,
-        b.elements()?
-    ))
+    Ok(Broadcast {
+        output: out,
+        first: strides(&a, "input 1")?,
+        second: strides(&b, "input 2")?,
+        first_elements: a.elements()?,
+        second_elements: b.elements()?,
+    })
 }
 
 fn elementwise_activation(
@@ -106,7 +117,10 @@ fn elementwise_activation(
     }
 }
 
-pub(super) fn add(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn add<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     const LEFT_SHIFT: u32 = 20;
     let (s1, z1) = call.input(0, "input 1")?.int8("input 1")?;
     let (s2, z2) = call.input(1, "input 2")?.int8("input 2")?;
@@ -116,32 +130,41 @@ pub(super) fn add(call: &Call<'_, '_>) -> Result<String, String> {
     let (m2, e2) = quantize_multiplier(f64::from(s2) / twice_max)?;
     let (mo, eo) =
         quantize_multiplier(twice_max / (f64::from(1u32 << LEFT_SHIFT) * f64::from(so)))?;
-    let range = elementwise_activation(call, so, zo)?;
-    Ok(format!(
-        "{K}::Kernel::Add(&{K}::Add {{ shape: {}, first_offset: {}, second_offset: {}, left_shift: {LEFT_SHIFT}, \
-         first: [{m1}, {e1}], second: [{m2}, {e2}], output: [{mo}, {eo}], output_offset: {zo}, activation: {range:?} }})",
-        broadcast(call)?,
-        -z1,
-        -z2
-    ))
+    Ok(with(&Kernel::Add(&Add {
+        shape: broadcast(call)?,
+        first_offset: -z1,
+        second_offset: -z2,
+        left_shift: LEFT_SHIFT,
+        first: [m1, e1],
+        second: [m2, e2],
+        output: [mo, eo],
+        output_offset: zo,
+        activation: elementwise_activation(call, so, zo)?,
+    })))
 }
 
-pub(super) fn mul(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn mul<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (s1, z1) = call.input(0, "input 1")?.int8("input 1")?;
     let (s2, z2) = call.input(1, "input 2")?.int8("input 2")?;
     let (so, zo) = call.output()?.int8("the output")?;
     let (m, e) = quantize_multiplier(f64::from(s1) * f64::from(s2) / f64::from(so))?;
-    let range = elementwise_activation(call, so, zo)?;
-    Ok(format!(
-        "{K}::Kernel::Mul(&{K}::Mul {{ shape: {}, first_offset: {}, second_offset: {}, output: [{m}, {e}], \
-         output_offset: {zo}, activation: {range:?} }})",
-        broadcast(call)?,
-        -z1,
-        -z2
-    ))
+    Ok(with(&Kernel::Mul(&Mul {
+        shape: broadcast(call)?,
+        first_offset: -z1,
+        second_offset: -z2,
+        output: [m, e],
+        output_offset: zo,
+        activation: elementwise_activation(call, so, zo)?,
+    })))
 }
 
-pub(super) fn mean(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn mean<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     let (si, zi) = input.int8("the input")?;
     let (so, zo) = output.int8("the output")?;
@@ -172,11 +195,15 @@ pub(super) fn mean(call: &Call<'_, '_>) -> Result<String, String> {
         .min(32)
         .min(31 + s);
     let multiplier = ((i64::from(m) << shift) / i64::from(count)) as i32;
-    Ok(format!(
-        "{K}::Kernel::Mean(&{K}::Mean {{ input: {d:?}, reduced: {reduced:?}, count: {count}, input_zero: {zi}, \
-         output_zero: {zo}, multiplier: {multiplier}, shift: {} }})",
-        s - shift
-    ))
+    Ok(with(&Kernel::Mean(&Mean {
+        input: d,
+        reduced,
+        count,
+        input_zero: zi,
+        output_zero: zo,
+        multiplier,
+        shift: s - shift,
+    })))
 }
 
 /// Bytes of one element of a layout operator's operand.
@@ -191,7 +218,10 @@ fn element_bytes(o: &Operand<'_>) -> Result<usize, String> {
     }
 }
 
-pub(super) fn concatenation(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn concatenation<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let output = call.output()?;
     let Options::Concatenation { axis, activation } = *call.options else {
         return Err(format!(
@@ -238,15 +268,18 @@ pub(super) fn concatenation(call: &Call<'_, '_>) -> Result<String, String> {
                 x.shape, output.shape
             ));
         }
-        parts.push((xd[axis] * inner * width).to_string());
+        parts.push(xd[axis] * inner * width);
     }
-    Ok(format!(
-        "{K}::Kernel::Concatenation(&{K}::Concatenation {{ outer: {outer}, parts: &[{}] }})",
-        parts.join(", ")
-    ))
+    Ok(with(&Kernel::Concatenation(&Concatenation {
+        outer,
+        parts: &parts,
+    })))
 }
 
-pub(super) fn pad(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn pad<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     let (_, zo) = output.int8("the output")?;
     let rank = input.shape.len();
@@ -284,10 +317,12 @@ pub(super) fn pad(call: &Call<'_, '_>) -> Result<String, String> {
             ));
         }
     }
-    Ok(format!(
-        "{K}::Kernel::Pad(&{K}::Pad {{ input: {i:?}, before: {before:?}, output: {o:?}, value: &[{}] }})",
-        value as i8 as u8
-    ))
+    Ok(with(&Kernel::Pad(&Pad {
+        input: i,
+        before,
+        output: o,
+        value: &[value as i8 as u8],
+    })))
 }
 
 /// `GetNearestNeighbor`, in float as TFLite computes it.
@@ -303,7 +338,10 @@ fn nearest(out: usize, input: usize, output: usize, align: bool, half: bool) -> 
     v.min(input as i64 - 1).max(0) as usize
 }
 
-pub(super) fn resize(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn resize<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     let Options::Resize {
         align_corners,
@@ -320,16 +358,17 @@ pub(super) fn resize(call: &Call<'_, '_>) -> Result<String, String> {
     if i[0] != o[0] || i[3] != o[3] || i[1] == 0 || i[2] == 0 || i[1] > 65536 || i[2] > 65536 {
         return Err(format!("input {i:?} and output {o:?} do not agree"));
     }
-    let rows: Vec<String> = (0..o[1])
-        .map(|y| nearest(y, i[1], o[1], align_corners, half_pixel_centers).to_string())
+    // At most 65,536 input rows and columns (checked above): every index fits a u16.
+    let rows: Vec<u16> = (0..o[1])
+        .map(|y| nearest(y, i[1], o[1], align_corners, half_pixel_centers) as u16)
         .collect();
-    let columns: Vec<String> = (0..o[2])
-        .map(|x| nearest(x, i[2], o[2], align_corners, half_pixel_centers).to_string())
+    let columns: Vec<u16> = (0..o[2])
+        .map(|x| nearest(x, i[2], o[2], align_corners, half_pixel_centers) as u16)
         .collect();
-    Ok(format!(
-        "{K}::Kernel::ResizeNearestNeighbor(&{K}::Resize {{ input: {i:?}, rows: &[{}], columns: &[{}], element_bytes: {} }})",
-        rows.join(", "),
-        columns.join(", "),
-        element_bytes(&input)?
-    ))
+    Ok(with(&Kernel::ResizeNearestNeighbor(&Resize {
+        input: i,
+        rows: &rows,
+        columns: &columns,
+        element_bytes: element_bytes(&input)?,
+    })))
 }

@@ -1,7 +1,7 @@
-//! Build time (feature `prepare`): each call's [`Kernel`](crate::Kernel) parameters,
-//! computed from the `.tflite` as TensorFlow Lite Micro's `Prepare` computes them (the
-//! same float and double expressions, the same rounding) and written as Rust source for
-//! the generated module. usmp-build calls [`kernel`] once per operator call.
+//! Build time (feature `prepare`): each call's [`Kernel`] parameters, computed from the
+//! `.tflite` as TensorFlow Lite Micro's `Prepare` computes them (the same float and double
+//! expressions, the same rounding). usmp-build calls [`kernel`] once per operator call and
+//! prints what it gives with [`rust`] into the generated module.
 //!
 //! An operator, element type or option these kernels do not run is an error here, so a
 //! model the kernels cannot run fails the build instead of a call at run time.
@@ -12,12 +12,14 @@ use std::vec::Vec;
 
 use usmp::{Activation, Builtin, ElementType, Options};
 
+use crate::{Int, Kernel};
+
 mod layout;
 mod ops;
 mod pointwise;
+mod print;
 
-/// The kernel crate's path in generated code.
-const K: &str = "::usmp_kernels";
+pub use print::rust;
 
 /// One operand of a call, as the model file describes it.
 #[derive(Clone, Copy, Debug)]
@@ -103,16 +105,40 @@ impl Operand<'_> {
     }
 }
 
-/// The Rust expression of `op`'s kernel with its parameters, e.g.
-/// `::usmp_kernels::Kernel::Conv2d(&::usmp_kernels::Conv { .. })`. `inputs` are in the
-/// operator's own order (`None` for a left-out optional input); `op` is `None` for an
-/// operator that is not a TensorFlow Lite builtin usmp knows.
-pub fn kernel(
+/// Call `op`'s kernel with its parameters, handed to `with` (they borrow from this
+/// function's frame: [`rust`] prints them, a test reads them), or why these kernels cannot
+/// run the call. `inputs` are in the operator's own order (`None` for a left-out optional
+/// input); `op` is `None` for an operator that is not a TensorFlow Lite builtin usmp knows.
+///
+/// ```
+/// use usmp::{Activation, Builtin, ElementType, Options};
+/// use usmp_kernels::Kernel;
+/// use usmp_kernels::prepare::{self, Operand};
+///
+/// let operand = |shape| Operand {
+///     element: ElementType::Float32,
+///     shape,
+///     scales: &[],
+///     zero_points: &[],
+///     constant: None,
+/// };
+/// let options = Options::FullyConnected { activation: Activation::Relu6, keep_num_dims: false };
+/// let inputs = [Some(operand(&[1, 4])), Some(operand(&[3, 4])), None];
+/// let clamp = prepare::kernel(Some(Builtin::FullyConnected), &options, &inputs, &[operand(&[1, 3])], |k| {
+///     match k {
+///         Kernel::FullyConnectedFloat(p) => p.activation,
+///         _ => unreachable!(),
+///     }
+/// });
+/// assert_eq!(clamp, Ok([0.0, 6.0]));
+/// ```
+pub fn kernel<R>(
     op: Option<Builtin>,
     options: &Options,
     inputs: &[Option<Operand<'_>>],
     outputs: &[Operand<'_>],
-) -> Result<String, String> {
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let call = Call {
         inputs,
         outputs,
@@ -129,26 +155,26 @@ pub fn kernel(
         return unsupported("this operator");
     };
     match op {
-        Builtin::Reshape | Builtin::Squeeze | Builtin::ExpandDims => ops::copy(&call),
-        Builtin::Conv2d => ops::conv(&call, false),
-        Builtin::DepthwiseConv2d => ops::conv(&call, true),
-        Builtin::FullyConnected => ops::fully_connected(&call),
-        Builtin::AveragePool2d => ops::pool(&call, "AveragePool2d"),
-        Builtin::MaxPool2d => ops::pool(&call, "MaxPool2d"),
-        Builtin::Softmax => ops::softmax(&call),
-        Builtin::Quantize => ops::quantize(&call),
-        Builtin::Svdf => ops::svdf(&call),
-        Builtin::Relu => layout::relu(&call, false),
-        Builtin::Relu6 => layout::relu(&call, true),
-        Builtin::Add => layout::add(&call),
-        Builtin::Mul => layout::mul(&call),
-        Builtin::Mean => layout::mean(&call),
-        Builtin::Concatenation => layout::concatenation(&call),
-        Builtin::Pad | Builtin::PadV2 => layout::pad(&call),
-        Builtin::ResizeNearestNeighbor => layout::resize(&call),
-        Builtin::Logistic => pointwise::sigmoid(&call, "Logistic"),
-        Builtin::Tanh => pointwise::sigmoid(&call, "Tanh"),
-        Builtin::Dequantize => pointwise::dequantize(&call),
+        Builtin::Reshape | Builtin::Squeeze | Builtin::ExpandDims => ops::copy(&call, with),
+        Builtin::Conv2d => ops::conv(&call, false, with),
+        Builtin::DepthwiseConv2d => ops::conv(&call, true, with),
+        Builtin::FullyConnected => ops::fully_connected(&call, with),
+        Builtin::AveragePool2d => ops::pool(&call, false, with),
+        Builtin::MaxPool2d => ops::pool(&call, true, with),
+        Builtin::Softmax => ops::softmax(&call, with),
+        Builtin::Quantize => ops::quantize(&call, with),
+        Builtin::Svdf => ops::svdf(&call, with),
+        Builtin::Relu => layout::relu(&call, false, with),
+        Builtin::Relu6 => layout::relu(&call, true, with),
+        Builtin::Add => layout::add(&call, with),
+        Builtin::Mul => layout::mul(&call, with),
+        Builtin::Mean => layout::mean(&call, with),
+        Builtin::Concatenation => layout::concatenation(&call, with),
+        Builtin::Pad | Builtin::PadV2 => layout::pad(&call, with),
+        Builtin::ResizeNearestNeighbor => layout::resize(&call, with),
+        Builtin::Logistic => pointwise::sigmoid(&call, false, with),
+        Builtin::Tanh => pointwise::sigmoid(&call, true, with),
+        Builtin::Dequantize => pointwise::affine(&call, true, with),
         _ => unsupported(op.name()),
     }
 }
@@ -176,7 +202,7 @@ pub fn window(
             Some(crate::conv::window(&shape, depthwise, width))
         }
         Builtin::Reshape | Builtin::Squeeze | Builtin::ExpandDims => {
-            ops::copy(&call).ok()?;
+            ops::copy(&call, |_| ()).ok()?;
             let output = call.output().ok()?;
             let bytes = output.elements().ok()? * output.element.size()?;
             Some(crate::quantize::copy_window(bytes))
@@ -248,11 +274,11 @@ impl<'a> Call<'_, 'a> {
 }
 
 /// An integer element type of QUANTIZE.
-pub(super) fn int(o: &Operand<'_>, what: &str) -> Result<(&'static str, f32, i32), String> {
+pub(super) fn int(o: &Operand<'_>, what: &str) -> Result<(Int, f32, i32), String> {
     let name = match o.element {
-        ElementType::Int8 => "I8",
-        ElementType::Int16 => "I16",
-        ElementType::Int32 => "I32",
+        ElementType::Int8 => Int::I8,
+        ElementType::Int16 => Int::I16,
+        ElementType::Int32 => Int::I32,
         other => {
             return Err(format!(
                 "{what} is {other:?}; these kernels take Int8, Int16 or Int32 here"
@@ -389,207 +415,5 @@ fn positive2(v: [i32; 2], what: &str) -> Result<[usize; 2], String> {
     ])
 }
 
-/// `&[a, b, c]`.
-fn list(v: &[i32]) -> String {
-    let items: Vec<String> = v.iter().map(i32::to_string).collect();
-    format!("&[{}]", items.join(", "))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn multipliers_are_q31_mantissas_and_exponents() {
-        assert_eq!(quantize_multiplier(0.5), Ok((1 << 30, 0)));
-        assert_eq!(quantize_multiplier(1.0), Ok((1 << 30, 1)));
-        assert_eq!(quantize_multiplier(0.75), Ok((3 << 29, 0)));
-        // Just below one the mantissa rounds up to 2^31: halved, and the exponent grows.
-        assert_eq!(quantize_multiplier(1.0 - 1e-12), Ok((1 << 30, 1)));
-        assert_eq!(
-            quantize_multiplier(1e-12),
-            Ok((0, 0)),
-            "below 2^-31: flushed to zero"
-        );
-        assert_eq!(quantize_multiplier(0.0), Ok((0, 0)));
-        // The largest factor whose shift fits, and the first past it.
-        assert_eq!(quantize_multiplier(2f64.powi(29)), Ok((1 << 30, 30)));
-        for broken in [2f64.powi(30), 3e38, f64::INFINITY, f64::NAN, -0.5] {
-            let e = quantize_multiplier(broken).unwrap_err();
-            assert!(e.contains("re-export"), "{broken}: {e}");
-        }
-        assert_eq!(frexp(f64::MIN_POSITIVE / 4.0), (0.5, -1023));
-    }
-
-    #[test]
-    fn padding_is_tflites() {
-        assert_eq!(padding(true, 49, 10, 2, 1), Ok((25, 4)));
-        assert_eq!(padding(true, 40, 8, 2, 1), Ok((20, 3)));
-        assert_eq!(padding(false, 40, 8, 2, 1), Ok((17, 0)));
-        let larger = padding(false, 3, 5, 1, 1).unwrap_or((9, 9));
-        assert_eq!(larger.0, 0, "a filter larger than the input: no output");
-        assert!(padding(true, 4, 3, 0, 1).is_err());
-    }
-
-    #[test]
-    fn activation_ranges_are_in_output_integers() {
-        assert_eq!(activation_range(Activation::Relu, 0.5, -10), Ok([-10, 127]));
-        assert_eq!(
-            activation_range(Activation::Relu6, 0.1, -128),
-            Ok([-128, -68])
-        );
-        assert_eq!(
-            activation_range(Activation::ReluN1To1, 1.0 / 64.0, 0),
-            Ok([-64, 64])
-        );
-        assert!(activation_range(Activation::Tanh, 1.0, 0).is_err());
-    }
-
-    /// A float FULLY_CONNECTED with an int8 filter (a hybrid model) is refused, naming
-    /// the operand; all float, it gets the float kernel with the activation's clamp.
-    #[test]
-    fn float_calls_take_float_throughout() {
-        let operand = |element, shape| Operand {
-            element,
-            shape,
-            scales: &[0.5],
-            zero_points: &[0],
-            constant: None,
-        };
-        let options = Options::FullyConnected {
-            activation: Activation::Relu,
-            keep_num_dims: false,
-        };
-        let input = operand(ElementType::Float32, &[1, 4]);
-        let output = [operand(ElementType::Float32, &[1, 3])];
-        let hybrid = [Some(input), Some(operand(ElementType::Int8, &[3, 4])), None];
-        let e = kernel(Some(Builtin::FullyConnected), &options, &hybrid, &output).unwrap_err();
-        assert!(e.contains("the filter is Int8"), "{e}");
-        let float = [
-            Some(input),
-            Some(operand(ElementType::Float32, &[3, 4])),
-            None,
-        ];
-        let k = kernel(Some(Builtin::FullyConnected), &options, &float, &output).unwrap();
-        assert!(
-            k.starts_with("::usmp_kernels::Kernel::FullyConnectedFloat("),
-            "{k}"
-        );
-        assert!(k.contains("activation: [0.0, 3.4028235e38]"), "{k}");
-    }
-
-    /// Prepare over extreme quantization (every scale and zero point of a
-    /// FULLY_CONNECTED's and a CONV_2D's operands drawn from values that broke it before:
-    /// -2^31 zero points, 3e38, zero, NaN and infinite scales): never a panic, an error
-    /// exactly when a value is broken, and when accepted, shifts the kernels can take.
-    #[test]
-    fn extreme_quantization_is_refused_never_a_panic() {
-        let scales = [
-            0.5f32,
-            1e-3,
-            3e38,
-            0.0,
-            -0.25,
-            f32::NAN,
-            f32::INFINITY,
-            1e-45,
-        ];
-        let zeros = [0i64, -128, 127, 128, -129, -(1 << 31), i64::MIN, i64::MAX];
-        let weights = [1u8; 4 * 3 * 9];
-        let mut accepted = 0;
-        let mut refused = 0;
-        // A small deterministic generator: every operand's scale and zero point vary.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
-        for case in 0..4000 {
-            // Mostly ordinary values, so that whole calls are accepted too.
-            let picks: [(f32, i64); 3] = core::array::from_fn(|_| {
-                let n = if next(3) == 0 { scales.len() } else { 2 };
-                let scale = scales[next(n)];
-                let n = if next(3) == 0 { zeros.len() } else { 3 };
-                let zero = zeros[next(n)];
-                (scale, zero)
-            });
-            let [(si, zi), (sf, zf), (so, zo)] = picks;
-            let good = |s: f32, z: i64| s.is_finite() && s > 0.0 && (-128..=127).contains(&z);
-            let all_good = good(si, zi) && good(sf, zf) && good(so, zo);
-            let conv = case % 2 == 1;
-            let (in_shape, f_shape, out_shape): (&[i32], &[i32], &[i32]) = if conv {
-                (&[1, 3, 3, 4], &[3, 3, 3, 4], &[1, 1, 1, 3])
-            } else {
-                (&[1, 4], &[3, 4], &[1, 3])
-            };
-            let (si_, zi_, sf_, zf_, so_, zo_) = ([si], [zi], [sf], [zf], [so], [zo]);
-            let operand = |shape, scales, zero_points, constant| Operand {
-                element: ElementType::Int8,
-                shape,
-                scales,
-                zero_points,
-                constant,
-            };
-            let inputs = [
-                Some(operand(in_shape, &si_[..], &zi_[..], None)),
-                Some(operand(f_shape, &sf_[..], &zf_[..], Some(&weights[..]))),
-                None,
-            ];
-            let outputs = [operand(out_shape, &so_[..], &zo_[..], None)];
-            let (op, options) = if conv {
-                let options = Options::Conv2d {
-                    padding: usmp::Padding::Valid,
-                    stride: [1, 1],
-                    dilation: [1, 1],
-                    activation: Activation::None,
-                };
-                (Builtin::Conv2d, options)
-            } else {
-                let options = Options::FullyConnected {
-                    activation: Activation::None,
-                    keep_num_dims: false,
-                };
-                (Builtin::FullyConnected, options)
-            };
-            match kernel(Some(op), &options, &inputs, &outputs) {
-                Ok(k) => {
-                    accepted += 1;
-                    assert!(all_good, "{op:?} accepted broken {picks:?}: {k}");
-                    // The shifts generated are within what the kernels shift by.
-                    let shifts = k.split("shift").skip(1).filter_map(|rest| {
-                        let digits: String = rest
-                            .trim_start_matches(|c: char| !(c == '-' || c.is_ascii_digit()))
-                            .chars()
-                            .take_while(|c| *c == '-' || c.is_ascii_digit())
-                            .collect();
-                        digits.parse::<i32>().ok()
-                    });
-                    for shift in shifts {
-                        assert!(shift <= MAX_LEFT_SHIFT, "{op:?} {picks:?}: {k}");
-                    }
-                }
-                Err(e) => {
-                    refused += 1;
-                    let large = (f64::from(si) * f64::from(sf) / f64::from(so)) >= 2f64.powi(30);
-                    assert!(!all_good || large, "{op:?} refused {picks:?}: {e}");
-                    assert!(e.contains("re-export"), "{op:?} {picks:?}: {e}");
-                }
-            }
-        }
-        assert!(
-            accepted > 100 && refused > 100,
-            "{accepted} accepted, {refused} refused"
-        );
-    }
-
-    #[test]
-    fn float_activations_are_reals() {
-        assert_eq!(float_activation(Activation::None), Ok([f32::MIN, f32::MAX]));
-        assert_eq!(float_activation(Activation::Relu6), Ok([0.0, 6.0]));
-        assert_eq!(float_activation(Activation::ReluN1To1), Ok([-1.0, 1.0]));
-        // TFLite would leave it unclamped without a word: refused instead.
-        assert!(float_activation(Activation::Tanh).is_err());
-    }
-}
+mod tests;

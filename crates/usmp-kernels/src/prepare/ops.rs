@@ -1,5 +1,5 @@
 //! Each operator's `Prepare`: TensorFlow Lite Micro's formulas, in its float or double
-//! precision, written out as the kernel's `const` parameters.
+//! precision, giving the kernel's parameters.
 
 use std::format;
 use std::string::{String, ToString};
@@ -8,8 +8,11 @@ use std::vec::Vec;
 use usmp::{Activation, ElementType, Options, Padding};
 
 use super::{
-    Call, K, Operand, activation_range, float_activation, int, list, padding, positive, positive2,
+    Call, Operand, activation_range, float_activation, int, padding, positive, positive2,
     quantize_multiplier,
+};
+use crate::{
+    Conv, Float, FullyConnected, Int, Kernel, Pool, Requantize, Softmax, SoftmaxFloat, Svdf,
 };
 
 /// The bias input, if present: one value per output channel, int32 for int8 calls and
@@ -88,16 +91,20 @@ fn float(call: &Call<'_, '_>) -> Result<bool, String> {
     Ok(true)
 }
 
-/// The float kernel `kind` over integer-shaped parameters `shape` (quantization zeroed),
-/// with the fused activation's clamp in reals.
-fn float_kernel(kind: &str, shape: &str, activation: Activation) -> Result<String, String> {
+/// A float call's parameters: integer-shaped parameters `shape` (quantization zeroed) with
+/// the fused activation's clamp in reals.
+fn float_of<P>(shape: &P, activation: Activation) -> Result<Float<'_, P>, String> {
     let [lo, hi] = float_activation(activation)?;
-    Ok(format!(
-        "{K}::Kernel::{kind}Float(&{K}::Float {{ shape: &{shape}, activation: [{lo:?}, {hi:?}] }})"
-    ))
+    Ok(Float {
+        shape,
+        activation: [lo, hi],
+    })
 }
 
-pub(super) fn copy(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn copy<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let input = call.input(0, "the input")?;
     let output = call.output()?;
     let size = |o: &Operand<'_>| -> Result<usize, String> {
@@ -116,7 +123,7 @@ pub(super) fn copy(call: &Call<'_, '_>) -> Result<String, String> {
             input.element, input.shape, output.element, output.shape
         ));
     }
-    Ok(format!("{K}::Kernel::Copy"))
+    Ok(with(&Kernel::Copy))
 }
 
 /// A convolution's padding, stride, dilation and activation, from its own options.
@@ -172,7 +179,7 @@ fn depth_multiplier(
 pub(super) fn conv_shape(
     call: &Call<'_, '_>,
     depthwise: bool,
-) -> Result<(crate::Conv, bool, Activation), String> {
+) -> Result<(Conv<'static>, bool, Activation), String> {
     let (input, filter, output) = (
         call.input(0, "the input")?,
         call.input(1, "the filter")?,
@@ -201,7 +208,7 @@ pub(super) fn conv_shape(
         ));
     }
     let bias = bias(call, 2, o[3], float)?;
-    let shape = crate::Conv {
+    let shape = Conv {
         input: i,
         filter: f,
         output: o,
@@ -219,7 +226,11 @@ pub(super) fn conv_shape(
     Ok((shape, float, activation))
 }
 
-pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, String> {
+pub(super) fn conv<R>(
+    call: &Call<'_, '_>,
+    depthwise: bool,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (c, float, activation) = conv_shape(call, depthwise)?;
     let (input, filter, output) = (
         call.input(0, "the input")?,
@@ -227,49 +238,38 @@ pub(super) fn conv(call: &Call<'_, '_>, depthwise: bool) -> Result<String, Strin
         call.output()?,
     );
     let channels = c.output[3];
-    let kind = if depthwise {
-        "DepthwiseConv2d"
-    } else {
-        "Conv2d"
-    };
-    let shape = |input_offset: i32,
-                 output_offset: i32,
-                 range: [i32; 2],
-                 mult: &[i32],
-                 shift: &[i32]| {
-        format!(
-            "{K}::Conv {{ input: {:?}, filter: {:?}, output: {:?}, stride: {:?}, \
-             dilation: {:?}, padding: {:?}, depth_multiplier: {}, \
-             input_offset: {input_offset}, output_offset: {output_offset}, activation: {range:?}, bias: {}, \
-             multipliers: {}, shifts: {} }}",
-            c.input,
-            c.filter,
-            c.output,
-            c.stride,
-            c.dilation,
-            c.padding,
-            c.depth_multiplier,
-            c.bias,
-            list(mult),
-            list(shift)
-        )
-    };
     if float {
-        return float_kernel(kind, &shape(0, 0, [0, 0], &[], &[]), activation);
+        let f = float_of(&c, activation)?;
+        return Ok(with(&if depthwise {
+            Kernel::DepthwiseConv2dFloat(&f)
+        } else {
+            Kernel::Conv2dFloat(&f)
+        }));
     }
     let (in_scale, in_zero) = input.int8("the input")?;
     let (out_scale, out_zero) = output.int8("the output")?;
     // Every filter scale and zero point checked, as for the operands above.
     filter.int8("the filter")?;
     let (mult, shift) = per_channel(in_scale, &filter, out_scale, channels)?;
-    let range = activation_range(activation, out_scale, out_zero)?;
-    Ok(format!(
-        "{K}::Kernel::{kind}(&{})",
-        shape(-in_zero, out_zero, range, &mult, &shift)
-    ))
+    let p = Conv {
+        input_offset: -in_zero,
+        output_offset: out_zero,
+        activation: activation_range(activation, out_scale, out_zero)?,
+        multipliers: &mult,
+        shifts: &shift,
+        ..c
+    };
+    Ok(with(&if depthwise {
+        Kernel::DepthwiseConv2d(&p)
+    } else {
+        Kernel::Conv2d(&p)
+    }))
 }
 
-pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn fully_connected<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (input, filter, output) = (
         call.input(0, "the input")?,
         call.input(1, "the filter")?,
@@ -291,13 +291,22 @@ pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
     }
     let float = float(call)?;
     let bias = bias(call, 2, outputs, float)?;
-    let batches = elements / depth;
+    let shape = FullyConnected {
+        batches: elements / depth,
+        depth,
+        outputs,
+        bias,
+        input_offset: 0,
+        filter_offset: 0,
+        output_offset: 0,
+        activation: [0, 0],
+        multipliers: &[],
+        shifts: &[],
+    };
     if float {
-        let shape = format!(
-            "{K}::FullyConnected {{ batches: {batches}, depth: {depth}, outputs: {outputs}, bias: {bias}, \
-             input_offset: 0, filter_offset: 0, output_offset: 0, activation: [0, 0], multipliers: &[], shifts: &[] }}"
-        );
-        return float_kernel("FullyConnected", &shape, activation);
+        return Ok(with(&Kernel::FullyConnectedFloat(&float_of(
+            &shape, activation,
+        )?)));
     }
     let (in_scale, in_zero) = input.int8("the input")?;
     let (out_scale, out_zero) = output.int8("the output")?;
@@ -310,20 +319,20 @@ pub(super) fn fully_connected(call: &Call<'_, '_>) -> Result<String, String> {
         let (m, s) = quantize_multiplier(f64::from(in_scale * f_scale) / f64::from(out_scale))?;
         (std::vec![m], std::vec![s], -f_zero)
     };
-    let range = activation_range(activation, out_scale, out_zero)?;
-    Ok(format!(
-        "{K}::Kernel::FullyConnected(&{K}::FullyConnected {{ batches: {batches}, depth: {depth}, outputs: {outputs}, \
-         bias: {bias}, input_offset: {}, filter_offset: {filter_offset}, output_offset: {out_zero}, \
-         activation: {range:?}, multipliers: {}, shifts: {} }})",
-        -in_zero,
-        list(&mult),
-        list(&shift)
-    ))
+    Ok(with(&Kernel::FullyConnected(&FullyConnected {
+        input_offset: -in_zero,
+        filter_offset,
+        output_offset: out_zero,
+        activation: activation_range(activation, out_scale, out_zero)?,
+        multipliers: &mult,
+        shifts: &shift,
+        ..shape
+    })))
 }
 
 /// Pooling's shapes, checked against each other and the options, as [`crate::Pool`]
 /// without its clamp; and the fused activation.
-pub(super) fn pool_shape(call: &Call<'_, '_>) -> Result<(crate::Pool, Activation), String> {
+pub(super) fn pool_shape(call: &Call<'_, '_>) -> Result<(Pool, Activation), String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     let Options::Pool2d {
         padding: kind_of_padding,
@@ -346,7 +355,7 @@ pub(super) fn pool_shape(call: &Call<'_, '_>) -> Result<(crate::Pool, Activation
             "the output is {o:?}, but the input {i:?} and the options give {out_h} x {out_w}"
         ));
     }
-    let shape = crate::Pool {
+    let shape = Pool {
         input: i,
         output: o,
         window,
@@ -357,18 +366,20 @@ pub(super) fn pool_shape(call: &Call<'_, '_>) -> Result<(crate::Pool, Activation
     Ok((shape, activation))
 }
 
-pub(super) fn pool(call: &Call<'_, '_>, kind: &str) -> Result<String, String> {
+pub(super) fn pool<R>(
+    call: &Call<'_, '_>,
+    max: bool,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (p, activation) = pool_shape(call)?;
     let (input, output) = (call.input(0, "the input")?, call.output()?);
-    let shape = |range: [i32; 2]| {
-        format!(
-            "{K}::Pool {{ input: {:?}, output: {:?}, window: {:?}, stride: {:?}, \
-             padding: {:?}, activation: {range:?} }}",
-            p.input, p.output, p.window, p.stride, p.padding
-        )
-    };
     if float(call)? {
-        return float_kernel(kind, &shape([0, 0]), activation);
+        let f = float_of(&p, activation)?;
+        return Ok(with(&if max {
+            Kernel::MaxPool2dFloat(&f)
+        } else {
+            Kernel::AveragePool2dFloat(&f)
+        }));
     }
     let (in_scale, in_zero) = input.int8("the input")?;
     let (out_scale, out_zero) = output.int8("the output")?;
@@ -378,11 +389,21 @@ pub(super) fn pool(call: &Call<'_, '_>, kind: &str) -> Result<String, String> {
                 .to_string(),
         );
     }
-    let range = activation_range(activation, out_scale, out_zero)?;
-    Ok(format!("{K}::Kernel::{kind}(&{})", shape(range)))
+    let p = Pool {
+        activation: activation_range(activation, out_scale, out_zero)?,
+        ..p
+    };
+    Ok(with(&if max {
+        Kernel::MaxPool2d(&p)
+    } else {
+        Kernel::AveragePool2d(&p)
+    }))
 }
 
-pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn softmax<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     const SCALED_DIFF_INTEGER_BITS: i32 = 5;
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     let Options::Softmax { beta } = *call.options else {
@@ -394,10 +415,11 @@ pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
         return Err("input and output differ in size".to_string());
     }
     if float(call)? {
-        return Ok(format!(
-            "{K}::Kernel::SoftmaxFloat(&{K}::SoftmaxFloat {{ rows: {}, depth: {depth}, beta: {beta:?} }})",
-            elements / depth
-        ));
+        return Ok(with(&Kernel::SoftmaxFloat(&SoftmaxFloat {
+            rows: elements / depth,
+            depth,
+            beta,
+        })));
     }
     let (in_scale, _) = input.int8("the input")?;
     let out = match output.element {
@@ -408,7 +430,7 @@ pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
                     "an int8 SOFTMAX output must have scale 1/256 and zero point -128".to_string(),
                 );
             }
-            "I8"
+            Int::I8
         }
         ElementType::Int16 => {
             let (scale, zero) = output.quantized("the output", ElementType::Int16)?;
@@ -418,7 +440,7 @@ pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
                         .to_string(),
                 );
             }
-            "I16"
+            Int::I16
         }
         other => {
             return Err(format!(
@@ -441,24 +463,29 @@ pub(super) fn softmax(call: &Call<'_, '_>) -> Result<String, String> {
     let radius = f64::from((1 << SCALED_DIFF_INTEGER_BITS) - 1)
         * (1u64 << (31 - SCALED_DIFF_INTEGER_BITS)) as f64
         / (1u64 << left_shift) as f64;
-    Ok(format!(
-        "{K}::Kernel::Softmax(&{K}::Softmax {{ rows: {}, depth: {depth}, input_multiplier: {multiplier}, \
-         input_left_shift: {left_shift}, diff_min: {}, output: {K}::Int::{out} }})",
-        elements / depth,
-        -(radius.floor() as i32)
-    ))
+    Ok(with(&Kernel::Softmax(&Softmax {
+        rows: elements / depth,
+        depth,
+        input_multiplier: multiplier,
+        input_left_shift: left_shift,
+        diff_min: -(radius.floor() as i32),
+        output: out,
+    })))
 }
 
-pub(super) fn quantize(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn quantize<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     if input.element == ElementType::Float32 {
-        return super::pointwise::quantize_float(call);
+        return super::pointwise::affine(call, false, with);
     }
     let (from, in_scale, in_zero) = int(&input, "the input")?;
     let (to, out_scale, out_zero) = int(&output, "the output")?;
-    if from == "I32" && to == "I32" {
+    if from == Int::I32 && to == Int::I32 {
         return Err(format!(
-            "QUANTIZE from {from} to {to} is not one TFLite Micro runs"
+            "QUANTIZE from {from:?} to {to:?} is not one TFLite Micro runs"
         ));
     }
     let elements = input.elements()?;
@@ -466,16 +493,22 @@ pub(super) fn quantize(call: &Call<'_, '_>) -> Result<String, String> {
         return Err("input and output differ in size".to_string());
     }
     let (multiplier, shift) = quantize_multiplier(f64::from(in_scale) / f64::from(out_scale))?;
-    Ok(format!(
-        "{K}::Kernel::Requantize(&{K}::Requantize {{ elements: {elements}, from: {K}::Int::{from}, \
-         to: {K}::Int::{to}, input_zero: {in_zero}, output_zero: {out_zero}, multiplier: {multiplier}, shift: {shift}, \
-         clamp: [{}, {}] }})",
-        i32::MIN,
-        i32::MAX
-    ))
+    Ok(with(&Kernel::Requantize(&Requantize {
+        elements,
+        from,
+        to,
+        input_zero: in_zero,
+        output_zero: out_zero,
+        multiplier,
+        shift,
+        clamp: [i32::MIN, i32::MAX],
+    })))
 }
 
-pub(super) fn svdf(call: &Call<'_, '_>) -> Result<String, String> {
+pub(super) fn svdf<R>(
+    call: &Call<'_, '_>,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let input = call.input(0, "the input")?;
     let feature = call.input(1, "the feature weights")?;
     let time = call.input(2, "the time weights")?;
@@ -512,10 +545,19 @@ pub(super) fn svdf(call: &Call<'_, '_>) -> Result<String, String> {
         quantize_multiplier(f64::from(in_scale * feature_scale / state_scale))?;
     let (output_multiplier, output_shift) =
         quantize_multiplier(f64::from(state_scale * time_scale / out_scale))?;
-    Ok(format!(
-        "{K}::Kernel::Svdf(&{K}::Svdf {{ batches: {batches}, inputs: {inputs}, filters: {filters}, rank: {rank}, \
-         memory: {memory}, bias: {bias}, input_zero: {in_zero}, state_zero: {state_zero}, output_zero: {out_zero}, \
-         feature_multiplier: {feature_multiplier}, feature_shift: {feature_shift}, \
-         output_multiplier: {output_multiplier}, output_shift: {output_shift} }})"
-    ))
+    Ok(with(&Kernel::Svdf(&Svdf {
+        batches,
+        inputs,
+        filters,
+        rank,
+        memory,
+        bias,
+        input_zero: in_zero,
+        state_zero,
+        output_zero: out_zero,
+        feature_multiplier,
+        feature_shift,
+        output_multiplier,
+        output_shift,
+    })))
 }

@@ -5,17 +5,22 @@ use std::string::{String, ToString};
 
 use usmp::ElementType;
 
-use super::{Call, K, frexp, int};
+use super::{Call, frexp, int};
+use crate::{Affine, Int, Kernel, Sigmoid};
 
-/// LOGISTIC and TANH (`kernel` names the variant): TFLite Micro's
+/// LOGISTIC and TANH (`tanh` picks the variant): TFLite Micro's
 /// `CalculateArithmeticOpDataLogistic` and tanh's `CalculateArithmeticOpData` for int8,
 /// which are the same: the input scale times 2^27 (Q4) as `frexp`'s mantissa rounded to
 /// Q0.31 and its exponent, and `CalculateInputRadius(4, shift, 31)`.
-pub(super) fn sigmoid(call: &Call<'_, '_>, kernel: &str) -> Result<String, String> {
+pub(super) fn sigmoid<R>(
+    call: &Call<'_, '_>,
+    tanh: bool,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     let (scale, zero) = input.int8("the input")?;
     let (_, out_zero) = output.int8("the output")?;
-    if kernel == "Logistic" && out_zero != -128 {
+    if !tanh && out_zero != -128 {
         return Err(format!(
             "the output's zero point is {out_zero}; TFLite Micro's int8 LOGISTIC needs -128"
         ));
@@ -37,14 +42,27 @@ pub(super) fn sigmoid(call: &Call<'_, '_>, kernel: &str) -> Result<String, Strin
     // `TfLiteRound(q * 2^31)`: q < 1, so at most 2^31, which the int32 cast wraps as C++'s.
     let multiplier = (q * f64::from(1u32 << 31)).round() as i64 as i32;
     let radius = (15.0 * f64::from(1u32 << 27) / (1u64 << shift) as f64).floor() as i32;
-    Ok(format!(
-        "{K}::Kernel::{kernel}(&{K}::Sigmoid {{ elements: {elements}, input_zero: {zero}, \
-         input_range_radius: {radius}, input_multiplier: {multiplier}, input_left_shift: {shift} }})"
-    ))
+    let p = Sigmoid {
+        elements,
+        input_zero: zero,
+        input_range_radius: radius,
+        input_multiplier: multiplier,
+        input_left_shift: shift,
+    };
+    Ok(with(&if tanh {
+        Kernel::Tanh(&p)
+    } else {
+        Kernel::Logistic(&p)
+    }))
 }
 
-/// The float32 side of DEQUANTIZE or QUANTIZE and the quantized side's parameters.
-fn affine(call: &Call<'_, '_>, dequantize: bool) -> Result<String, String> {
+/// DEQUANTIZE (int8 or int16 to float32) or QUANTIZE from float32 to int8 or int16: the
+/// float32 side and the quantized side's parameters.
+pub(super) fn affine<R>(
+    call: &Call<'_, '_>,
+    dequantize: bool,
+    with: impl FnOnce(&Kernel<'_>) -> R,
+) -> Result<R, String> {
     let (input, output) = (call.input(0, "the input")?, call.output()?);
     let (float, quantized) = if dequantize {
         (output, input)
@@ -68,7 +86,7 @@ fn affine(call: &Call<'_, '_>, dequantize: bool) -> Result<String, String> {
         ));
     }
     let (name, scale, zero) = int(&quantized, side)?;
-    if name == "I32" {
+    if name == Int::I32 {
         return Err(format!(
             "{side} is Int32; these kernels convert between Float32 and Int8 or Int16"
         ));
@@ -77,23 +95,15 @@ fn affine(call: &Call<'_, '_>, dequantize: bool) -> Result<String, String> {
     if output.elements()? != elements {
         return Err("input and output differ in size".to_string());
     }
-    let variant = if dequantize {
-        "Dequantize"
-    } else {
-        "QuantizeFloat"
+    let p = Affine {
+        elements,
+        int: name,
+        scale,
+        zero,
     };
-    Ok(format!(
-        "{K}::Kernel::{variant}(&{K}::Affine {{ elements: {elements}, int: {K}::Int::{name}, \
-         scale: {scale:?}, zero: {zero} }})"
-    ))
-}
-
-/// DEQUANTIZE: int8 or int16 to float32.
-pub(super) fn dequantize(call: &Call<'_, '_>) -> Result<String, String> {
-    affine(call, true)
-}
-
-/// QUANTIZE from float32 to int8 or int16.
-pub(super) fn quantize_float(call: &Call<'_, '_>) -> Result<String, String> {
-    affine(call, false)
+    Ok(with(&if dequantize {
+        Kernel::Dequantize(&p)
+    } else {
+        Kernel::QuantizeFloat(&p)
+    }))
 }
