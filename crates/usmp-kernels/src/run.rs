@@ -1,0 +1,357 @@
+//! One call run with its kernel: which kernel function a [`Kernel`] calls, over which of
+//! the call's regions. Every arm is guarded by a constant test of the set of kernels the
+//! firmware links (`USED`, from [`used_in`](crate::used_in)), so the arms of kernels a
+//! model does not use compile to nothing.
+
+use usmp::{Call, Inputs};
+
+use crate::params::bit;
+use crate::{
+    Error, Kernel, Svdf, conv, dense, elementwise, pointwise, pool, quantize, shape, softmax,
+};
+
+/// Input `k`: its bytes; empty when it is planned in place of an output (which then holds
+/// them) or is an absent optional input the parameters say is unused.
+fn input<'a>(inputs: &Inputs<'a>, k: usize, what: &'static str) -> Result<&'a [u8], Error> {
+    match inputs.get(k) {
+        Some(bytes) => Ok(bytes),
+        None if inputs.in_place(k).is_some() => Ok(&[]),
+        None => Err(Error::MissingOperand { what }),
+    }
+}
+
+/// Optional input `k` (a bias): empty when the parameters say there is none.
+fn optional<'a>(
+    inputs: &Inputs<'a>,
+    k: usize,
+    present: bool,
+    what: &'static str,
+) -> Result<&'a [u8], Error> {
+    if present {
+        input(inputs, k, what)
+    } else {
+        Ok(&[])
+    }
+}
+
+/// Every kind of kernel.
+pub(crate) const ALL: u32 = u32::MAX;
+
+/// Runs one call with `kernel`'s parameters; refuses a call of another operator.
+pub fn run(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Result<(), Error> {
+    run_only::<ALL>(kernel, call)
+}
+
+/// Whether every bit of `bits` is in the constant set `USED`: a match guard that folds to
+/// a constant.
+const fn on<const USED: u32>(bits: u32) -> bool {
+    USED & bits == bits
+}
+
+/// [`run`], with only the kernels in `USED` linked in: every arm's guard is a constant,
+/// so the arms of the other kinds of kernel compile to nothing.
+pub(crate) fn run_only<const USED: u32>(
+    kernel: &Kernel<'_>,
+    call: &mut Call<'_>,
+) -> Result<(), Error> {
+    let op = call.op();
+    if !kernel
+        .builtins()
+        .iter()
+        .any(|&b| op == usmp::Op::Builtin(b))
+    {
+        return Err(Error::WrongOperator {
+            planned: op.name(),
+            kernel: kernel.builtins().first().map_or("", |b| b.name()),
+        });
+    }
+    let inputs = call.inputs;
+    if let Kernel::Svdf(p) = kernel
+        && on::<USED>(bit::SVDF)
+    {
+        return svdf(p, &inputs, call);
+    }
+    let out = call
+        .outputs
+        .get_mut(0)
+        .ok_or(Error::MissingOperand { what: "output" })?;
+    // A plan without outputs over inputs links none of this; a call with one anyway (a
+    // `USED` set made by hand) finds no input region and fails with MissingOperand.
+    if on::<USED>(bit::OVER)
+        && let Some(shared) = inputs.shared(0)
+    {
+        return run_over::<USED>(kernel, &shared, &inputs, out);
+    }
+    match kernel {
+        Kernel::Conv2d(_)
+        | Kernel::DepthwiseConv2d(_)
+        | Kernel::FullyConnected(_)
+        | Kernel::Conv2dFloat(_)
+        | Kernel::DepthwiseConv2dFloat(_)
+        | Kernel::FullyConnectedFloat(_) => run_weighted::<USED>(kernel, &inputs, out, op),
+        Kernel::AveragePool2d(_)
+        | Kernel::MaxPool2d(_)
+        | Kernel::Softmax(_)
+        | Kernel::Mean(_)
+        | Kernel::AveragePool2dFloat(_)
+        | Kernel::MaxPool2dFloat(_)
+        | Kernel::SoftmaxFloat(_) => run_reducing::<USED>(kernel, &inputs, out, op),
+        // SVDF ran above, when linked.
+        Kernel::Svdf(_) => Err(Error::NotLinked { op: op.name() }),
+        _ => run_elementwise::<USED>(kernel, &inputs, out, op),
+    }
+}
+
+/// [`run_only`] for the kernels with weights: convolutions and FULLY_CONNECTED.
+fn run_weighted<const USED: u32>(
+    kernel: &Kernel<'_>,
+    inputs: &Inputs<'_>,
+    out: &mut [u8],
+    op: usmp::Op,
+) -> Result<(), Error> {
+    match kernel {
+        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => conv::conv2d(
+            p,
+            input(inputs, 0, "conv input")?,
+            input(inputs, 1, "conv filter")?,
+            optional(inputs, 2, p.bias, "conv bias")?,
+            out,
+        ),
+        Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D) => conv::depthwise_conv2d(
+            p,
+            input(inputs, 0, "depthwise input")?,
+            input(inputs, 1, "depthwise filter")?,
+            optional(inputs, 2, p.bias, "depthwise bias")?,
+            out,
+        ),
+        Kernel::FullyConnected(p) if on::<USED>(bit::FULLY_CONNECTED) => dense::fully_connected(
+            p,
+            input(inputs, 0, "fully connected input")?,
+            input(inputs, 1, "fully connected filter")?,
+            optional(inputs, 2, p.bias, "fully connected bias")?,
+            out,
+        ),
+        Kernel::Conv2dFloat(p) if on::<USED>(bit::CONV_2D_FLOAT) => conv::conv2d_f32(
+            p,
+            input(inputs, 0, "conv input")?,
+            input(inputs, 1, "conv filter")?,
+            optional(inputs, 2, p.shape.bias, "conv bias")?,
+            out,
+        ),
+        Kernel::DepthwiseConv2dFloat(p) if on::<USED>(bit::DEPTHWISE_CONV_2D_FLOAT) => {
+            conv::depthwise_conv2d_f32(
+                p,
+                input(inputs, 0, "depthwise input")?,
+                input(inputs, 1, "depthwise filter")?,
+                optional(inputs, 2, p.shape.bias, "depthwise bias")?,
+                out,
+            )
+        }
+        Kernel::FullyConnectedFloat(p) if on::<USED>(bit::FULLY_CONNECTED_FLOAT) => {
+            dense::fully_connected_f32(
+                p,
+                input(inputs, 0, "fully connected input")?,
+                input(inputs, 1, "fully connected filter")?,
+                optional(inputs, 2, p.shape.bias, "fully connected bias")?,
+                out,
+            )
+        }
+        _ => Err(Error::NotLinked { op: op.name() }),
+    }
+}
+
+/// [`run_only`] for the kernels that reduce windows or rows: pooling, SOFTMAX, MEAN.
+fn run_reducing<const USED: u32>(
+    kernel: &Kernel<'_>,
+    inputs: &Inputs<'_>,
+    out: &mut [u8],
+    op: usmp::Op,
+) -> Result<(), Error> {
+    match kernel {
+        Kernel::AveragePool2d(p) if on::<USED>(bit::AVERAGE_POOL_2D) => {
+            pool::average_pool2d(p, input(inputs, 0, "average pool input")?, out)
+        }
+        Kernel::MaxPool2d(p) if on::<USED>(bit::MAX_POOL_2D) => {
+            pool::max_pool2d(p, input(inputs, 0, "max pool input")?, out)
+        }
+        Kernel::Softmax(p) if on::<USED>(bit::SOFTMAX) => {
+            softmax::softmax(p, input(inputs, 0, "softmax input")?, out)
+        }
+        Kernel::Mean(p) if on::<USED>(bit::MEAN) => {
+            pool::mean(p, input(inputs, 0, "mean input")?, out)
+        }
+        Kernel::AveragePool2dFloat(p) if on::<USED>(bit::AVERAGE_POOL_2D_FLOAT) => {
+            pool::average_pool2d_f32(p, input(inputs, 0, "average pool input")?, out)
+        }
+        Kernel::MaxPool2dFloat(p) if on::<USED>(bit::MAX_POOL_2D_FLOAT) => {
+            pool::max_pool2d_f32(p, input(inputs, 0, "max pool input")?, out)
+        }
+        Kernel::SoftmaxFloat(p) if on::<USED>(bit::SOFTMAX_FLOAT) => {
+            softmax::softmax_f32(p, input(inputs, 0, "softmax input")?, out)
+        }
+        _ => Err(Error::NotLinked { op: op.name() }),
+    }
+}
+
+/// [`run_only`] for the element-wise, requantizing and layout kernels.
+fn run_elementwise<const USED: u32>(
+    kernel: &Kernel<'_>,
+    inputs: &Inputs<'_>,
+    out: &mut [u8],
+    op: usmp::Op,
+) -> Result<(), Error> {
+    match kernel {
+        Kernel::Copy if on::<USED>(bit::COPY) => {
+            quantize::copy(input(inputs, 0, "reshape input")?, out)
+        }
+        Kernel::Requantize(p) if on::<USED>(bit::REQUANTIZE) => {
+            quantize::requantize(p, input(inputs, 0, "quantize input")?, out)
+        }
+        Kernel::Relu(p) if on::<USED>(bit::RELU) => {
+            quantize::requantize(p, input(inputs, 0, "quantize input")?, out)
+        }
+        Kernel::Add(p) if on::<USED>(bit::ADD) => elementwise::add(
+            p,
+            input(inputs, 0, "add input 1")?,
+            input(inputs, 1, "add input 2")?,
+            out,
+        ),
+        Kernel::Mul(p) if on::<USED>(bit::MUL) => elementwise::mul(
+            p,
+            input(inputs, 0, "mul input 1")?,
+            input(inputs, 1, "mul input 2")?,
+            out,
+        ),
+        Kernel::Concatenation(p) if on::<USED>(bit::CONCATENATION) => {
+            const MOST: usize = 16;
+            let mut parts: [&[u8]; MOST] = [&[]; MOST];
+            if inputs.len() > MOST {
+                return Err(Error::Parameters {
+                    what: "concatenation inputs",
+                    problem: "more than 16 inputs",
+                });
+            }
+            for (k, part) in parts.iter_mut().enumerate().take(inputs.len()) {
+                *part = input(inputs, k, "concatenation input")?;
+            }
+            shape::concatenation(p, &parts[..inputs.len()], out)
+        }
+        Kernel::Pad(p) if on::<USED>(bit::PAD) => {
+            shape::pad(p, input(inputs, 0, "pad input")?, out)
+        }
+        Kernel::ResizeNearestNeighbor(p) if on::<USED>(bit::RESIZE_NEAREST_NEIGHBOR) => {
+            shape::resize_nearest_neighbor(p, input(inputs, 0, "resize input")?, out)
+        }
+        Kernel::Logistic(p) if on::<USED>(bit::LOGISTIC) => {
+            pointwise::logistic(p, input(inputs, 0, "logistic input")?, out)
+        }
+        Kernel::Tanh(p) if on::<USED>(bit::TANH) => {
+            pointwise::tanh(p, input(inputs, 0, "tanh input")?, out)
+        }
+        Kernel::Dequantize(p) if on::<USED>(bit::DEQUANTIZE) => {
+            pointwise::dequantize(p, input(inputs, 0, "dequantize input")?, out)
+        }
+        Kernel::QuantizeFloat(p) if on::<USED>(bit::QUANTIZE_FLOAT) => {
+            pointwise::quantize(p, input(inputs, 0, "quantize input")?, out)
+        }
+        _ => Err(Error::NotLinked { op: op.name() }),
+    }
+}
+
+/// A call whose output the plan put over its input 0 ([`usmp::Source::Over`]): `region`
+/// holds both. Only a kernel that certifies a window ([`overlap::Window`]) runs it, and
+/// only at a shift the window allows.
+fn run_over<const USED: u32>(
+    kernel: &Kernel<'_>,
+    shared: &usmp::Shared,
+    inputs: &Inputs<'_>,
+    region: &mut [u8],
+) -> Result<(), Error> {
+    match kernel {
+        Kernel::Copy if on::<USED>(bit::OVER_COPY) => quantize::copy_over(region, shared),
+        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D | bit::OVER_CONV) => {
+            conv::conv2d_over::<false>(
+                p,
+                region,
+                shared,
+                input(inputs, 1, "conv filter")?,
+                optional(inputs, 2, p.bias, "conv bias")?,
+            )
+        }
+        Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D | bit::OVER_DEPTHWISE) => {
+            conv::conv2d_over::<true>(
+                p,
+                region,
+                shared,
+                input(inputs, 1, "depthwise filter")?,
+                optional(inputs, 2, p.bias, "depthwise bias")?,
+            )
+        }
+        Kernel::Conv2dFloat(p) if on::<USED>(bit::CONV_2D_FLOAT | bit::OVER_CONV) => {
+            conv::conv2d_f32_over::<false>(
+                p,
+                region,
+                shared,
+                input(inputs, 1, "conv filter")?,
+                optional(inputs, 2, p.shape.bias, "conv bias")?,
+            )
+        }
+        Kernel::DepthwiseConv2dFloat(p)
+            if on::<USED>(bit::DEPTHWISE_CONV_2D_FLOAT | bit::OVER_DEPTHWISE) =>
+        {
+            conv::conv2d_f32_over::<true>(
+                p,
+                region,
+                shared,
+                input(inputs, 1, "depthwise filter")?,
+                optional(inputs, 2, p.shape.bias, "depthwise bias")?,
+            )
+        }
+        Kernel::AveragePool2d(p) if on::<USED>(bit::AVERAGE_POOL_2D | bit::OVER_POOL) => {
+            pool::pool2d_over::<false>(p, region, shared)
+        }
+        Kernel::MaxPool2d(p) if on::<USED>(bit::MAX_POOL_2D | bit::OVER_POOL) => {
+            pool::pool2d_over::<true>(p, region, shared)
+        }
+        Kernel::AveragePool2dFloat(p)
+            if on::<USED>(bit::AVERAGE_POOL_2D_FLOAT | bit::OVER_POOL) =>
+        {
+            pool::pool2d_f32_over::<false>(p, region, shared)
+        }
+        Kernel::MaxPool2dFloat(p) if on::<USED>(bit::MAX_POOL_2D_FLOAT | bit::OVER_POOL) => {
+            pool::pool2d_f32_over::<true>(p, region, shared)
+        }
+        _ => Err(Error::Overlap {
+            shift: shared.shift(),
+            most: isize::MIN,
+        }),
+    }
+}
+
+/// SVDF writes two regions: its output, and its state (input 4), which the generated
+/// code hands out in place of an extra output.
+fn svdf(p: &Svdf, inputs: &Inputs<'_>, call: &mut Call<'_>) -> Result<(), Error> {
+    const STATE: &str = "svdf state (a variable tensor, written in place)";
+    let state_slot = inputs
+        .in_place(4)
+        .ok_or(Error::MissingOperand { what: STATE })?;
+    let (mut output, mut state) = (None, None);
+    for (k, region) in call.outputs.by_ref().enumerate() {
+        match k {
+            0 => output = region,
+            k if k == state_slot => state = region,
+            _ => {}
+        }
+    }
+    dense::svdf(
+        p,
+        input(inputs, 0, "svdf input")?,
+        input(inputs, 1, "svdf feature weights")?,
+        input(inputs, 2, "svdf time weights")?,
+        optional(inputs, 3, p.bias, "svdf bias")?,
+        state.ok_or(Error::MissingOperand { what: STATE })?,
+        output.ok_or(Error::MissingOperand {
+            what: "svdf output",
+        })?,
+    )
+}
