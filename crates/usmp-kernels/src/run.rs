@@ -7,7 +7,8 @@ use usmp::{Call, Inputs};
 
 use crate::params::bit;
 use crate::{
-    Error, Kernel, Svdf, conv, dense, elementwise, pointwise, pool, quantize, shape, softmax,
+    Concatenation, Conv, Error, Float, Kernel, Svdf, conv, dense, elementwise, pointwise, pool,
+    quantize, shape, softmax,
 };
 
 /// Input `k`: its bytes; empty when it is planned in place of an output (which then holds
@@ -82,180 +83,125 @@ pub(crate) fn run_only<const USED: u32>(
     {
         return run_over::<USED>(kernel, &shared, &inputs, out);
     }
-    match kernel {
-        Kernel::Conv2d(_)
-        | Kernel::DepthwiseConv2d(_)
-        | Kernel::FullyConnected(_)
-        | Kernel::Conv2dFloat(_)
-        | Kernel::DepthwiseConv2dFloat(_)
-        | Kernel::FullyConnectedFloat(_) => run_weighted::<USED>(kernel, &inputs, out, op),
-        Kernel::AveragePool2d(_)
-        | Kernel::MaxPool2d(_)
-        | Kernel::Softmax(_)
-        | Kernel::Mean(_)
-        | Kernel::AveragePool2dFloat(_)
-        | Kernel::MaxPool2dFloat(_)
-        | Kernel::SoftmaxFloat(_) => run_reducing::<USED>(kernel, &inputs, out, op),
-        // SVDF ran above, when linked.
-        Kernel::Svdf(_) => Err(Error::NotLinked { op: op.name() }),
-        _ => run_elementwise::<USED>(kernel, &inputs, out, op),
-    }
+    run_kernel::<USED>(kernel, &inputs, out, op)
 }
 
-/// [`run_only`] for the kernels with weights: convolutions and FULLY_CONNECTED.
-fn run_weighted<const USED: u32>(
+/// The call of `op` with `kernel` over `inputs` into `out`: one arm per kind of kernel,
+/// each guarded by its constant bit. Input 0 is named only "input" in errors: the call's
+/// [`CallError`](crate::CallError) names the operator.
+fn run_kernel<const USED: u32>(
     kernel: &Kernel<'_>,
     inputs: &Inputs<'_>,
     out: &mut [u8],
     op: usmp::Op,
 ) -> Result<(), Error> {
+    let x = || input(inputs, 0, "input");
+    let y = || input(inputs, 1, "input 2");
     match kernel {
-        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => conv::conv2d(
-            p,
-            input(inputs, 0, "conv input")?,
-            input(inputs, 1, "conv filter")?,
-            optional(inputs, 2, p.bias, "conv bias")?,
-            out,
-        ),
-        Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D) => conv::depthwise_conv2d(
-            p,
-            input(inputs, 0, "depthwise input")?,
-            input(inputs, 1, "depthwise filter")?,
-            optional(inputs, 2, p.bias, "depthwise bias")?,
-            out,
-        ),
-        Kernel::FullyConnected(p) if on::<USED>(bit::FULLY_CONNECTED) => dense::fully_connected(
-            p,
-            input(inputs, 0, "fully connected input")?,
-            input(inputs, 1, "fully connected filter")?,
-            optional(inputs, 2, p.bias, "fully connected bias")?,
-            out,
-        ),
-        Kernel::Conv2dFloat(p) if on::<USED>(bit::CONV_2D_FLOAT) => conv::conv2d_f32(
-            p,
-            input(inputs, 0, "conv input")?,
-            input(inputs, 1, "conv filter")?,
-            optional(inputs, 2, p.shape.bias, "conv bias")?,
-            out,
-        ),
+        Kernel::Copy if on::<USED>(bit::COPY) => quantize::copy(x()?, out),
+        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => conv(p, inputs, out, false),
+        Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D) => {
+            conv(p, inputs, out, true)
+        }
+        Kernel::FullyConnected(p) if on::<USED>(bit::FULLY_CONNECTED) => {
+            let [x, filter, bias] = weighted(inputs, p.bias)?;
+            dense::fully_connected(p, x, filter, bias, out)
+        }
+        Kernel::AveragePool2d(p) if on::<USED>(bit::AVERAGE_POOL_2D) => {
+            pool::average_pool2d(p, x()?, out)
+        }
+        Kernel::MaxPool2d(p) if on::<USED>(bit::MAX_POOL_2D) => pool::max_pool2d(p, x()?, out),
+        Kernel::Softmax(p) if on::<USED>(bit::SOFTMAX) => softmax::softmax(p, x()?, out),
+        Kernel::Requantize(p) if on::<USED>(bit::REQUANTIZE) => quantize::requantize(p, x()?, out),
+        Kernel::Relu(p) if on::<USED>(bit::RELU) => quantize::requantize(p, x()?, out),
+        Kernel::Add(p) if on::<USED>(bit::ADD) => elementwise::add(p, x()?, y()?, out),
+        Kernel::Mul(p) if on::<USED>(bit::MUL) => elementwise::mul(p, x()?, y()?, out),
+        Kernel::Concatenation(p) if on::<USED>(bit::CONCATENATION) => concatenation(p, inputs, out),
+        Kernel::Pad(p) if on::<USED>(bit::PAD) => shape::pad(p, x()?, out),
+        Kernel::Mean(p) if on::<USED>(bit::MEAN) => pool::mean(p, x()?, out),
+        Kernel::ResizeNearestNeighbor(p) if on::<USED>(bit::RESIZE_NEAREST_NEIGHBOR) => {
+            shape::resize_nearest_neighbor(p, x()?, out)
+        }
+        Kernel::Logistic(p) if on::<USED>(bit::LOGISTIC) => pointwise::logistic(p, x()?, out),
+        Kernel::Tanh(p) if on::<USED>(bit::TANH) => pointwise::tanh(p, x()?, out),
+        Kernel::Dequantize(p) if on::<USED>(bit::DEQUANTIZE) => pointwise::dequantize(p, x()?, out),
+        Kernel::QuantizeFloat(p) if on::<USED>(bit::QUANTIZE_FLOAT) => {
+            pointwise::quantize(p, x()?, out)
+        }
+        Kernel::Conv2dFloat(p) if on::<USED>(bit::CONV_2D_FLOAT) => conv_f32(p, inputs, out, false),
         Kernel::DepthwiseConv2dFloat(p) if on::<USED>(bit::DEPTHWISE_CONV_2D_FLOAT) => {
-            conv::depthwise_conv2d_f32(
-                p,
-                input(inputs, 0, "depthwise input")?,
-                input(inputs, 1, "depthwise filter")?,
-                optional(inputs, 2, p.shape.bias, "depthwise bias")?,
-                out,
-            )
+            conv_f32(p, inputs, out, true)
         }
         Kernel::FullyConnectedFloat(p) if on::<USED>(bit::FULLY_CONNECTED_FLOAT) => {
-            dense::fully_connected_f32(
-                p,
-                input(inputs, 0, "fully connected input")?,
-                input(inputs, 1, "fully connected filter")?,
-                optional(inputs, 2, p.shape.bias, "fully connected bias")?,
-                out,
-            )
-        }
-        _ => Err(Error::NotLinked { op: op.name() }),
-    }
-}
-
-/// [`run_only`] for the kernels that reduce windows or rows: pooling, SOFTMAX, MEAN.
-fn run_reducing<const USED: u32>(
-    kernel: &Kernel<'_>,
-    inputs: &Inputs<'_>,
-    out: &mut [u8],
-    op: usmp::Op,
-) -> Result<(), Error> {
-    match kernel {
-        Kernel::AveragePool2d(p) if on::<USED>(bit::AVERAGE_POOL_2D) => {
-            pool::average_pool2d(p, input(inputs, 0, "average pool input")?, out)
-        }
-        Kernel::MaxPool2d(p) if on::<USED>(bit::MAX_POOL_2D) => {
-            pool::max_pool2d(p, input(inputs, 0, "max pool input")?, out)
-        }
-        Kernel::Softmax(p) if on::<USED>(bit::SOFTMAX) => {
-            softmax::softmax(p, input(inputs, 0, "softmax input")?, out)
-        }
-        Kernel::Mean(p) if on::<USED>(bit::MEAN) => {
-            pool::mean(p, input(inputs, 0, "mean input")?, out)
+            let [x, filter, bias] = weighted(inputs, p.shape.bias)?;
+            dense::fully_connected_f32(p, x, filter, bias, out)
         }
         Kernel::AveragePool2dFloat(p) if on::<USED>(bit::AVERAGE_POOL_2D_FLOAT) => {
-            pool::average_pool2d_f32(p, input(inputs, 0, "average pool input")?, out)
+            pool::average_pool2d_f32(p, x()?, out)
         }
         Kernel::MaxPool2dFloat(p) if on::<USED>(bit::MAX_POOL_2D_FLOAT) => {
-            pool::max_pool2d_f32(p, input(inputs, 0, "max pool input")?, out)
+            pool::max_pool2d_f32(p, x()?, out)
         }
         Kernel::SoftmaxFloat(p) if on::<USED>(bit::SOFTMAX_FLOAT) => {
-            softmax::softmax_f32(p, input(inputs, 0, "softmax input")?, out)
+            softmax::softmax_f32(p, x()?, out)
         }
+        // SVDF ran in run_only; anything else is a kernel left out of `USED`.
         _ => Err(Error::NotLinked { op: op.name() }),
     }
 }
 
-/// [`run_only`] for the element-wise, requantizing and layout kernels.
-fn run_elementwise<const USED: u32>(
-    kernel: &Kernel<'_>,
+/// A weighted kernel's input, filter and (when the parameters say so) bias.
+#[inline(always)]
+fn weighted<'a>(inputs: &Inputs<'a>, bias: bool) -> Result<[&'a [u8]; 3], Error> {
+    Ok([
+        input(inputs, 0, "input")?,
+        input(inputs, 1, "filter")?,
+        optional(inputs, 2, bias, "bias")?,
+    ])
+}
+
+/// CONV_2D or DEPTHWISE_CONV_2D, int8.
+#[inline(always)]
+fn conv(p: &Conv<'_>, inputs: &Inputs<'_>, out: &mut [u8], depthwise: bool) -> Result<(), Error> {
+    let [x, filter, bias] = weighted(inputs, p.bias)?;
+    if depthwise {
+        conv::depthwise_conv2d(p, x, filter, bias, out)
+    } else {
+        conv::conv2d(p, x, filter, bias, out)
+    }
+}
+
+/// CONV_2D or DEPTHWISE_CONV_2D, float32.
+#[inline(always)]
+fn conv_f32(
+    p: &Float<'_, Conv<'_>>,
     inputs: &Inputs<'_>,
     out: &mut [u8],
-    op: usmp::Op,
+    depthwise: bool,
 ) -> Result<(), Error> {
-    match kernel {
-        Kernel::Copy if on::<USED>(bit::COPY) => {
-            quantize::copy(input(inputs, 0, "reshape input")?, out)
-        }
-        Kernel::Requantize(p) if on::<USED>(bit::REQUANTIZE) => {
-            quantize::requantize(p, input(inputs, 0, "quantize input")?, out)
-        }
-        Kernel::Relu(p) if on::<USED>(bit::RELU) => {
-            quantize::requantize(p, input(inputs, 0, "quantize input")?, out)
-        }
-        Kernel::Add(p) if on::<USED>(bit::ADD) => elementwise::add(
-            p,
-            input(inputs, 0, "add input 1")?,
-            input(inputs, 1, "add input 2")?,
-            out,
-        ),
-        Kernel::Mul(p) if on::<USED>(bit::MUL) => elementwise::mul(
-            p,
-            input(inputs, 0, "mul input 1")?,
-            input(inputs, 1, "mul input 2")?,
-            out,
-        ),
-        Kernel::Concatenation(p) if on::<USED>(bit::CONCATENATION) => {
-            const MOST: usize = 16;
-            let mut parts: [&[u8]; MOST] = [&[]; MOST];
-            if inputs.len() > MOST {
-                return Err(Error::Parameters {
-                    what: "concatenation inputs",
-                    problem: "more than 16 inputs",
-                });
-            }
-            for (k, part) in parts.iter_mut().enumerate().take(inputs.len()) {
-                *part = input(inputs, k, "concatenation input")?;
-            }
-            shape::concatenation(p, &parts[..inputs.len()], out)
-        }
-        Kernel::Pad(p) if on::<USED>(bit::PAD) => {
-            shape::pad(p, input(inputs, 0, "pad input")?, out)
-        }
-        Kernel::ResizeNearestNeighbor(p) if on::<USED>(bit::RESIZE_NEAREST_NEIGHBOR) => {
-            shape::resize_nearest_neighbor(p, input(inputs, 0, "resize input")?, out)
-        }
-        Kernel::Logistic(p) if on::<USED>(bit::LOGISTIC) => {
-            pointwise::logistic(p, input(inputs, 0, "logistic input")?, out)
-        }
-        Kernel::Tanh(p) if on::<USED>(bit::TANH) => {
-            pointwise::tanh(p, input(inputs, 0, "tanh input")?, out)
-        }
-        Kernel::Dequantize(p) if on::<USED>(bit::DEQUANTIZE) => {
-            pointwise::dequantize(p, input(inputs, 0, "dequantize input")?, out)
-        }
-        Kernel::QuantizeFloat(p) if on::<USED>(bit::QUANTIZE_FLOAT) => {
-            pointwise::quantize(p, input(inputs, 0, "quantize input")?, out)
-        }
-        _ => Err(Error::NotLinked { op: op.name() }),
+    let [x, filter, bias] = weighted(inputs, p.shape.bias)?;
+    if depthwise {
+        conv::depthwise_conv2d_f32(p, x, filter, bias, out)
+    } else {
+        conv::conv2d_f32(p, x, filter, bias, out)
     }
+}
+
+/// CONCATENATION: every input in order, at most 16.
+#[inline(always)]
+fn concatenation(p: &Concatenation<'_>, inputs: &Inputs<'_>, out: &mut [u8]) -> Result<(), Error> {
+    const MOST: usize = 16;
+    let mut parts: [&[u8]; MOST] = [&[]; MOST];
+    if inputs.len() > MOST {
+        return Err(Error::Parameters {
+            what: "concatenation inputs",
+            problem: "more than 16 inputs",
+        });
+    }
+    for (k, part) in parts.iter_mut().enumerate().take(inputs.len()) {
+        *part = input(inputs, k, "concatenation input")?;
+    }
+    shape::concatenation(p, &parts[..inputs.len()], out)
 }
 
 /// A call whose output the plan put over its input 0 ([`usmp::Source::Over`]): `region`
