@@ -353,24 +353,28 @@ fn a_renamed_runtime_builds_with_its_path() {
                let m = usmp::kws::Model::session(&mut ws);\n    \
                let _: &rt::ModelInfo<'static> = <usmp::kws::Model as rt::Model>::INFO;\n    drop(m);\n}\n";
     std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
-    // The default path: a warning naming the dependency and the call to make.
-    let out = cargo(&dir, "thumb", &["build"]);
+    builds_only_with(&dir, "usmp", "rt", "runtime_path");
+}
+
+/// The crate in `dir` lists `package` as `name`: with the default path the build fails,
+/// the build script's warning naming the dependency and `Config::<setter>`; with that
+/// call in build.rs it builds and its tests pass, warning-free.
+fn builds_only_with(dir: &Path, package: &str, name: &str, setter: &str) {
+    let out = cargo(dir, "thumb", &["build"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success(),
-        "`::usmp` resolved without a `usmp` dependency"
+        "resolved without a `{package}` dependency"
     );
-    assert!(
-        stderr.contains("lists the `usmp` crate as `rt`; call `.runtime_path(\"::rt\")`"),
-        "{stderr}"
+    let warning =
+        format!("lists the `{package}` crate as `{name}`; call `.{setter}(\"::{name}\")`");
+    assert!(stderr.contains(&warning), "{stderr}");
+    let build = format!(
+        "fn main() {{\n    let out = usmp_build::Config::from_file(\"usmp.toml\").{setter}(\"::{name}\").generate();\n    \
+         if let Err(e) = out {{\n        e.report_to_cargo();\n    }}\n}}\n"
     );
-    std::fs::write(
-        dir.join("build.rs"),
-        "fn main() {\n    let out = usmp_build::Config::from_file(\"usmp.toml\").runtime_path(\"::rt\").generate();\n    \
-         if let Err(e) = out {\n        e.report_to_cargo();\n    }\n}\n",
-    )
-    .unwrap();
-    let out = cargo(&dir, "thumb", &["test"]);
+    std::fs::write(dir.join("build.rs"), build).unwrap();
+    let out = cargo(dir, "thumb", &["test"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
@@ -407,24 +411,5 @@ fn renamed_kernels_build_with_their_path() {
                let _: &[k::Kernel<'static>] = usmp::sine::KERNELS;\n    \
                usmp::sine::invoke(&mut m).unwrap();\n}\n";
     std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
-    let out = cargo(&dir, "thumb", &["build"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success(),
-        "`::usmp_kernels` resolved without a `usmp_kernels` dependency"
-    );
-    assert!(
-        stderr.contains("lists the `usmp-kernels` crate as `k`; call `.kernels_path(\"::k\")`"),
-        "{stderr}"
-    );
-    std::fs::write(
-        dir.join("build.rs"),
-        "fn main() {\n    let out = usmp_build::Config::from_file(\"usmp.toml\").kernels_path(\"::k\").generate();\n    \
-         if let Err(e) = out {\n        e.report_to_cargo();\n    }\n}\n",
-    )
-    .unwrap();
-    let out = cargo(&dir, "thumb", &["test"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains("warning"), "{stderr}");
+    builds_only_with(&dir, "usmp-kernels", "k", "kernels_path");
 }
