@@ -91,10 +91,10 @@ pub use params::{
     Pad, Pool, Range, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Svdf, used, used_in,
 };
 
-use run::{ALL, run_only};
+use run::ALL;
 use usmp::{Builtin, Model, Session};
 
-pub use run::run;
+pub use run::{run, run_only};
 
 /// Why a kernel could not run a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -50,8 +50,10 @@ const fn on<const USED: u32>(bits: u32) -> bool {
 }
 
 /// [`run`], with only the kernels in `USED` linked in: every arm's guard is a constant,
-/// so the arms of the other kinds of kernel compile to nothing.
-pub(crate) fn run_only<const USED: u32>(
+/// so the arms of the other kinds of kernel compile to nothing. `USED` should be the
+/// generated module's `USED_KERNELS`; what [`invoke_only`](crate::invoke_only) runs for
+/// each call, for a firmware that runs (or times) its calls one by one.
+pub fn run_only<const USED: u32>(
     kernel: &Kernel<'_>,
     call: &mut Call<'_>,
 ) -> Result<(), Error> {

@@ -1,0 +1,28 @@
+//! The board follows the target: a Cortex-M4 build (thumbv7em) is for QEMU's mps2-an386,
+//! a Cortex-M55 build (thumbv8m.main) for its mps3-an547. Each board's folder holds its
+//! memory.x (copied to OUT_DIR, where cortex-m-rt's link.x looks for it) and the usmp.toml
+//! planned against it.
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let (board, core) = if target.starts_with("thumbv8m.main") {
+        ("an547", "Cortex-M55 (mps3-an547)")
+    } else {
+        ("an386", "Cortex-M4 (mps2-an386)")
+    };
+    let dir = Path::new("boards").join(board);
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    println!("cargo::rerun-if-changed=boards");
+    println!("cargo::rustc-env=BENCH_CORE={core}");
+    if let Err(e) = std::fs::copy(dir.join("memory.x"), out.join("memory.x")) {
+        println!(
+            "cargo::error={}: cannot copy it to OUT_DIR: {e}",
+            dir.join("memory.x").display()
+        );
+        return;
+    }
+    if let Err(e) = usmp_build::Config::from_file(dir.join("usmp.toml")).generate() {
+        e.report_to_cargo();
+    }
+}

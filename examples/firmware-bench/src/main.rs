@@ -1,0 +1,248 @@
+//! Guest instructions per inference and per operator call of four TensorFlow Lite Micro
+//! models (person_detect, micro_speech, magic_wand, hello_world) run by usmp-kernels from
+//! planned memory, counted in QEMU with `-icount shift=0`: every guest instruction advances
+//! the virtual clock by 1 ns, and SysTick, clocked from it, counts them. The ratio of
+//! instructions to ticks is calibrated against a loop of known length at start-up.
+//!
+//! Each model runs its first test input twice: once through the generated `invoke` (the
+//! per-inference figure, what a firmware runs) and once call by call through
+//! `usmp_kernels::run_only` with the same kernels linked (the per-operator table). Both outputs must equal TensorFlow Lite
+//! Micro's, or the run fails: a count of a wrong computation is worth nothing.
+//!
+//! `bench.sh` beside this file runs it on both cores, twice each, and compares the counts
+//! with `counts.txt`. Instructions are not cycles: see docs/performance.md.
+#![no_std]
+#![no_main]
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use cortex_m::peripheral::SYST;
+use cortex_m::peripheral::syst::SystClkSource;
+use cortex_m_rt::{entry, exception};
+use cortex_m_semihosting::{debug, hprintln};
+use firmware_common::{exit, fail};
+use usmp_kernels::{CallError, Error, Kernel};
+
+mod usmp {
+    include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
+}
+
+/// SysTick's reload: it counts down from here, 24 bits.
+const RELOAD: u32 = 0x00FF_FFFF;
+
+/// Times SysTick counted down to zero and reloaded.
+static WRAPS: AtomicU32 = AtomicU32::new(0);
+
+#[exception]
+fn SysTick() {
+    WRAPS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// SysTick ticks since it was started: the wraps, then the count down within one.
+fn ticks() -> u64 {
+    loop {
+        let wraps = WRAPS.load(Ordering::Relaxed);
+        let now = SYST::get_current();
+        // A wrap between the two reads: read again.
+        if WRAPS.load(Ordering::Relaxed) == wraps {
+            return (u64::from(wraps) << 24) + u64::from(RELOAD - now);
+        }
+    }
+}
+
+/// Instructions per SysTick tick, as a ratio measured once.
+#[derive(Clone, Copy)]
+struct Clock {
+    instructions: u64,
+    ticks: u64,
+}
+
+impl Clock {
+    /// Starts SysTick on the core clock and measures `cortex_m::asm::delay`, whose loop
+    /// runs `n + 1` times two instructions (`subs`, `bne`).
+    fn start(mut syst: SYST) -> Clock {
+        syst.set_clock_source(SystClkSource::Core);
+        syst.set_reload(RELOAD);
+        syst.clear_current();
+        syst.enable_interrupt();
+        syst.enable_counter();
+        // Cleared, the count reads 0 until the first tick loads RELOAD: start after it.
+        while SYST::get_current() == 0 {}
+        const N: u32 = 10_000_000;
+        let t0 = ticks();
+        cortex_m::asm::delay(N);
+        let t1 = ticks();
+        Clock {
+            instructions: 2 * (u64::from(N) + 1),
+            ticks: (t1 - t0).max(1),
+        }
+    }
+
+    /// Instructions run while `f` ran.
+    fn count<T>(self, f: impl FnOnce() -> T) -> (T, u64) {
+        let t0 = ticks();
+        let out = f();
+        let t1 = ticks();
+        (out, (t1 - t0) * self.instructions / self.ticks)
+    }
+}
+
+/// Instructions per kind of operator: name, calls, instructions.
+struct Table {
+    rows: [(&'static str, u32, u64); 16],
+    len: usize,
+}
+
+impl Table {
+    fn add(&mut self, op: &'static str, instructions: u64) {
+        let found = self.rows[..self.len].iter().position(|r| r.0 == op);
+        let k = match found {
+            Some(k) => k,
+            None if self.len < self.rows.len() => {
+                self.len += 1;
+                self.rows[self.len - 1] = (op, 0, 0);
+                self.len - 1
+            }
+            None => fail("more than 16 kinds of operator"),
+        };
+        self.rows[k].1 += 1;
+        self.rows[k].2 += instructions;
+    }
+}
+
+/// A model's workspace session, kernels and first test case (input bytes, then TensorFlow
+/// Lite Micro's output bytes).
+struct Bench<'a, M: ::usmp::Model> {
+    name: &'a str,
+    kernels: &'a [Kernel<'static>],
+    invoke: fn(&mut ::usmp::Session<'_, M>) -> Result<(), CallError>,
+    /// `usmp_kernels::run_only` with the model's `USED_KERNELS`, what `invoke` runs.
+    run: fn(&Kernel<'_>, &mut ::usmp::Call<'_>) -> Result<(), Error>,
+    cases: &'a [u8],
+}
+
+/// Runs `b` through `invoke` and call by call, prints both counts, and says whether both
+/// outputs equal TensorFlow Lite Micro's.
+fn run<M: ::usmp::Model>(
+    b: &Bench<'_, M>,
+    session: &mut ::usmp::Session<'_, M>,
+    clock: Clock,
+) -> bool {
+    let input_len = session.input(0).map_or(0, |i| i.len());
+    let output_len = session.output(0).map_or(0, <[u8]>::len);
+    let Some(case) = b.cases.get(..input_len + output_len) else {
+        fail("the test data is shorter than one case")
+    };
+    let (input, expected) = case.split_at(input_len);
+    let load = |session: &mut ::usmp::Session<'_, M>| {
+        if let Some(i) = session.input(0) {
+            i.copy_from_slice(input);
+        }
+    };
+    load(session);
+    let (done, inference) = clock.count(|| (b.invoke)(session));
+    let mut same = done.is_ok() && session.output(0) == Some(expected);
+    load(session);
+    let mut table = Table {
+        rows: [("", 0, 0); 16],
+        len: 0,
+    };
+    for (i, kernel) in b.kernels.iter().enumerate() {
+        let op = <M as ::usmp::Model>::INFO.calls[i].op.name();
+        let Some(mut call) = session.call(i) else {
+            fail("a call is missing")
+        };
+        let (done, n) = clock.count(|| (b.run)(kernel, &mut call));
+        same &= done.is_ok();
+        table.add(op, n);
+    }
+    same &= session.output(0) == Some(expected);
+    let verdict = if same { "= TFLite Micro" } else { "DIFFERENT" };
+    hprintln!(
+        "model {} {} {} calls, output {}",
+        b.name,
+        inference,
+        b.kernels.len(),
+        verdict
+    );
+    for (op, calls, n) in &table.rows[..table.len] {
+        hprintln!("  op {} {} {} calls", op, n, calls);
+    }
+    same
+}
+
+#[entry]
+fn main() -> ! {
+    let Some(core) = cortex_m::Peripherals::take() else {
+        fail("the core peripherals were taken twice")
+    };
+    let clock = Clock::start(core.SYST);
+    hprintln!(
+        "bench on {}: {} instructions per {} SysTick ticks",
+        env!("BENCH_CORE"),
+        clock.instructions,
+        clock.ticks
+    );
+    let Some(mut ws) = usmp::Workspace::take() else {
+        fail("the workspace was taken twice")
+    };
+    let data = |name: &str| match name {
+        "person_detect" => {
+            &include_bytes!("../../../fixtures/tflite/testdata/person_detect.bin")[..]
+        }
+        "micro_speech" => {
+            include_bytes!("../../../fixtures/tflite/testdata/micro_speech_quantized.bin")
+        }
+        "magic_wand" => include_bytes!("../../../fixtures/tflite/testdata/magic_wand.bin"),
+        _ => include_bytes!("../../../fixtures/tflite/testdata/hello_world_int8.bin"),
+    };
+    let mut all = true;
+    all &= run(
+        &Bench {
+            name: "person_detect",
+            kernels: usmp::person_detect::KERNELS,
+            invoke: usmp::person_detect::invoke,
+            run: usmp_kernels::run_only::<{ usmp::person_detect::USED_KERNELS }>,
+            cases: data("person_detect"),
+        },
+        &mut usmp::person_detect::Model::session(&mut ws),
+        clock,
+    );
+    all &= run(
+        &Bench {
+            name: "micro_speech",
+            kernels: usmp::micro_speech::KERNELS,
+            invoke: usmp::micro_speech::invoke,
+            run: usmp_kernels::run_only::<{ usmp::micro_speech::USED_KERNELS }>,
+            cases: data("micro_speech"),
+        },
+        &mut usmp::micro_speech::Model::session(&mut ws),
+        clock,
+    );
+    all &= run(
+        &Bench {
+            name: "magic_wand",
+            kernels: usmp::magic_wand::KERNELS,
+            invoke: usmp::magic_wand::invoke,
+            run: usmp_kernels::run_only::<{ usmp::magic_wand::USED_KERNELS }>,
+            cases: data("magic_wand"),
+        },
+        &mut usmp::magic_wand::Model::session(&mut ws),
+        clock,
+    );
+    all &= run(
+        &Bench {
+            name: "hello_world",
+            kernels: usmp::hello_world::KERNELS,
+            invoke: usmp::hello_world::invoke,
+            run: usmp_kernels::run_only::<{ usmp::hello_world::USED_KERNELS }>,
+            cases: data("hello_world"),
+        },
+        &mut usmp::hello_world::Model::session(&mut ws),
+        clock,
+    );
+    if !all {
+        fail("an output differs from TFLite Micro's");
+    }
+    exit(debug::EXIT_SUCCESS)
+}
