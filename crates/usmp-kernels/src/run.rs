@@ -53,10 +53,7 @@ const fn on<const USED: u32>(bits: u32) -> bool {
 /// so the arms of the other kinds of kernel compile to nothing. `USED` should be the
 /// generated module's `USED_KERNELS`; what [`invoke_only`](crate::invoke_only) runs for
 /// each call, for a firmware that runs (or times) its calls one by one.
-pub fn run_only<const USED: u32>(
-    kernel: &Kernel<'_>,
-    call: &mut Call<'_>,
-) -> Result<(), Error> {
+pub fn run_only<const USED: u32>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Result<(), Error> {
     let op = call.op();
     if !kernel
         .builtins()

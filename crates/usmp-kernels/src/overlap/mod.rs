@@ -212,4 +212,4 @@ where
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

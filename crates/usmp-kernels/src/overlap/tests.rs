@@ -57,10 +57,10 @@ fn traced_most(events: &[Event], width: usize) -> isize {
 }
 
 /// A small deterministic generator (xorshift), so a failure names its seed.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
