@@ -101,6 +101,9 @@ pub(crate) mod bit {
     pub const OVER_POOL: u32 = 1 << 28;
     /// A RESHAPE, SQUEEZE or EXPAND_DIMS call writes over its input.
     pub const OVER_COPY: u32 = 1 << 29;
+    /// A DEPTHWISE_CONV_2D call can run four channels at a time ([`Conv::four_at_a_time`]):
+    /// that path is linked too.
+    pub const DEPTHWISE_BY_FOUR: u32 = 1 << 30;
 }
 
 impl Kernel<'_> {
@@ -109,6 +112,9 @@ impl Kernel<'_> {
         match self {
             Kernel::Copy => bit::COPY,
             Kernel::Conv2d(_) => bit::CONV_2D,
+            Kernel::DepthwiseConv2d(p) if p.four_at_a_time() => {
+                bit::DEPTHWISE_CONV_2D | bit::DEPTHWISE_BY_FOUR
+            }
             Kernel::DepthwiseConv2d(_) => bit::DEPTHWISE_CONV_2D,
             Kernel::FullyConnected(_) => bit::FULLY_CONNECTED,
             Kernel::AveragePool2d(_) => bit::AVERAGE_POOL_2D,
@@ -220,6 +226,20 @@ pub struct Conv<'a> {
     pub multipliers: &'a [i32],
     /// Per output channel: that multiplier's power-of-two exponent.
     pub shifts: &'a [i32],
+}
+
+/// The most filter taps DEPTHWISE_CONV_2D runs four channels at a time (a 4x4 filter).
+pub(crate) const MOST_TAPS: usize = 16;
+
+impl Conv<'_> {
+    /// Whether DEPTHWISE_CONV_2D with these parameters runs four channels at a time
+    /// (depth multiplier 1, at most [`MOST_TAPS`] taps) instead of its general loops; a
+    /// `const fn`, so the set of kernels a model links knows it.
+    pub const fn four_at_a_time(&self) -> bool {
+        self.depth_multiplier == 1
+            && self.filter[3] == self.input[3]
+            && self.filter[1] * self.filter[2] <= MOST_TAPS
+    }
 }
 
 /// FULLY_CONNECTED parameters (filter `[outputs, depth]`).

@@ -98,9 +98,9 @@ fn run_kernel<const USED: u32>(
     let y = || input(inputs, 1, "input 2");
     match kernel {
         Kernel::Copy if on::<USED>(bit::COPY) => quantize::copy(x()?, out),
-        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => conv(p, inputs, out, false),
+        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => convolution::<USED>(p, inputs, out, false),
         Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D) => {
-            conv(p, inputs, out, true)
+            convolution::<USED>(p, inputs, out, true)
         }
         Kernel::FullyConnected(p) if on::<USED>(bit::FULLY_CONNECTED) => {
             let [x, filter, bias] = weighted(inputs, p.bias)?;
@@ -159,14 +159,22 @@ fn weighted<'a>(inputs: &Inputs<'a>, bias: bool) -> Result<[&'a [u8]; 3], Error>
     ])
 }
 
-/// CONV_2D or DEPTHWISE_CONV_2D, int8.
+/// CONV_2D or DEPTHWISE_CONV_2D, int8; the four-channel depthwise path linked only when
+/// some call of the model takes it.
 #[inline(always)]
-fn conv(p: &Conv<'_>, inputs: &Inputs<'_>, out: &mut [u8], depthwise: bool) -> Result<(), Error> {
+fn convolution<const USED: u32>(
+    p: &Conv<'_>,
+    inputs: &Inputs<'_>,
+    out: &mut [u8],
+    depthwise: bool,
+) -> Result<(), Error> {
     let [x, filter, bias] = weighted(inputs, p.bias)?;
-    if depthwise {
-        conv::depthwise_conv2d(p, x, filter, bias, out)
-    } else {
+    if !depthwise {
         conv::conv2d(p, x, filter, bias, out)
+    } else if on::<USED>(bit::DEPTHWISE_BY_FOUR) {
+        conv::depthwise::<true>(p, x, filter, bias, out)
+    } else {
+        conv::depthwise::<false>(p, x, filter, bias, out)
     }
 }
 

@@ -134,7 +134,7 @@ fn region(input: &[u8], output: usize, shift: isize) -> (Vec<u8>, usmp::Shared) 
 
 #[test]
 fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
-    let mut checked_edges = 0;
+    let (mut checked_edges, mut fast_traced) = (0, 0);
     for seed in 1..=400u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let depthwise = seed % 2 == 0;
@@ -145,22 +145,31 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         let filter = bytes(&mut rng, p.filter.iter().product());
         let bias = bytes(&mut rng, 4 * p.output[3]);
 
+        // The window is the general loops' order exactly; the four-channel depthwise
+        // path never writes earlier, relative to its reads.
         let log = RefCell::new(Vec::new());
         let probes = probes(&input, &log);
-        let put = (outs, |o: usize, _| log.borrow_mut().push(Event::Write(o)));
-        let run = |what| {
-            if depthwise {
-                conv::int8_conv::<true, _>(what, &p, &probes, &filter, &bias, put)
-            } else {
-                conv::int8_conv::<false, _>(what, &p, &probes, &filter, &bias, put)
-            }
-        };
-        run(["i", "f", "b", "o"]).unwrap();
+        let put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
+        if depthwise {
+            conv::int8_loops::<true, _>(&p, &probes, &filter, &bias, put).unwrap();
+        } else {
+            conv::int8_loops::<false, _>(&p, &probes, &filter, &bias, put).unwrap();
+        }
         assert_eq!(
             window.most,
             traced_most(&log.borrow(), 1),
             "seed {seed}: {p:?}"
         );
+        log.borrow_mut().clear();
+        let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
+        if depthwise && conv::fast::depthwise_by_four(&p, &probes, &filter, &bias, &mut put) {
+            let taken = traced_most(&log.borrow(), 1);
+            assert!(
+                taken >= window.most,
+                "seed {seed}: four at a time allows only {taken}: {p:?}"
+            );
+            fast_traced += 1;
+        }
 
         let mut apart = vec![0; outs];
         if depthwise {
@@ -199,6 +208,10 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
     assert!(
         checked_edges > 100,
         "only {checked_edges} shapes had a window"
+    );
+    assert!(
+        fast_traced > 20,
+        "only {fast_traced} shapes ran four at a time"
     );
 }
 

@@ -11,9 +11,11 @@
 use core::ops::Range;
 
 use crate::Error;
-use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, requantize, want, want_len};
+use crate::bytes::{clamp_f32, f32_at, int8, want, want_len};
 use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32_at as load_f32};
 use crate::params::{Conv, Float};
+
+pub(crate) mod fast;
 
 /// Checks the regions against the shapes (`width` bytes per element); the input and
 /// output by length, as they may be cells of one region.
@@ -177,18 +179,31 @@ fn per_channel_lists(what: [&'static str; 4], p: &Conv<'_>) -> Result<(), Error>
     Ok(())
 }
 
-/// The int8 kernel over [`loops`]: offset input times filter in wrapping int32, plus the
-/// bias, requantized per channel.
+/// The int8 kernel over [`int8_loops`], the regions checked first.
 pub(crate) fn int8_conv<const DEPTHWISE: bool, T: Load>(
     what: [&'static str; 4],
     p: &Conv<'_>,
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    (output, mut put): (usize, impl FnMut(usize, u8)),
+    (output, put): (usize, impl FnMut(usize, u8)),
 ) -> Result<(), Error> {
     check(what, p, 1, [input.len(), output], filter, bias)?;
     per_channel_lists(what, p)?;
+    int8_loops::<DEPTHWISE, T>(p, input, filter, bias, put)
+}
+
+/// The int8 kernel over [`loops`], its regions checked: offset input times filter in
+/// wrapping int32, plus the bias, requantized per channel. The order of reads and writes
+/// [`window`] is derived from.
+pub(crate) fn int8_loops<const DEPTHWISE: bool, T: Load>(
+    p: &Conv<'_>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    mut put: impl FnMut(usize, u8),
+) -> Result<(), Error> {
+    let finish = fast::requantizer(p, bias);
     loops::<DEPTHWISE, i32>(
         p,
         0,
@@ -200,23 +215,7 @@ pub(crate) fn int8_conv<const DEPTHWISE: bool, T: Load>(
                     acc.wrapping_add(int8(w).wrapping_mul(int8(x.load()) + p.input_offset))
                 })
         },
-        |o, oc, acc| {
-            let acc = if p.bias {
-                acc.wrapping_add(i32_at(bias, oc))
-            } else {
-                acc
-            };
-            put(
-                o,
-                requantize(
-                    acc,
-                    channel(p.multipliers, oc),
-                    channel(p.shifts, oc),
-                    p.output_offset,
-                    p.activation,
-                ),
-            );
-        },
+        |o, oc, acc| put(o, finish(oc, acc)),
     )
 }
 
@@ -263,76 +262,13 @@ pub fn conv2d(
     bias: &[u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
-    if pointwise(p) {
+    if fast::pointwise(p) {
         check(CONV, p, 1, [input.len(), output.len()], filter, bias)?;
         per_channel_lists(CONV, p)?;
-        conv_1x1(p, input, filter, bias, output);
+        fast::conv_1x1(p, input, filter, bias, output);
         return Ok(());
     }
     int8_conv::<false, _>(CONV, p, input, filter, bias, apart(output))
-}
-
-/// Whether CONV_2D `p` is a 1x1 convolution over every input pixel (stride 1, no
-/// padding, one group, at least one channel each way): a matrix product of the pixels by
-/// the filter, which [`conv_1x1`] runs.
-fn pointwise(p: &Conv<'_>) -> bool {
-    let [_, f_h, f_w, f_c] = p.filter;
-    [f_h, f_w] == [1, 1]
-        && p.stride == [1, 1]
-        && p.padding == [0, 0]
-        && f_c == p.input[3]
-        && f_c > 0
-        && p.output[3] > 0
-        && p.input[..3] == p.output[..3]
-}
-
-/// A 1x1 CONV_2D, its regions checked: for each pixel, four output channels at a time
-/// share each offset input element (one load and one add for four multiply-accumulates),
-/// then the rest one by one. The same wrapping int32 sums as [`int8_conv`] (the order of
-/// an integer sum does not change it), the same requantization: the same bytes.
-fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
-    let (depth, channels) = (p.filter[3], p.output[3]);
-    let offset = p.input_offset;
-    let finish = |oc: usize, acc: i32| {
-        let acc = if p.bias {
-            acc.wrapping_add(i32_at(bias, oc))
-        } else {
-            acc
-        };
-        let (m, s) = (channel(p.multipliers, oc), channel(p.shifts, oc));
-        requantize(acc, m, s, p.output_offset, p.activation)
-    };
-    for (x, out) in input
-        .chunks_exact(depth)
-        .zip(output.chunks_exact_mut(channels))
-    {
-        let mut blocks = filter.chunks_exact(4 * depth);
-        let mut oc = 0;
-        for (block, out) in blocks.by_ref().zip(out.chunks_exact_mut(4)) {
-            let (w0, rest) = block.split_at(depth);
-            let (w1, rest) = rest.split_at(depth);
-            let (w2, w3) = rest.split_at(depth);
-            let mut acc = [0i32; 4];
-            for ((((&x, &a), &b), &c), &d) in x.iter().zip(w0).zip(w1).zip(w2).zip(w3) {
-                let x = int8(x) + offset;
-                acc[0] = acc[0].wrapping_add(int8(a).wrapping_mul(x));
-                acc[1] = acc[1].wrapping_add(int8(b).wrapping_mul(x));
-                acc[2] = acc[2].wrapping_add(int8(c).wrapping_mul(x));
-                acc[3] = acc[3].wrapping_add(int8(d).wrapping_mul(x));
-            }
-            for (k, o) in out.iter_mut().enumerate() {
-                *o = finish(oc + k, acc[k]);
-            }
-            oc += 4;
-        }
-        for (w, o) in blocks.remainder().chunks_exact(depth).zip(&mut out[oc..]) {
-            let acc = x.iter().zip(w).fold(0i32, |acc, (&x, &w)| {
-                acc.wrapping_add(int8(w).wrapping_mul(int8(x) + offset))
-            });
-            *o = finish(oc, acc);
-            oc += 1;
-        }
-    }
 }
 
 /// DEPTHWISE_CONV_2D, int8, with any depth multiplier.
@@ -343,6 +279,25 @@ pub fn depthwise_conv2d(
     bias: &[u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
+    depthwise::<true>(p, input, filter, bias, output)
+}
+
+/// [`depthwise_conv2d`]: four channels at a time where [`Conv::four_at_a_time`], the
+/// general loops otherwise; with `FAST` false, only the general loops are linked (for a
+/// model none of whose calls can run four at a time).
+pub(crate) fn depthwise<const FAST: bool>(
+    p: &Conv<'_>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    if FAST && p.four_at_a_time() {
+        check(DEPTHWISE, p, 1, [input.len(), output.len()], filter, bias)?;
+        per_channel_lists(DEPTHWISE, p)?;
+        fast::depthwise_by_four(p, input, filter, bias, &mut |o, v| output[o] = v);
+        return Ok(());
+    }
     int8_conv::<true, _>(DEPTHWISE, p, input, filter, bias, apart(output))
 }
 
@@ -429,57 +384,8 @@ pub fn conv2d_f32_over<const DW: bool>(
 #[cfg(test)]
 mod tests {
     extern crate std;
-    use super::{CONV, apart, conv2d, int8_conv, taps};
-    use crate::overlap::tests::Rng;
-    use crate::params::Conv;
+    use super::taps;
     use std::vec::Vec;
-
-    /// The 1x1 fast path equals the general loops byte for byte on 3,000 random shapes
-    /// (channel counts on both sides of the blocks of four), offsets, activation ranges,
-    /// biases and per-tensor or per-channel multipliers and shifts.
-    #[test]
-    fn one_by_one_convolutions_equal_the_general_loops() {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-        let mut fast_ones = 0;
-        for case in 0..3000 {
-            let (depth, channels) = (1 + rng.below(40), 1 + rng.below(19));
-            let (batches, h, w) = (1 + rng.below(2), 1 + rng.below(5), 1 + rng.below(5));
-            let mut bytes =
-                |n: usize| -> Vec<u8> { (0..n).map(|_| rng.below(256) as u8).collect() };
-            let input = bytes(batches * h * w * depth);
-            let filter = bytes(channels * depth);
-            let bias = bytes(4 * channels);
-            let lists = if rng.below(2) == 0 { 1 } else { channels };
-            let multipliers: Vec<i32> = (0..lists)
-                .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
-                .collect();
-            let shifts: Vec<i32> = (0..lists).map(|_| -(rng.below(12) as i32)).collect();
-            let lo = rng.below(256) as i32 - 128;
-            let p = Conv {
-                input: [batches, h, w, depth],
-                filter: [channels, 1, 1, depth],
-                output: [batches, h, w, channels],
-                stride: [1, 1],
-                dilation: [1 + rng.below(2), 1],
-                padding: [0, 0],
-                depth_multiplier: 1,
-                input_offset: rng.below(256) as i32 - 127,
-                output_offset: rng.below(256) as i32 - 128,
-                activation: [lo, lo + rng.below((128 - lo) as usize) as i32],
-                bias: rng.below(2) == 0,
-                multipliers: &multipliers,
-                shifts: &shifts,
-            };
-            fast_ones += usize::from(super::pointwise(&p));
-            let mut fast = std::vec![0u8; batches * h * w * channels];
-            let mut general = fast.clone();
-            conv2d(&p, &input, &filter, &bias, &mut fast).unwrap_or_else(|e| panic!("{case}: {e}"));
-            int8_conv::<false, _>(CONV, &p, &input, &filter, &bias, apart(&mut general))
-                .unwrap_or_else(|e| panic!("{case}: {e}"));
-            assert_eq!(fast, general, "case {case}: {p:?}");
-        }
-        assert_eq!(fast_ones, 3000, "every case takes the fast path");
-    }
 
     /// The range is exactly the taps whose input row is inside the input, for every
     /// small stride, dilation, padding, size and filter.

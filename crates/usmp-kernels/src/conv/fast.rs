@@ -1,0 +1,270 @@
+//! Faster loops for the common shapes, each giving exactly the general loops' bytes:
+//! a 1x1 CONV_2D as a matrix product, and DEPTHWISE_CONV_2D of depth multiplier 1 four
+//! channels at a time. Integer sums do not depend on their order (wrapping int32, as the
+//! general loops), and each output is requantized the same way, so only the instruction
+//! count changes. Tests compare each with the general loops on thousands of random shapes.
+
+use crate::bytes::{channel, i32_at, int8, requantize};
+use crate::overlap::Load;
+use crate::params::{Conv, MOST_TAPS};
+
+use super::taps;
+
+/// Output channel `oc`'s accumulator plus its bias, requantized: the last step of every
+/// int8 convolution.
+pub(super) fn requantizer<'a>(p: &'a Conv<'_>, bias: &'a [u8]) -> impl Fn(usize, i32) -> u8 + 'a {
+    move |oc, acc| {
+        let acc = if p.bias {
+            acc.wrapping_add(i32_at(bias, oc))
+        } else {
+            acc
+        };
+        let (m, s) = (channel(p.multipliers, oc), channel(p.shifts, oc));
+        requantize(acc, m, s, p.output_offset, p.activation)
+    }
+}
+
+/// Whether CONV_2D `p` is a 1x1 convolution over every input pixel (stride 1, no
+/// padding, one group, at least one channel each way): a matrix product of the pixels by
+/// the filter, which [`conv_1x1`] runs.
+pub(super) fn pointwise(p: &Conv<'_>) -> bool {
+    let [_, f_h, f_w, f_c] = p.filter;
+    [f_h, f_w] == [1, 1]
+        && p.stride == [1, 1]
+        && p.padding == [0, 0]
+        && f_c == p.input[3]
+        && f_c > 0
+        && p.output[3] > 0
+        && p.input[..3] == p.output[..3]
+}
+
+/// A 1x1 CONV_2D, its regions checked: for each pixel, four output channels at a time
+/// share each offset input element (one load and one add for four multiply-accumulates),
+/// then the rest one by one. The same wrapping int32 sums as [`int8_loops`](super::int8_loops) (the order of
+/// an integer sum does not change it), the same requantization: the same bytes.
+pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+    let (depth, channels) = (p.filter[3], p.output[3]);
+    let offset = p.input_offset;
+    let finish = requantizer(p, bias);
+    for (x, out) in input
+        .chunks_exact(depth)
+        .zip(output.chunks_exact_mut(channels))
+    {
+        let mut blocks = filter.chunks_exact(4 * depth);
+        let mut oc = 0;
+        for (block, out) in blocks.by_ref().zip(out.chunks_exact_mut(4)) {
+            let (w0, rest) = block.split_at(depth);
+            let (w1, rest) = rest.split_at(depth);
+            let (w2, w3) = rest.split_at(depth);
+            let mut acc = [0i32; 4];
+            for ((((&x, &a), &b), &c), &d) in x.iter().zip(w0).zip(w1).zip(w2).zip(w3) {
+                let x = int8(x) + offset;
+                acc[0] = acc[0].wrapping_add(int8(a).wrapping_mul(x));
+                acc[1] = acc[1].wrapping_add(int8(b).wrapping_mul(x));
+                acc[2] = acc[2].wrapping_add(int8(c).wrapping_mul(x));
+                acc[3] = acc[3].wrapping_add(int8(d).wrapping_mul(x));
+            }
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = finish(oc + k, acc[k]);
+            }
+            oc += 4;
+        }
+        for (w, o) in blocks.remainder().chunks_exact(depth).zip(&mut out[oc..]) {
+            let acc = x.iter().zip(w).fold(0i32, |acc, (&x, &w)| {
+                acc.wrapping_add(int8(w).wrapping_mul(int8(x) + offset))
+            });
+            *o = finish(oc, acc);
+            oc += 1;
+        }
+    }
+}
+
+/// DEPTHWISE_CONV_2D of depth multiplier 1, its regions checked, in the general loops'
+/// pixel order: per output pixel the taps inside the input are found once, then four
+/// channels at a time read each tap's four contiguous input and filter bytes, and their
+/// four outputs are written; the rest one by one. Within a pixel, a block's reads all
+/// come before its writes, so a write is never earlier, relative to the reads, than in
+/// the general order: a window the general order certifies would hold here too
+/// (`overlap::tests` traces it), though a call planned over its input runs the general
+/// loops today. Returns `false`, having done nothing, unless [`Conv::four_at_a_time`].
+// Out of line: the dispatch that calls it must stay small enough to be inlined into the
+// generated `invoke` and on into the firmware's own code. Where a `Call` is passed to a
+// function that is not inlined, the linker keeps the model's whole `ModelInfo`, which a
+// `Call` refers to, with its tensor table and per-channel scales (30 KB of flash on
+// person_detect, measured on firmware-m55 when this path was first inlined).
+#[inline(never)]
+pub(crate) fn depthwise_by_four<T: Load>(
+    p: &Conv<'_>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    put: &mut impl FnMut(usize, u8),
+) -> bool {
+    let [batches, in_h, in_w, c] = p.input;
+    let [_, f_h, f_w, _] = p.filter;
+    let [_, out_h, out_w, _] = p.output;
+    if !p.four_at_a_time() {
+        return false;
+    }
+    let (finish, offset) = (requantizer(p, bias), p.input_offset);
+    let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
+    let mut at = [(0, 0); MOST_TAPS];
+    for b in 0..batches {
+        for oy in 0..out_h {
+            let rows = taps(oy, sy, dy, py, in_h, f_h);
+            for ox in 0..out_w {
+                let mut n = 0;
+                for fy in rows.clone() {
+                    let y = oy * sy + fy * dy - py;
+                    for fx in taps(ox, sx, dx, px, in_w, f_w) {
+                        let x = ox * sx + fx * dx - px;
+                        at[n] = (((b * in_h + y) * in_w + x) * c, (fy * f_w + fx) * c);
+                        n += 1;
+                    }
+                }
+                let at = &at[..n];
+                let out = ((b * out_h + oy) * out_w + ox) * c;
+                let mut ch = 0;
+                while ch + 4 <= c {
+                    let mut acc = [0i32; 4];
+                    for &(i, f) in at {
+                        let (x, w) = (&input[i + ch..i + ch + 4], &filter[f + ch..f + ch + 4]);
+                        for k in 0..4 {
+                            let x = int8(x[k].load()) + offset;
+                            acc[k] = acc[k].wrapping_add(int8(w[k]).wrapping_mul(x));
+                        }
+                    }
+                    for (k, &acc) in acc.iter().enumerate() {
+                        put(out + ch + k, finish(ch + k, acc));
+                    }
+                    ch += 4;
+                }
+                for ch in ch..c {
+                    let acc = at.iter().fold(0i32, |acc, &(i, f)| {
+                        let x = int8(input[i + ch].load()) + offset;
+                        acc.wrapping_add(int8(filter[f + ch]).wrapping_mul(x))
+                    });
+                    put(out + ch, finish(ch, acc));
+                }
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::super::{apart, conv2d, depthwise_conv2d, int8_loops};
+    use crate::overlap::tests::Rng;
+    use crate::params::Conv;
+    use std::vec::Vec;
+
+    /// The 1x1 fast path equals the general loops byte for byte on 3,000 random shapes
+    /// (channel counts on both sides of the blocks of four), offsets, activation ranges,
+    /// biases and per-tensor or per-channel multipliers and shifts.
+    #[test]
+    fn one_by_one_convolutions_equal_the_general_loops() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut fast_ones = 0;
+        for case in 0..3000 {
+            let (depth, channels) = (1 + rng.below(40), 1 + rng.below(19));
+            let (batches, h, w) = (1 + rng.below(2), 1 + rng.below(5), 1 + rng.below(5));
+            let mut bytes =
+                |n: usize| -> Vec<u8> { (0..n).map(|_| rng.below(256) as u8).collect() };
+            let input = bytes(batches * h * w * depth);
+            let filter = bytes(channels * depth);
+            let bias = bytes(4 * channels);
+            let lists = if rng.below(2) == 0 { 1 } else { channels };
+            let multipliers: Vec<i32> = (0..lists)
+                .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
+                .collect();
+            let shifts: Vec<i32> = (0..lists).map(|_| -(rng.below(12) as i32)).collect();
+            let lo = rng.below(256) as i32 - 128;
+            let p = Conv {
+                input: [batches, h, w, depth],
+                filter: [channels, 1, 1, depth],
+                output: [batches, h, w, channels],
+                stride: [1, 1],
+                dilation: [1 + rng.below(2), 1],
+                padding: [0, 0],
+                depth_multiplier: 1,
+                input_offset: rng.below(256) as i32 - 127,
+                output_offset: rng.below(256) as i32 - 128,
+                activation: [lo, lo + rng.below((128 - lo) as usize) as i32],
+                bias: rng.below(2) == 0,
+                multipliers: &multipliers,
+                shifts: &shifts,
+            };
+            fast_ones += usize::from(super::pointwise(&p));
+            let mut fast = std::vec![0u8; batches * h * w * channels];
+            let mut general = fast.clone();
+            conv2d(&p, &input, &filter, &bias, &mut fast).unwrap_or_else(|e| panic!("{case}: {e}"));
+            int8_loops::<false, _>(&p, &input, &filter, &bias, apart(&mut general).1)
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            assert_eq!(fast, general, "case {case}: {p:?}");
+        }
+        assert_eq!(fast_ones, 3000, "every case takes the fast path");
+    }
+
+    /// DEPTHWISE_CONV_2D of depth multiplier 1 four channels at a time equals the general
+    /// loops byte for byte on 3,000 random shapes: strides, dilations, paddings (inside and
+    /// past the input's edge), filters up to 4x4, channel counts on both sides of the
+    /// blocks of four, quantization as above.
+    #[test]
+    fn depthwise_by_four_equals_the_general_loops() {
+        let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+        let mut four = 0;
+        for case in 0..3000 {
+            let c = 1 + rng.below(19);
+            let (f_h, f_w) = (1 + rng.below(4), 1 + rng.below(4));
+            let (sy, sx, dy, dx) = (
+                1 + rng.below(2),
+                1 + rng.below(2),
+                1 + rng.below(2),
+                1 + rng.below(2),
+            );
+            let (h, w) = (1 + rng.below(7), 1 + rng.below(7));
+            let (py, px) = (rng.below(f_h), rng.below(f_w));
+            let size = |n: usize, f: usize, s: usize, d: usize, pad: usize| {
+                (n + 2 * pad).saturating_sub(d * (f - 1) + 1) / s + 1
+            };
+            let (out_h, out_w) = (size(h, f_h, sy, dy, py), size(w, f_w, sx, dx, px));
+            let mut bytes =
+                |n: usize| -> Vec<u8> { (0..n).map(|_| rng.below(256) as u8).collect() };
+            let input = bytes(h * w * c);
+            let filter = bytes(f_h * f_w * c);
+            let bias = bytes(4 * c);
+            let lists = if rng.below(2) == 0 { 1 } else { c };
+            let multipliers: Vec<i32> = (0..lists)
+                .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
+                .collect();
+            let shifts: Vec<i32> = (0..lists).map(|_| -(rng.below(12) as i32)).collect();
+            let lo = rng.below(256) as i32 - 128;
+            let p = Conv {
+                input: [1, h, w, c],
+                filter: [1, f_h, f_w, c],
+                output: [1, out_h, out_w, c],
+                stride: [sy, sx],
+                dilation: [dy, dx],
+                padding: [py, px],
+                depth_multiplier: 1,
+                input_offset: rng.below(256) as i32 - 127,
+                output_offset: rng.below(256) as i32 - 128,
+                activation: [lo, lo + rng.below((128 - lo) as usize) as i32],
+                bias: rng.below(2) == 0,
+                multipliers: &multipliers,
+                shifts: &shifts,
+            };
+            four += usize::from(p.four_at_a_time());
+            let mut fast = std::vec![0u8; out_h * out_w * c];
+            let mut general = fast.clone();
+            depthwise_conv2d(&p, &input, &filter, &bias, &mut fast)
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            int8_loops::<true, _>(&p, &input, &filter, &bias, apart(&mut general).1)
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            assert_eq!(fast, general, "case {case}: {p:?}");
+        }
+        assert_eq!(four, 3000, "every case runs four at a time");
+    }
+}
