@@ -160,6 +160,16 @@ mod tests {
     use crate::params::Conv;
     use std::vec::Vec;
 
+    /// Multipliers in [2^30, 2^31) and right shifts up to 11: one, or one per channel.
+    fn requantization(rng: &mut Rng, channels: usize) -> (Vec<i32>, Vec<i32>) {
+        let lists = if rng.below(2) == 0 { 1 } else { channels };
+        let multipliers = (0..lists)
+            .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
+            .collect();
+        let shifts = (0..lists).map(|_| -(rng.below(12) as i32)).collect();
+        (multipliers, shifts)
+    }
+
     /// The 1x1 fast path equals the general loops byte for byte on 3,000 random shapes
     /// (channel counts on both sides of the blocks of four), offsets, activation ranges,
     /// biases and per-tensor or per-channel multipliers and shifts.
@@ -175,11 +185,7 @@ mod tests {
             let input = bytes(batches * h * w * depth);
             let filter = bytes(channels * depth);
             let bias = bytes(4 * channels);
-            let lists = if rng.below(2) == 0 { 1 } else { channels };
-            let multipliers: Vec<i32> = (0..lists)
-                .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
-                .collect();
-            let shifts: Vec<i32> = (0..lists).map(|_| -(rng.below(12) as i32)).collect();
+            let (multipliers, shifts) = requantization(&mut rng, channels);
             let lo = rng.below(256) as i32 - 128;
             let p = Conv {
                 input: [batches, h, w, depth],
@@ -235,11 +241,7 @@ mod tests {
             let input = bytes(h * w * c);
             let filter = bytes(f_h * f_w * c);
             let bias = bytes(4 * c);
-            let lists = if rng.below(2) == 0 { 1 } else { c };
-            let multipliers: Vec<i32> = (0..lists)
-                .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
-                .collect();
-            let shifts: Vec<i32> = (0..lists).map(|_| -(rng.below(12) as i32)).collect();
+            let (multipliers, shifts) = requantization(&mut rng, c);
             let lo = rng.below(256) as i32 - 128;
             let p = Conv {
                 input: [1, h, w, c],

@@ -254,6 +254,19 @@ const DEPTHWISE: [&str; 4] = [
     "depthwise output",
 ];
 
+/// What an int8 path checks before it runs: the regions' sizes, the per-channel lists.
+fn checked(
+    what: [&'static str; 4],
+    p: &Conv<'_>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &[u8],
+) -> Result<(), Error> {
+    check(what, p, 1, [input.len(), output.len()], filter, bias)?;
+    per_channel_lists(what, p)
+}
+
 /// CONV_2D, int8 (grouped when the filter has fewer input channels than the input).
 pub fn conv2d(
     p: &Conv<'_>,
@@ -263,8 +276,7 @@ pub fn conv2d(
     output: &mut [u8],
 ) -> Result<(), Error> {
     if fast::pointwise(p) {
-        check(CONV, p, 1, [input.len(), output.len()], filter, bias)?;
-        per_channel_lists(CONV, p)?;
+        checked(CONV, p, input, filter, bias, output)?;
         fast::conv_1x1(p, input, filter, bias, output);
         return Ok(());
     }
@@ -293,8 +305,7 @@ pub(crate) fn depthwise<const FAST: bool>(
     output: &mut [u8],
 ) -> Result<(), Error> {
     if FAST && p.four_at_a_time() {
-        check(DEPTHWISE, p, 1, [input.len(), output.len()], filter, bias)?;
-        per_channel_lists(DEPTHWISE, p)?;
+        checked(DEPTHWISE, p, input, filter, bias, output)?;
         fast::depthwise_by_four(p, input, filter, bias, &mut |o, v| output[o] = v);
         return Ok(());
     }
