@@ -186,16 +186,6 @@ fn main() -> ! {
     let Some(mut ws) = usmp::Workspace::take() else {
         fail("the workspace was taken twice")
     };
-    let data = |name: &str| match name {
-        "person_detect" => {
-            &include_bytes!("../../../fixtures/tflite/testdata/person_detect.bin")[..]
-        }
-        "micro_speech" => {
-            include_bytes!("../../../fixtures/tflite/testdata/micro_speech_quantized.bin")
-        }
-        "magic_wand" => include_bytes!("../../../fixtures/tflite/testdata/magic_wand.bin"),
-        _ => include_bytes!("../../../fixtures/tflite/testdata/hello_world_int8.bin"),
-    };
     let mut all = true;
     all &= run(
         &Bench {
@@ -203,7 +193,7 @@ fn main() -> ! {
             kernels: usmp::person_detect::KERNELS,
             invoke: usmp::person_detect::invoke,
             run: usmp_kernels::run_only::<{ usmp::person_detect::USED_KERNELS }>,
-            cases: data("person_detect"),
+            cases: include_bytes!("../../../fixtures/tflite/testdata/person_detect.bin"),
         },
         &mut usmp::person_detect::Model::session(&mut ws),
         clock,
@@ -214,7 +204,7 @@ fn main() -> ! {
             kernels: usmp::micro_speech::KERNELS,
             invoke: usmp::micro_speech::invoke,
             run: usmp_kernels::run_only::<{ usmp::micro_speech::USED_KERNELS }>,
-            cases: data("micro_speech"),
+            cases: include_bytes!("../../../fixtures/tflite/testdata/micro_speech_quantized.bin"),
         },
         &mut usmp::micro_speech::Model::session(&mut ws),
         clock,
@@ -225,7 +215,7 @@ fn main() -> ! {
             kernels: usmp::magic_wand::KERNELS,
             invoke: usmp::magic_wand::invoke,
             run: usmp_kernels::run_only::<{ usmp::magic_wand::USED_KERNELS }>,
-            cases: data("magic_wand"),
+            cases: include_bytes!("../../../fixtures/tflite/testdata/magic_wand.bin"),
         },
         &mut usmp::magic_wand::Model::session(&mut ws),
         clock,
@@ -236,7 +226,7 @@ fn main() -> ! {
             kernels: usmp::hello_world::KERNELS,
             invoke: usmp::hello_world::invoke,
             run: usmp_kernels::run_only::<{ usmp::hello_world::USED_KERNELS }>,
-            cases: data("hello_world"),
+            cases: include_bytes!("../../../fixtures/tflite/testdata/hello_world_int8.bin"),
         },
         &mut usmp::hello_world::Model::session(&mut ws),
         clock,

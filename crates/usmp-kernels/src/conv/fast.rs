@@ -4,25 +4,11 @@
 //! general loops), and each output is requantized the same way, so only the instruction
 //! count changes. Tests compare each with the general loops on thousands of random shapes.
 
-use crate::bytes::{channel, i32_at, int8, requantize};
+use crate::bytes::int8;
 use crate::overlap::Load;
 use crate::params::{Conv, MOST_TAPS};
 
-use super::taps;
-
-/// Output channel `oc`'s accumulator plus its bias, requantized: the last step of every
-/// int8 convolution.
-pub(super) fn requantizer<'a>(p: &'a Conv<'_>, bias: &'a [u8]) -> impl Fn(usize, i32) -> u8 + 'a {
-    move |oc, acc| {
-        let acc = if p.bias {
-            acc.wrapping_add(i32_at(bias, oc))
-        } else {
-            acc
-        };
-        let (m, s) = (channel(p.multipliers, oc), channel(p.shifts, oc));
-        requantize(acc, m, s, p.output_offset, p.activation)
-    }
-}
+use super::{requantizer, taps};
 
 /// Whether CONV_2D `p` is a 1x1 convolution over every input pixel (stride 1, no
 /// padding, one group, at least one channel each way): a matrix product of the pixels by

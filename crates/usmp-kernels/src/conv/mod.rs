@@ -11,7 +11,7 @@
 use core::ops::Range;
 
 use crate::Error;
-use crate::bytes::{clamp_f32, f32_at, int8, want, want_len};
+use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, requantize, want, want_len};
 use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32_at as load_f32};
 use crate::params::{Conv, Float};
 
@@ -179,6 +179,20 @@ fn per_channel_lists(what: [&'static str; 4], p: &Conv<'_>) -> Result<(), Error>
     Ok(())
 }
 
+/// Output channel `oc`'s accumulator plus its bias, requantized: the last step of every
+/// int8 convolution.
+fn requantizer<'a>(p: &'a Conv<'_>, bias: &'a [u8]) -> impl Fn(usize, i32) -> u8 + 'a {
+    move |oc, acc| {
+        let acc = if p.bias {
+            acc.wrapping_add(i32_at(bias, oc))
+        } else {
+            acc
+        };
+        let (m, s) = (channel(p.multipliers, oc), channel(p.shifts, oc));
+        requantize(acc, m, s, p.output_offset, p.activation)
+    }
+}
+
 /// The int8 kernel over [`int8_loops`], the regions checked first.
 pub(crate) fn int8_conv<const DEPTHWISE: bool, T: Load>(
     what: [&'static str; 4],
@@ -203,7 +217,7 @@ pub(crate) fn int8_loops<const DEPTHWISE: bool, T: Load>(
     bias: &[u8],
     mut put: impl FnMut(usize, u8),
 ) -> Result<(), Error> {
-    let finish = fast::requantizer(p, bias);
+    let finish = requantizer(p, bias);
     loops::<DEPTHWISE, i32>(
         p,
         0,
