@@ -100,6 +100,7 @@ pub mod file;
 pub mod input;
 pub mod liveness;
 pub mod model;
+pub mod order;
 mod parallel;
 mod plan;
 mod problem;

@@ -1,0 +1,156 @@
+//! The search: a layer of calls at a time, the best order kept per set of calls run.
+
+use std::collections::BTreeMap;
+
+use super::{Graph, MOST_SETS};
+
+/// A set of calls, one bit each.
+type Set = Vec<u64>;
+
+fn has(set: &[u64], c: usize) -> bool {
+    set[c / 64] & 1 << (c % 64) != 0
+}
+
+impl Graph {
+    /// Running call `c` once the calls of `done` have run, with `live` bytes live
+    /// between calls: the bytes live during `c`, and those live after it.
+    fn step(&self, done: &[u64], live: u64, c: usize) -> (u64, u64) {
+        // A unit whose users have all run once `c` has.
+        let ends = |u: usize| self.units[u].users.iter().all(|&v| v == c || has(done, v));
+        let during = live + self.born[c];
+        let shared: u64 = (self.credits[c].iter())
+            .filter(|&&(input, _)| !self.units[input].forever && ends(input))
+            .map(|&(_, bytes)| bytes)
+            .sum();
+        let freed: u64 = (self.uses[c].iter())
+            .filter(|&&u| ends(u))
+            .map(|&u| self.units[u].size)
+            .sum();
+        (during.saturating_sub(shared), during - freed)
+    }
+
+    /// The bytes live before any call: the units live from the start.
+    fn live_at_start(&self) -> u64 {
+        self.units
+            .iter()
+            .filter(|u| u.born_by.is_none())
+            .map(|u| u.size)
+            .sum()
+    }
+
+    fn ready(&self, done: &[u64], c: usize) -> bool {
+        !has(done, c) && self.before[c].iter().all(|&b| has(done, b))
+    }
+}
+
+/// One order run call by call.
+pub(super) struct Run<'g> {
+    graph: &'g Graph,
+    done: Set,
+    live: u64,
+}
+
+impl<'g> Run<'g> {
+    pub(super) fn new(graph: &'g Graph) -> Self {
+        Run {
+            graph,
+            done: vec![0; graph.before.len().div_ceil(64)],
+            live: graph.live_at_start(),
+        }
+    }
+
+    /// Runs call `c`; returns the bytes live during it.
+    pub(super) fn call(&mut self, c: usize) -> u64 {
+        let (during, after) = self.graph.step(&self.done, self.live, c);
+        self.done[c / 64] |= 1 << (c % 64);
+        self.live = after;
+        during
+    }
+}
+
+/// A set of calls reached in a layer: the best order to it so far.
+struct Reached {
+    peak: u64,
+    live: u64,
+    /// The entry of the previous layer it came from, and the call it ran then.
+    from: usize,
+    call: usize,
+}
+
+/// The order with the lowest peak the search finds, that peak, and whether every set
+/// was kept (so the peak is the lowest of all orders). `None` for a graph with a cycle
+/// (no order runs every call once), which a checked model never is.
+pub(super) fn lowest(graph: &Graph) -> Option<(Vec<usize>, u64, bool)> {
+    let n = graph.before.len();
+    let mut layers: Vec<Vec<Reached>> = Vec::with_capacity(n + 1);
+    let start = Reached {
+        peak: 0,
+        live: graph.live_at_start(),
+        from: 0,
+        call: 0,
+    };
+    let mut sets: Vec<Set> = vec![vec![0; n.div_ceil(64)]];
+    layers.push(vec![start]);
+    let mut exact = true;
+    for _ in 0..n {
+        let last = layers.last()?;
+        // Sets in a BTreeMap, entries in the order first reached: the same on every run.
+        let mut index: BTreeMap<Set, usize> = BTreeMap::new();
+        let (mut next, mut next_sets): (Vec<Reached>, Vec<Set>) = (Vec::new(), Vec::new());
+        for (e, (reached, set)) in last.iter().zip(&sets).enumerate() {
+            for c in (0..n).filter(|&c| graph.ready(set, c)) {
+                let (during, live) = graph.step(set, reached.live, c);
+                let candidate = Reached {
+                    peak: reached.peak.max(during),
+                    live,
+                    from: e,
+                    call: c,
+                };
+                let mut grown = set.clone();
+                grown[c / 64] |= 1 << (c % 64);
+                match index.get(&grown) {
+                    // Ties keep the first: orders nearer the written one come first.
+                    Some(&k) if next[k].peak <= candidate.peak => {}
+                    Some(&k) => next[k] = candidate,
+                    None => {
+                        index.insert(grown.clone(), next.len());
+                        next.push(candidate);
+                        next_sets.push(grown);
+                    }
+                }
+            }
+        }
+        if next.is_empty() {
+            return None;
+        }
+        if next.len() > MOST_SETS {
+            exact = false;
+            let mut keep: Vec<usize> = (0..next.len()).collect();
+            keep.sort_by_key(|&k| (next[k].peak, next[k].live, k));
+            keep.truncate(MOST_SETS);
+            keep.sort_unstable();
+            let (mut kept, mut kept_sets) = (Vec::new(), Vec::new());
+            for (k, (r, s)) in next.into_iter().zip(next_sets).enumerate() {
+                if keep.binary_search(&k).is_ok() {
+                    kept.push(r);
+                    kept_sets.push(s);
+                }
+            }
+            (next, next_sets) = (kept, kept_sets);
+        }
+        layers.push(next);
+        sets = next_sets;
+    }
+    // One set holds every call; walk back from it.
+    let end = layers.last()?.first()?;
+    let peak = end.peak;
+    let mut order = Vec::with_capacity(n);
+    let mut at = 0;
+    for layer in layers.iter().skip(1).rev() {
+        let r = &layer[at];
+        order.push(r.call);
+        at = r.from;
+    }
+    order.reverse();
+    Some((order, peak, exact))
+}
