@@ -2,9 +2,7 @@
 //! `.tflite` (usmp-kernels' `prepare` does the arithmetic), so a model the kernels cannot
 //! run fails the build naming the call.
 
-use std::collections::BTreeSet;
-
-use usmp_core::model::{CallField, Model, ModelLocus, Overlap, Role};
+use usmp_core::model::{Model, Overlap, Role};
 use usmp_kernels::prepare::{self, Operand};
 
 use crate::operands::Operands;
@@ -63,6 +61,35 @@ fn call_operands<'m>(
 /// a pair the model refuses is left out, not an error. Returns how many were declared.
 pub fn declare_overlaps(model: &mut Model, operands: &Operands) -> usize {
     if operands.tensors.is_empty() {
+        // A JSON model's own overlaps are the user's: refused, they are errors.
+        return 0;
+    }
+    let found = push_windows(model, operands);
+    found - model.drop_refused_overlaps()
+}
+
+/// `model` with every window its kernels certify declared, allowed by the order as
+/// written or not: the pairs an order of the calls may use (`usmp_core::order`).
+/// Windows no order can use (an input that is a model output, say) are left out.
+pub fn candidate_overlaps(model: &Model, operands: &Operands) -> Model {
+    let mut candidates = model.clone();
+    push_windows(&mut candidates, operands);
+    for i in 0..candidates.calls.len() {
+        let k = candidates.calls[i].overlaps.len();
+        if k > 0
+            && candidates
+                .overlap_refused_in_every_order(i, k - 1)
+                .is_some()
+        {
+            candidates.calls[i].overlaps.pop();
+        }
+    }
+    candidates
+}
+
+/// Pushes each call's certified window onto its overlaps; returns how many.
+fn push_windows(model: &mut Model, operands: &Operands) -> usize {
+    if operands.tensors.is_empty() {
         return 0;
     }
     let found: Vec<(usize, Overlap)> = (0..model.calls.len())
@@ -85,16 +112,5 @@ pub fn declare_overlaps(model: &mut Model, operands: &Operands) -> usize {
     for (i, o) in &found {
         model.calls[*i].overlaps.push(*o);
     }
-    let refused: BTreeSet<usize> = model
-        .problems()
-        .iter()
-        .filter_map(|e| match e.locus {
-            ModelLocus::Call(i, CallField::Overlap(_)) => Some(i),
-            _ => None,
-        })
-        .collect();
-    for &i in &refused {
-        model.calls[i].overlaps.clear();
-    }
-    found.len() - refused.len()
+    found.len()
 }

@@ -4,6 +4,7 @@
 
 use usmp_core::liveness::Liveness;
 use usmp_core::model::Model;
+use usmp_core::order::Order;
 use usmp_core::tflite::{TensorInfo, TflmPlan};
 use usmp_core::{Plan, PoolKind};
 
@@ -39,8 +40,11 @@ pub struct PlannedModel {
     pub module: String,
     /// The model path as written.
     pub path: String,
-    /// The model.
+    /// The model, its calls in the order they run.
     pub model: Model,
+    /// With `order = "memory"`: the order chosen (each call's index as the file writes
+    /// it) and the peaks of both orders.
+    pub order: Option<Order>,
     /// The problem it lowered to, and the way back to tensors.
     pub liveness: Liveness,
     /// The verified plan; its pool indices are the spec's.

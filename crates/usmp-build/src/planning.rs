@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use usmp_core::input::{InputError, ModelFile, read_model};
 use usmp_core::liveness::{self, CallSelector, Options, ScratchRule};
-use usmp_core::model::{ModelLocus, Scratch, Size};
+use usmp_core::model::{ModelError, ModelLocus, Scratch, Size};
+use usmp_core::order::{Order, memory_order};
 use usmp_core::shared::{self, SharedError, SharedModel};
 use usmp_core::tflite::{TflmPlan, plan_for_tflm, scratch_for_tflm};
 use usmp_core::{Algorithm, Auto, Plan, PlanError, Pool, PoolKind};
@@ -14,7 +15,7 @@ use usmp_core::{Algorithm, Auto, Plan, PlanError, Pool, PoolKind};
 use crate::choice::OwnAlgorithms;
 use crate::lower;
 use crate::planned::{LoweredModel, Planned, PlannedModel, PlannedPool};
-use crate::spec::{Diagnostic, ModelSpec, PoolSpec, Spec};
+use crate::spec::{CallOrder, Diagnostic, ModelSpec, PoolSpec, Spec};
 
 /// Keeps the models' persistent state apart from every model's buffers (usmp-core's
 /// [`shared`](usmp_core::shared)), with the default algorithm.
@@ -206,18 +207,15 @@ fn plan_model<S: Clone>(
         )
         .help("name a model file with at least one operator call"));
     }
+    let (order, options) = in_order(m, &mut file, &path)?;
     let graph = file.take_graph();
     let operands = crate::operands::of(&file.model, graph);
     if m.overlap.value {
         crate::kernels::declare_overlaps(&mut file.model, &operands);
     }
     let pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
-    let options = options(m);
     let lower = |pools: &[Pool]| liveness::analyse(&file.model, pools, &options);
-    let liveness = lower(&pools).map_err(|e| match e.locus {
-        ModelLocus::ScratchRule(k) => Diagnostic::new(m.scratch[k].span.clone(), e.to_string()),
-        _ => model_error(m, &path, &file.error(&e)),
-    })?;
+    let liveness = lower(&pools).map_err(|e| lower_error(m, &path, &file, &e))?;
     let algorithm = configured(m, own)?;
     let plan = match usmp_core::plan(&liveness.problem, algorithm.as_ref()) {
         Ok(plan) => plan,
@@ -241,6 +239,7 @@ fn plan_model<S: Clone>(
     };
     let tflm = tflm_copy(m, &file, &options, algorithm.as_ref())?;
     Ok(PlannedModel {
+        order,
         tflm,
         kernels,
         tensors: operands.tensors,
@@ -255,6 +254,42 @@ fn plan_model<S: Clone>(
         // Lowered once every model's plan is final (state kept apart) and the pools sized.
         lowered: LoweredModel::default(),
     })
+}
+
+/// With `order = "memory"`: the model's calls put in the order of the lowest peak
+/// (with the windows its kernels certify, when `overlap` is on), and the options with
+/// their scratch rules renumbered to match. Otherwise the order as written.
+fn in_order<S: Clone>(
+    m: &ModelSpec<S>,
+    file: &mut ModelFile,
+    path: &Path,
+) -> Result<(Option<Order>, Options), Diagnostic<S>> {
+    let options = options(m);
+    if m.order.value != CallOrder::Memory {
+        return Ok((None, options));
+    }
+    let operands = crate::operands::of(&file.model, file.graph().cloned());
+    let candidates = match m.overlap.value {
+        true => crate::kernels::candidate_overlaps(&file.model, &operands),
+        false => file.model.clone(),
+    };
+    let order = memory_order(&candidates, &options).map_err(|e| lower_error(m, path, file, &e))?;
+    file.put_in_order(&order);
+    let options = order.renumber(&options);
+    Ok((Some(order), options))
+}
+
+/// A model's error from lowering it, at the scratch rule or in the model file.
+fn lower_error<S: Clone>(
+    m: &ModelSpec<S>,
+    path: &Path,
+    file: &ModelFile,
+    e: &ModelError,
+) -> Diagnostic<S> {
+    match e.locus {
+        ModelLocus::ScratchRule(k) => Diagnostic::new(m.scratch[k].span.clone(), e.to_string()),
+        _ => model_error(m, path, &file.error(e)),
+    }
 }
 
 /// With `tflm = true`: the model planned for TensorFlow Lite Micro's arena, to be

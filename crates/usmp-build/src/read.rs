@@ -14,8 +14,8 @@ use usmp_core::{Assignment, PoolKind};
 use crate::choice::AlgorithmChoice;
 use crate::raw::{Entries, Raw};
 use crate::spec::{
-    At, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec, PoolSpec, ScratchSpec,
-    Spec, parse_size,
+    At, CallOrder, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec, PoolSpec,
+    ScratchSpec, Spec, parse_size,
 };
 
 /// The keys of the top-level table.
@@ -44,6 +44,7 @@ pub const MODEL_KEYS: &[&str] = &[
     "module",
     "kernels",
     "overlap",
+    "order",
     "tflm",
 ];
 /// The keys of a scratch rule.
@@ -432,6 +433,11 @@ fn model<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> ModelSpec<S
     let module = r.string(t, "module", "\"kws\"");
     let kernels = r.boolean(t, "kernels");
     let overlap = r.boolean(t, "overlap");
+    let order = r.string(t, "order", "\"memory\"").and_then(|o| {
+        crate::spec::call_order(o)
+            .map_err(|d| r.errors.push(d))
+            .ok()
+    });
     let tflm = r.boolean(t, "tflm");
     let scratch = match Reader::get(t, "scratch") {
         Some(v) => r
@@ -456,6 +462,7 @@ fn model<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> ModelSpec<S
             None => At::new(kernels.as_ref().is_some_and(|k| k.value), here.clone()),
         },
         kernels: or(kernels, false, &here),
+        order: or(order, CallOrder::Written, &here),
         tflm: or(tflm, false, &here),
         name,
     }

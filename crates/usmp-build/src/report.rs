@@ -31,6 +31,10 @@ pub fn text(planned: &Planned) -> String {
         let _ = writeln!(out, "\n== model {} ({}) ==\n", m.name, m.path);
         out.push_str(&report::table(&m.liveness.problem, &m.plan));
         out.push('\n');
+        if let Some(order) = &m.order {
+            out.push_str(&report::order(order));
+            out.push('\n');
+        }
         out.push_str(&report::liveness(&m.model, &m.liveness, &m.plan));
         if let Some(t) = &m.tflm {
             let _ = writeln!(

@@ -81,6 +81,9 @@ pub struct ModelSpec<S> {
     /// usmp-kernels certifies for its kernel (true by default with `kernels = true`; only
     /// usmp's own kernels are known to allow it).
     pub overlap: At<bool, S>,
+    /// The order the calls run in: as the model file writes them (the default), or the
+    /// order of the lowest peak its dependencies allow (`usmp_core::order`).
+    pub order: At<CallOrder, S>,
     /// Also write a copy of the `.tflite` model holding TensorFlow Lite Micro's offline
     /// plan (`<module>.tflm.tflite`), for firmware that runs TFLite Micro.
     pub tflm: At<bool, S>,
@@ -129,6 +132,34 @@ impl<S> Diagnostic<S> {
         self.help = Some(help.into());
         self
     }
+}
+
+/// The order a model's calls run in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallOrder {
+    /// As the model file writes them.
+    Written,
+    /// Among the orders the data dependencies allow, the one of the lowest peak of live
+    /// bytes (with the overlaps the kernels certify).
+    Memory,
+}
+
+/// The call order `text` names, or a diagnostic at its span that says what to write.
+pub fn call_order<S: Clone>(text: At<String, S>) -> Result<At<CallOrder, S>, Diagnostic<S>> {
+    let order = match text.value.as_str() {
+        "written" => CallOrder::Written,
+        "memory" => CallOrder::Memory,
+        other => {
+            return Err(
+                Diagnostic::new(text.span, format!("unknown call order `{other}`")).help(
+                    "write order = \"written\" (the default: the calls run as the model file \
+                 lists them) or \"memory\" (the order of the lowest peak of live bytes the \
+                 data dependencies allow)",
+                ),
+            );
+        }
+    };
+    Ok(At::new(order, text.span))
 }
 
 /// The assignment `text` names, or a diagnostic at its span that says what to write.

@@ -49,6 +49,11 @@ struct PlanArgs {
     /// is the same whatever the count.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// For a model: the order its calls run in: as the file writes them, or among the
+    /// orders its data dependencies allow the one of the lowest peak of live bytes (with
+    /// the overlaps the model declares). A usmp.toml sets this per model (`order`).
+    #[arg(long, value_enum, default_value_t = CallOrder::Written, conflicts_with = "write_tflm")]
+    order: CallOrder,
     /// For a model: the pools file (pools, I/O in pools, size rounding, scratch).
     #[arg(long, value_name = "POOLS")]
     pools: Option<PathBuf>,
@@ -87,6 +92,15 @@ enum Command {
     Plan(PlanArgs),
     /// Time algorithms over problem files and print a table of peaks and times.
     Bench(bench::Args),
+}
+
+/// `--order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CallOrder {
+    /// As the model file writes them.
+    Written,
+    /// The order of the lowest peak the data dependencies allow.
+    Memory,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -208,6 +222,7 @@ fn plan_command(args: PlanArgs) -> Result<(), Failure> {
         time_limit,
         assignment,
         threads,
+        order,
         pools,
         format,
         svg,
@@ -230,6 +245,7 @@ fn plan_command(args: PlanArgs) -> Result<(), Failure> {
             time_limit,
             assignment,
             pools: pools.as_deref(),
+            order,
             format,
         };
         manifest_only(&file, &flags).and_then(|()| manifest(&file, svg.as_deref()))
@@ -250,14 +266,11 @@ fn plan_command(args: PlanArgs) -> Result<(), Failure> {
                 chosen: algorithm.as_ref(),
                 preference: preference.as_deref().map(|p| p as &dyn Algorithm),
             };
-            plan(
-                &file,
-                &algorithms,
-                capacity,
-                pools.as_deref(),
-                format,
-                svg.as_deref(),
-            )
+            let model = ModelArgs {
+                pools: pools.as_deref(),
+                order,
+            };
+            plan(&file, &algorithms, capacity, &model, format, svg.as_deref())
         })
     }
 }
@@ -289,13 +302,21 @@ struct Flags<'a> {
     time_limit: Option<f64>,
     assignment: Assignment,
     pools: Option<&'a Path>,
+    order: CallOrder,
     format: Format,
+}
+
+/// The flags of `usmp plan` that only a model takes.
+struct ModelArgs<'a> {
+    pools: Option<&'a Path>,
+    order: CallOrder,
 }
 
 /// Refuses the flags a `usmp.toml` sets itself.
 fn manifest_only(file: &Path, flags: &Flags<'_>) -> Result<(), Failure> {
     let given = [
         ("--pools", flags.pools.is_some()),
+        ("--order", flags.order != CallOrder::Written),
         ("--capacity", flags.capacity.is_some()),
         ("--time-limit", flags.time_limit.is_some()),
         ("--assignment", flags.assignment != Assignment::Preference),
@@ -358,10 +379,11 @@ fn plan(
     file: &Path,
     algorithms: &Algorithms<'_>,
     capacity: Option<u64>,
-    pools: Option<&Path>,
+    model_args: &ModelArgs<'_>,
     format: Format,
     svg: Option<&Path>,
 ) -> Result<(), Failure> {
+    let pools = model_args.pools;
     let input = Failure::from_input;
     let read = usmp_core::input::read(file, capacity).map_err(|e| {
         // A bad model and a bad pools file are reported together.
@@ -378,6 +400,12 @@ fn plan(
                     file.display()
                 )));
             }
+            if model_args.order != CallOrder::Written {
+                return Err(Failure::Input(format!(
+                    "{}: --order applies to models; a problem file has no calls to order",
+                    file.display()
+                )));
+            }
             let plan = run(&problem, algorithms.chosen)?;
             match format {
                 Format::Table => {
@@ -389,15 +417,32 @@ fn plan(
         }
         Input::Model(model) => model,
     };
-    let pools = match pools {
+    let mut pools = match pools {
         Some(path) => usmp_core::input::read_pools(path).map_err(input)?,
         None => PoolsFile::default(),
+    };
+    let mut model = *model;
+    let order = match model_args.order {
+        CallOrder::Written => String::new(),
+        CallOrder::Memory => {
+            let order =
+                usmp_core::order::memory_order(&model.model, &pools.options).map_err(|e| {
+                    input(
+                        usmp_core::input::lower(&model, &pools)
+                            .err()
+                            .unwrap_or_else(|| model.error(&e)),
+                    )
+                })?;
+            model.put_in_order(&order);
+            pools.options = order.renumber(&pools.options);
+            report::order(&order) + "\n"
+        }
     };
     let lowered = usmp_core::input::lower(&model, &pools).map_err(input)?;
     let plan = run(&lowered.problem, algorithms.chosen)?;
     match format {
         Format::Table => emit(&format!(
-            "{}\n{}{}",
+            "{order}{}\n{}{}",
             report::liveness(&model.model, &lowered, &plan),
             report::table(&lowered.problem, &plan),
             algorithms.compared(&lowered.problem)

@@ -35,8 +35,10 @@ mod search;
 mod tests;
 
 /// The most sets of calls the search keeps after each layer (each set the calls run so
-/// far, with the best order found to run them). Beyond it the sets with the lowest peaks
-/// stay and the result is no longer proven the lowest.
+/// far, with the best order found to run them), for models of up to 64 calls; larger
+/// ones keep fewer in proportion (never under 32), so the work stays about linear in
+/// calls. Beyond it the sets with the lowest peaks stay and the result is no longer
+/// proven the lowest.
 pub const MOST_SETS: usize = 2048;
 
 /// A model's calls in a memory-aware order.
@@ -98,7 +100,9 @@ impl Order {
 /// pair lowers the peak of an order where its call reads the input last, and the model
 /// need not allow it in the order as written (see [`Order::apply`]).
 ///
-/// Errors are the model's as [`liveness::analyse`] reports them.
+/// Errors are the model's as [`liveness::analyse`] reports them (the model without its
+/// overlaps must be a program as written), and an overlap no order can allow
+/// ([`Model::overlap_refused_in_every_order`]).
 pub fn memory_order(model: &Model, options: &Options) -> Result<Order, ModelError> {
     let graph = Graph::of(model, options)?;
     let written = graph.peak_of(&(0..model.calls.len()).collect::<Vec<_>>());
@@ -138,6 +142,8 @@ struct Graph {
     units: Vec<Unit>,
     /// Per call, the calls that must run before it.
     before: Vec<Vec<usize>>,
+    /// Per call, the calls that wait for it.
+    after: Vec<Vec<usize>>,
     /// Per call, the bytes of the units it writes first (its outputs and scratch).
     born: Vec<u64>,
     /// Per call, the units it uses that end at some call.
@@ -169,39 +175,7 @@ impl Graph {
             }
         }
         let buffers = lowered.problem.buffers();
-        let units: Vec<Unit> = (lowered.origins.iter().zip(buffers))
-            .filter(|(_, b)| b.kind == PoolKind::Workspace)
-            .map(|(origin, b)| match origin {
-                Origin::Scratch { call, .. } => Unit {
-                    size: b.size,
-                    born_by: Some(*call),
-                    users: vec![*call],
-                    forever: false,
-                },
-                Origin::Tensors(members) => {
-                    let mut users: Vec<usize> = (members.iter())
-                        .flat_map(|&t| readers[t].iter().copied().chain(producers[t]))
-                        .collect();
-                    users.sort_unstable();
-                    users.dedup();
-                    let from_start = |t: usize| producers[t].is_none() || model.inputs.contains(&t);
-                    let forever = members.iter().any(|&t| {
-                        model.outputs.contains(&t)
-                            || model.tensors[t].role == Role::State
-                            || (producers[t].is_none() && readers[t].is_empty())
-                    });
-                    Unit {
-                        size: b.size,
-                        born_by: match members.iter().any(|&t| from_start(t)) {
-                            true => None,
-                            false => members.first().and_then(|&t| producers[t]),
-                        },
-                        users,
-                        forever,
-                    }
-                }
-            })
-            .collect();
+        let units = units(model, &lowered, &producers, &readers);
         // Units by the buffer index planning gave them (constants are left out).
         let mut unit_of = vec![None; buffers.len()];
         let workspace = (0..buffers.len()).filter(|&b| buffers[b].kind == PoolKind::Workspace);
@@ -219,7 +193,7 @@ impl Graph {
         let (mut born, mut uses) = (vec![0u64; n], vec![Vec::new(); n]);
         for (u, unit) in units.iter().enumerate() {
             if let Some(c) = unit.born_by {
-                born[c] += unit.size;
+                born[c] = born[c].saturating_add(unit.size);
             }
             if !unit.forever {
                 for &c in &unit.users {
@@ -227,26 +201,17 @@ impl Graph {
                 }
             }
         }
-        let credits = (0..n)
-            .map(|i| {
-                let overlaps = &model.calls[i].overlaps;
-                (0..overlaps.len())
-                    .filter(|&k| crate::model::overlap_holds_if_last(model, i, k))
-                    .filter_map(|k| {
-                        let o = overlaps[k];
-                        let (out, inp) = (tensor_unit(o.output)?, tensor_unit(o.input)?);
-                        let pair = problem::Overlap {
-                            output: out,
-                            input: inp,
-                            shifts: o.shifts,
-                        };
-                        Some((inp, pair.most_shared(units[out].size, units[inp].size)))
-                    })
-                    .collect()
-            })
-            .collect();
+        let credits = credits(model, &units, tensor_unit)?;
+        let before = dependencies(model, &producers, &readers);
+        let mut after = vec![Vec::new(); n];
+        for (c, list) in before.iter().enumerate() {
+            for &b in list {
+                after[b].push(c);
+            }
+        }
         Ok(Graph {
-            before: dependencies(model, &producers, &readers),
+            before,
+            after,
             units,
             born,
             uses,
@@ -259,6 +224,83 @@ impl Graph {
         let mut run = search::Run::new(self);
         order.iter().fold(0, |peak, &c| peak.max(run.call(c)))
     }
+}
+
+/// The workspace buffers planning makes of `model`, in its order, as the search sees them.
+fn units(
+    model: &Model,
+    lowered: &liveness::Liveness,
+    producers: &[Option<usize>],
+    readers: &[Vec<usize>],
+) -> Vec<Unit> {
+    let buffers = lowered.problem.buffers();
+    (lowered.origins.iter().zip(buffers))
+        .filter(|(_, b)| b.kind == PoolKind::Workspace)
+        .map(|(origin, b)| match origin {
+            Origin::Scratch { call, .. } => Unit {
+                size: b.size,
+                born_by: Some(*call),
+                users: vec![*call],
+                forever: false,
+            },
+            Origin::Tensors(members) => {
+                let mut users: Vec<usize> = (members.iter())
+                    .flat_map(|&t| readers[t].iter().copied().chain(producers[t]))
+                    .collect();
+                users.sort_unstable();
+                users.dedup();
+                let from_start = |t: usize| producers[t].is_none() || model.inputs.contains(&t);
+                let forever = members.iter().any(|&t| {
+                    model.outputs.contains(&t)
+                        || model.tensors[t].role == Role::State
+                        || (producers[t].is_none() && readers[t].is_empty())
+                });
+                Unit {
+                    size: b.size,
+                    born_by: match members.iter().any(|&t| from_start(t)) {
+                        true => None,
+                        false => members.first().and_then(|&t| producers[t]),
+                    },
+                    users,
+                    forever,
+                }
+            }
+        })
+        .collect()
+}
+
+/// Per call, the pairs it declares that some order allows: the input's unit and the
+/// bytes the pair may share. A pair no order allows is the model's error.
+fn credits(
+    model: &Model,
+    units: &[Unit],
+    tensor_unit: impl Fn(usize) -> Option<usize>,
+) -> Result<Vec<Vec<(usize, u64)>>, ModelError> {
+    for (i, call) in model.calls.iter().enumerate() {
+        if let Some(e) =
+            (0..call.overlaps.len()).find_map(|k| model.overlap_refused_in_every_order(i, k))
+        {
+            return Err(e);
+        }
+    }
+    let credits = (0..model.calls.len())
+        .map(|i| {
+            let overlaps = &model.calls[i].overlaps;
+            (0..overlaps.len())
+                .filter_map(|k| {
+                    let o = overlaps[k];
+                    let (out, inp) = (tensor_unit(o.output)?, tensor_unit(o.input)?);
+                    let pair = problem::Overlap {
+                        output: out,
+                        input: inp,
+                        shifts: o.shifts,
+                    };
+                    Some((inp, pair.most_shared(units[out].size, units[inp].size)))
+                })
+                .collect()
+        })
+        .collect();
+    Ok(credits)
 }
 
 /// Per call, the calls that must run before it (see the [module docs](self)).

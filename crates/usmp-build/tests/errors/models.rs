@@ -137,3 +137,17 @@ fn crate_paths_must_be_absolute() {
         .generate();
     assert!(fine.is_ok(), "{:?}", fine.err().map(|e| e.to_string()));
 }
+
+#[test]
+fn an_unknown_call_order_names_the_two() {
+    one(
+        "order",
+        &format!("{POOLS}{MODEL}order = \"fastest\"\n"),
+        "11:9",
+        &[
+            "unknown call order `fastest`",
+            "order = \"written\"",
+            "\"memory\"",
+        ],
+    );
+}

@@ -23,6 +23,7 @@ pub use size::{BANDWIDTH_FORMS, SIZE_FORMS, parse_bandwidth, parse_size};
 
 use crate::liveness::{self, Liveness};
 use crate::model::{Model, ModelError, ModelLocus};
+use crate::order::Order;
 use crate::problem::Problem;
 use crate::tflite::{Graph, read_tflite_graph};
 use model_json::{ModelSpans, parse_model_json};
@@ -262,6 +263,21 @@ impl ModelFile {
     /// [`graph`](Self::graph), moved out (for a caller that keeps it past the file).
     pub fn take_graph(&mut self) -> Option<Graph> {
         self.graph.take()
+    }
+
+    /// Runs the model's calls in `order`: the model ([`Order::apply`]), the `.tflite`
+    /// graph's operators and the positions errors point at, all alike.
+    pub fn put_in_order(&mut self, order: &Order) {
+        self.model = order.apply(&self.model);
+        if let Some(graph) = &mut self.graph {
+            let operators = std::mem::take(&mut graph.operators);
+            graph.operators = (order.calls.iter())
+                .filter_map(|&c| operators.get(c).cloned())
+                .collect();
+        }
+        if let Some(spans) = &mut self.spans {
+            spans.reorder(&order.calls);
+        }
     }
 
     /// A model built in code or read by other means; errors name `file`.

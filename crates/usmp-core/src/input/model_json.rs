@@ -50,6 +50,15 @@ struct CallSpans {
 }
 
 impl ModelSpans {
+    /// The spans of the calls in `order` (each a call's index as written).
+    pub(crate) fn reorder(&mut self, order: &[usize]) {
+        let calls = std::mem::take(&mut self.calls);
+        self.calls = order
+            .iter()
+            .map(|&c| calls.get(c).cloned().unwrap_or_default())
+            .collect();
+    }
+
     /// Where `locus` is in the file, if it is in this file.
     pub(crate) fn pos(&self, locus: ModelLocus) -> Option<Pos> {
         let root = self.root?;

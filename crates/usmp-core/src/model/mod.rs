@@ -12,7 +12,6 @@ mod overlap;
 
 pub use error::{CallField, ModelError, ModelErrorKind, ModelLocus, TensorField};
 pub use overlap::Overlap;
-pub(crate) use overlap::holds_if_last as overlap_holds_if_last;
 
 /// How many bytes a tensor or scratch allocation needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,15 +198,6 @@ impl Model {
             Some(first) => Err(first),
             None => Ok(()),
         }
-    }
-
-    /// Drops every declared [`Overlap`] the model refuses, keeping the others, and returns
-    /// how many were dropped. An overlap is a permission a kernel gives, so dropping one
-    /// is always safe: its pair is then placed apart. Used where overlaps are declared
-    /// before it is known which the model allows (every window a kernel certifies, or
-    /// calls put in another order).
-    pub fn drop_refused_overlaps(&mut self) -> usize {
-        overlap::drop_refused(self)
     }
 
     /// Every problem [`check`](Self::check) looks for, in model order: tensors, the

@@ -18,6 +18,24 @@ pub struct Overlap {
     pub shifts: [i64; 2],
 }
 
+impl Model {
+    /// Drops every declared [`Overlap`] the model refuses, keeping the others, and returns
+    /// how many were dropped. An overlap is a permission a kernel gives, so dropping one
+    /// is always safe: its pair is then placed apart. Used where overlaps are declared
+    /// before it is known which the model allows (every window a kernel certifies, or
+    /// calls put in another order).
+    pub fn drop_refused_overlaps(&mut self) -> usize {
+        drop_refused(self)
+    }
+
+    /// Why overlap `k` of call `call` can hold in no order of the calls (the checks of
+    /// [`check`](Self::check) but the one an order decides: that the call reads the input
+    /// last), or `None` when some order may allow it.
+    pub fn overlap_refused_in_every_order(&self, call: usize, k: usize) -> Option<ModelError> {
+        refusal_in_every_order(self, call, k)
+    }
+}
+
 /// Every declared overlap that cannot hold: each names the pair and says why.
 pub(super) fn problems(model: &Model) -> Vec<ModelError> {
     let last = model.last_readers();
@@ -31,23 +49,21 @@ pub(super) fn problems(model: &Model) -> Vec<ModelError> {
     found
 }
 
-/// Whether overlap `k` of call `i` would hold were call `i` the last reader of its
+/// Why overlap `k` of call `i` cannot hold even were call `i` the last reader of its
 /// input: everything [`problems`] asks but the one thing an operator order decides.
-pub(crate) fn holds_if_last(model: &Model, i: usize, k: usize) -> bool {
-    let Some(o) = model.calls.get(i).and_then(|c| c.overlaps.get(k)) else {
-        return false;
-    };
+fn refusal_in_every_order(model: &Model, i: usize, k: usize) -> Option<ModelError> {
+    let o = model.calls.get(i)?.overlaps.get(k)?;
     let mut last = model.last_readers();
     if let Some(l) = last.get_mut(o.input) {
         *l = Some(i);
     }
-    refusal(model, &InPlaceUse::of(model), &last, i, k).is_none()
+    refusal(model, &InPlaceUse::of(model), &last, i, k)
 }
 
 /// Drops every declared overlap the model refuses (a permission no longer given, for
 /// instance once its call is not the input's last reader), keeping the others; returns
 /// how many were dropped.
-pub(super) fn drop_refused(model: &mut Model) -> usize {
+fn drop_refused(model: &mut Model) -> usize {
     let mut dropped = 0;
     loop {
         // One pair's refusal can rest on an earlier pair of its call (one pair per

@@ -17,16 +17,15 @@ impl Graph {
     fn step(&self, done: &[u64], live: u64, c: usize) -> (u64, u64) {
         // A unit whose users have all run once `c` has.
         let ends = |u: usize| self.units[u].users.iter().all(|&v| v == c || has(done, v));
-        let during = live + self.born[c];
-        let shared: u64 = (self.credits[c].iter())
+        // Saturating: sizes near 2^64 give a useless peak, never a panic.
+        let during = live.saturating_add(self.born[c]);
+        let shared = (self.credits[c].iter())
             .filter(|&&(input, _)| !self.units[input].forever && ends(input))
-            .map(|&(_, bytes)| bytes)
-            .sum();
-        let freed: u64 = (self.uses[c].iter())
+            .fold(0u64, |t, &(_, bytes)| t.saturating_add(bytes));
+        let freed = (self.uses[c].iter())
             .filter(|&&u| ends(u))
-            .map(|&u| self.units[u].size)
-            .sum();
-        (during.saturating_sub(shared), during - freed)
+            .fold(0u64, |t, &u| t.saturating_add(self.units[u].size));
+        (during.saturating_sub(shared), during.saturating_sub(freed))
     }
 
     /// The bytes live before any call: the units live from the start.
@@ -34,12 +33,37 @@ impl Graph {
         self.units
             .iter()
             .filter(|u| u.born_by.is_none())
-            .map(|u| u.size)
-            .sum()
+            .fold(0u64, |t, u| t.saturating_add(u.size))
     }
 
     fn ready(&self, done: &[u64], c: usize) -> bool {
         !has(done, c) && self.before[c].iter().all(|&b| has(done, b))
+    }
+
+    /// The calls ready once `c` has run after `done`, given those `ready` before: all but
+    /// `c`, and those of its followers that waited only for it. Sorted.
+    fn ready_after(&self, done: &[u64], ready: &[usize], c: usize) -> Vec<usize> {
+        let mut grown = done.to_vec();
+        grown[c / 64] |= 1 << (c % 64);
+        let mut next: Vec<usize> = ready.iter().copied().filter(|&r| r != c).collect();
+        next.extend(
+            self.after[c]
+                .iter()
+                .copied()
+                .filter(|&d| self.ready(&grown, d)),
+        );
+        next.sort_unstable();
+        next.dedup();
+        next
+    }
+}
+
+/// The sets kept per layer for a graph of `n` calls: [`MOST_SETS`] up to 64 calls, fewer
+/// in proportion beyond (never under 32), so the work grows about linearly with the calls.
+fn most_sets(n: usize) -> usize {
+    match n {
+        0..=64 => MOST_SETS,
+        _ => (MOST_SETS * 64 / n).max(32),
     }
 }
 
@@ -72,6 +96,8 @@ impl<'g> Run<'g> {
 struct Reached {
     peak: u64,
     live: u64,
+    /// The calls that may run next.
+    ready: Vec<usize>,
     /// The entry of the previous layer it came from, and the call it ran then.
     from: usize,
     call: usize,
@@ -83,13 +109,16 @@ struct Reached {
 pub(super) fn lowest(graph: &Graph) -> Option<(Vec<usize>, u64, bool)> {
     let n = graph.before.len();
     let mut layers: Vec<Vec<Reached>> = Vec::with_capacity(n + 1);
+    let empty: Set = vec![0; n.div_ceil(64)];
     let start = Reached {
         peak: 0,
         live: graph.live_at_start(),
+        ready: (0..n).filter(|&c| graph.ready(&empty, c)).collect(),
         from: 0,
         call: 0,
     };
-    let mut sets: Vec<Set> = vec![vec![0; n.div_ceil(64)]];
+    let mut sets: Vec<Set> = vec![empty];
+    let most = most_sets(n);
     layers.push(vec![start]);
     let mut exact = true;
     for _ in 0..n {
@@ -98,19 +127,23 @@ pub(super) fn lowest(graph: &Graph) -> Option<(Vec<usize>, u64, bool)> {
         let mut index: BTreeMap<Set, usize> = BTreeMap::new();
         let (mut next, mut next_sets): (Vec<Reached>, Vec<Set>) = (Vec::new(), Vec::new());
         for (e, (reached, set)) in last.iter().zip(&sets).enumerate() {
-            for c in (0..n).filter(|&c| graph.ready(set, c)) {
+            for &c in &reached.ready {
                 let (during, live) = graph.step(set, reached.live, c);
+                let peak = reached.peak.max(during);
+                let mut grown = set.clone();
+                grown[c / 64] |= 1 << (c % 64);
+                if index.get(&grown).is_some_and(|&k| next[k].peak <= peak) {
+                    continue;
+                }
                 let candidate = Reached {
-                    peak: reached.peak.max(during),
+                    peak,
                     live,
+                    ready: graph.ready_after(set, &reached.ready, c),
                     from: e,
                     call: c,
                 };
-                let mut grown = set.clone();
-                grown[c / 64] |= 1 << (c % 64);
                 match index.get(&grown) {
-                    // Ties keep the first: orders nearer the written one come first.
-                    Some(&k) if next[k].peak <= candidate.peak => {}
+                    // Ties kept the first: orders nearer the written one come first.
                     Some(&k) => next[k] = candidate,
                     None => {
                         index.insert(grown.clone(), next.len());
@@ -123,11 +156,11 @@ pub(super) fn lowest(graph: &Graph) -> Option<(Vec<usize>, u64, bool)> {
         if next.is_empty() {
             return None;
         }
-        if next.len() > MOST_SETS {
+        if next.len() > most {
             exact = false;
             let mut keep: Vec<usize> = (0..next.len()).collect();
             keep.sort_by_key(|&k| (next[k].peak, next[k].live, k));
-            keep.truncate(MOST_SETS);
+            keep.truncate(most);
             keep.sort_unstable();
             let (mut kept, mut kept_sets) = (Vec::new(), Vec::new());
             for (k, (r, s)) in next.into_iter().zip(next_sets).enumerate() {

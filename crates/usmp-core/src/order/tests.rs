@@ -66,6 +66,12 @@ fn random_model(rng: &mut Rng, calls: usize) -> Model {
             c.in_place.clear();
         }
     }
+    // Pairs no order allows (an in-place input, say) are errors, not candidates.
+    for i in 0..model.calls.len() {
+        if model.overlap_refused_in_every_order(i, 0).is_some() {
+            model.calls[i].overlaps.clear();
+        }
+    }
     model
 }
 
@@ -234,6 +240,17 @@ fn an_overlap_counts_only_where_its_call_reads_the_input_last() {
         ..order.clone()
     };
     assert!(written.apply(&model).calls[0].overlaps.is_empty());
+    // A pair no order allows is the model's error, named at the pair.
+    model.calls[4].overlaps.push(Overlap {
+        output: 5,
+        input: 5,
+        shifts: [0, 0],
+    });
+    let e = memory_order(&model, &Options::default()).unwrap_err();
+    assert_eq!(
+        e.locus,
+        crate::model::ModelLocus::Call(4, crate::model::CallField::Overlap(0))
+    );
 }
 
 #[test]

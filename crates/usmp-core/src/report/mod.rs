@@ -3,12 +3,14 @@
 
 mod json;
 mod liveness;
+mod order;
 mod svg;
 mod table;
 mod traffic;
 
 pub use json::{json, write_json_string};
 pub use liveness::{liveness, model_json};
+pub use order::order;
 pub use svg::{svg, svg_steps};
 pub use table::table;
 pub use traffic::traffic_table;
