@@ -189,6 +189,12 @@ fn bad_models_are_named_at_the_place() {
              the least above the greatest",
         ),
         (
+            "\"reads\": [\"relu\"], \"writes\": [\"pool\"]}",
+            "\"reads\": [\"relu\", \"relu\"], \"writes\": [\"pool\"], \"overlaps\": [{\"output\": \"pool\", \"input\": \"relu\", \"shifts\": [-4096, 0]}]}",
+            "kws.json:23:83: \"pool\" cannot be written over \"relu\": the call reads \"relu\" \
+             twice, and only an input read once may share bytes with the output",
+        ),
+        (
             "\"calls\": [",
             "\"calls\": [], \"call\": [",
             "kws.json:18:16: the model: unknown key \"call\"",

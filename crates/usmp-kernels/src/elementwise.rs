@@ -3,24 +3,78 @@
 //!
 //! Loop order: output element by element, in order. Output element `i` is written after
 //! the input elements it broadcasts from are read; an input that is not broadcast is read
-//! at element `i` only, so it may share its bytes with the output.
+//! at element `i` only, so it may share its bytes with the output ([`window`]).
 
 use crate::Error;
-use crate::bytes::{int8, want};
+use crate::bytes::{int8, want, want_len};
 use crate::fixed::multiply_by_quantized_multiplier;
+use crate::overlap::{Load, Window, apart, cells, elementwise_window, split};
 use crate::params::{Add, Broadcast, Mul};
 
-/// Writes every output element as `f(input 1 value, input 2 value)`.
-fn each(
-    s: &Broadcast,
-    first: &[u8],
+/// Where the output may lie over input 1: where input 1 is not broadcast (each of its
+/// elements read once, at the output element's own index), the window of every
+/// element-wise kernel; `None` otherwise.
+pub fn window(s: &Broadcast) -> Option<Window> {
+    let n: usize = s.output.iter().product();
+    let mut step = 1;
+    for k in (0..4).rev() {
+        if s.output[k] > 1 && s.first[k] != step {
+            return None;
+        }
+        step *= s.output[k];
+    }
+    (s.first_elements == n).then(|| elementwise_window(n, 1, 1))
+}
+
+/// ADD over one region holding input 1 and the output where `shared` says, at a shift
+/// its window allows; input 2 apart.
+pub fn add_over(
+    p: &Add,
+    region: &mut [u8],
+    shared: &usmp::Shared,
     second: &[u8],
-    output: &mut [u8],
+) -> Result<(), Error> {
+    over(&p.shape, region, shared, second, |a, b| add_of(p, a, b))
+}
+
+/// MUL as [`add_over`].
+pub fn mul_over(
+    p: &Mul,
+    region: &mut [u8],
+    shared: &usmp::Shared,
+    second: &[u8],
+) -> Result<(), Error> {
+    over(&p.shape, region, shared, second, |a, b| mul_of(p, a, b))
+}
+
+/// [`each`] over one region holding input 1 and the output.
+fn over(
+    s: &Broadcast,
+    region: &mut [u8],
+    shared: &usmp::Shared,
+    second: &[u8],
     f: impl Fn(i32, i32) -> u8,
 ) -> Result<(), Error> {
-    want("elementwise input 1", first, s.first_elements)?;
+    let refused = Error::Overlap {
+        shift: shared.shift(),
+        most: isize::MIN,
+    };
+    let [first, output] = split(region, shared, window(s).ok_or(refused)?)?;
+    each(s, first, second, cells(output), f)
+}
+
+/// Writes every output element as `f(input 1 value, input 2 value)`.
+#[inline(always)]
+pub(crate) fn each<T: Load>(
+    s: &Broadcast,
+    first: &[T],
+    second: &[u8],
+    (len, mut put): (usize, impl FnMut(usize, u8)),
+    f: impl Fn(i32, i32) -> u8,
+) -> Result<(), Error> {
+    want_len("elementwise input 1", first.len(), s.first_elements)?;
     want("elementwise input 2", second, s.second_elements)?;
-    want("elementwise output", output, s.output.iter().product())?;
+    want_len("elementwise output", len, s.output.iter().product())?;
     let at =
         |st: &[usize; 4], i: [usize; 4]| i[0] * st[0] + i[1] * st[1] + i[2] * st[2] + i[3] * st[3];
     let [d0, d1, d2, d3] = s.output;
@@ -37,7 +91,7 @@ fn each(
                             problem: "a broadcast stride reaches past the input",
                         });
                     }
-                    output[o] = f(int8(first[a]), int8(second[b]));
+                    put(o, f(int8(first[a].load()), int8(second[b])));
                     o += 1;
                 }
             }
@@ -49,24 +103,35 @@ fn each(
 /// ADD: both inputs rescaled to a common scale with `left_shift` bits of headroom,
 /// summed, and rescaled to the output.
 pub fn add(p: &Add, first: &[u8], second: &[u8], output: &mut [u8]) -> Result<(), Error> {
+    each(&p.shape, first, second, apart(output), |a, b| {
+        add_of(p, a, b)
+    })
+}
+
+/// One output element of ADD.
+#[inline(always)]
+pub(crate) fn add_of(p: &Add, a: i32, b: i32) -> u8 {
     let scale = |x: i32, offset: i32, [m, s]: [i32; 2]| {
         multiply_by_quantized_multiplier((x + offset).wrapping_mul(1 << p.left_shift.min(30)), m, s)
     };
-    each(&p.shape, first, second, output, |a, b| {
-        let sum =
-            scale(a, p.first_offset, p.first).wrapping_add(scale(b, p.second_offset, p.second));
-        let v = multiply_by_quantized_multiplier(sum, p.output[0], p.output[1])
-            .wrapping_add(p.output_offset);
-        v.clamp(p.activation[0], p.activation[1]) as i8 as u8
-    })
+    let sum = scale(a, p.first_offset, p.first).wrapping_add(scale(b, p.second_offset, p.second));
+    let v = multiply_by_quantized_multiplier(sum, p.output[0], p.output[1])
+        .wrapping_add(p.output_offset);
+    v.clamp(p.activation[0], p.activation[1]) as i8 as u8
 }
 
 /// MUL: the product of the offset inputs, rescaled to the output.
 pub fn mul(p: &Mul, first: &[u8], second: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    each(&p.shape, first, second, output, |a, b| {
-        let product = (a + p.first_offset).wrapping_mul(b + p.second_offset);
-        let v = multiply_by_quantized_multiplier(product, p.output[0], p.output[1])
-            .wrapping_add(p.output_offset);
-        v.clamp(p.activation[0], p.activation[1]) as i8 as u8
+    each(&p.shape, first, second, apart(output), |a, b| {
+        mul_of(p, a, b)
     })
+}
+
+/// One output element of MUL.
+#[inline(always)]
+pub(crate) fn mul_of(p: &Mul, a: i32, b: i32) -> u8 {
+    let product = (a + p.first_offset).wrapping_mul(b + p.second_offset);
+    let v = multiply_by_quantized_multiplier(product, p.output[0], p.output[1])
+        .wrapping_add(p.output_offset);
+    v.clamp(p.activation[0], p.activation[1]) as i8 as u8
 }

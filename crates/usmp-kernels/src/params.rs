@@ -99,8 +99,10 @@ pub(crate) mod bit {
     pub const OVER_DEPTHWISE: u32 = 1 << 27;
     /// A pooling call writes over its input.
     pub const OVER_POOL: u32 = 1 << 28;
-    /// A RESHAPE, SQUEEZE or EXPAND_DIMS call writes over its input.
-    pub const OVER_COPY: u32 = 1 << 29;
+    /// A call that works element by element writes over its input: RESHAPE, SQUEEZE,
+    /// EXPAND_DIMS, QUANTIZE, RELU, RELU6, LOGISTIC, TANH, DEQUANTIZE, ADD, MUL (each kind's
+    /// variant is linked only where the model also uses that kind).
+    pub const OVER_ELEMENTWISE: u32 = 1 << 29;
     /// A DEPTHWISE_CONV_2D call can run four channels at a time ([`Conv::four_at_a_time`]):
     /// that path is linked too.
     pub const DEPTHWISE_BY_FOUR: u32 = 1 << 30;
@@ -188,7 +190,15 @@ const fn over_bit(kernel: &Kernel<'_>) -> u32 {
         | Kernel::MaxPool2d(_)
         | Kernel::AveragePool2dFloat(_)
         | Kernel::MaxPool2dFloat(_) => bit::OVER_POOL,
-        Kernel::Copy => bit::OVER_COPY,
+        Kernel::Copy
+        | Kernel::Requantize(_)
+        | Kernel::Relu(_)
+        | Kernel::Logistic(_)
+        | Kernel::Tanh(_)
+        | Kernel::Dequantize(_)
+        | Kernel::QuantizeFloat(_)
+        | Kernel::Add(_)
+        | Kernel::Mul(_) => bit::OVER_ELEMENTWISE,
         _ => 0,
     }
 }

@@ -221,7 +221,6 @@ fn run_over<const USED: u32>(
     region: &mut [u8],
 ) -> Result<(), Error> {
     match kernel {
-        Kernel::Copy if on::<USED>(bit::OVER_COPY) => quantize::copy_over(region, shared),
         Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D | bit::OVER_CONV) => {
             conv::conv2d_over::<false>(
                 p,
@@ -273,6 +272,43 @@ fn run_over<const USED: u32>(
         }
         Kernel::MaxPool2dFloat(p) if on::<USED>(bit::MAX_POOL_2D_FLOAT | bit::OVER_POOL) => {
             pool::pool2d_f32_over::<true>(p, region, shared)
+        }
+        _ => run_over_elementwise::<USED>(kernel, shared, inputs, region),
+    }
+}
+
+/// [`run_over`] for the kernels that work element by element.
+fn run_over_elementwise<const USED: u32>(
+    kernel: &Kernel<'_>,
+    shared: &usmp::Shared,
+    inputs: &Inputs<'_>,
+    region: &mut [u8],
+) -> Result<(), Error> {
+    match kernel {
+        Kernel::Copy if on::<USED>(bit::OVER_ELEMENTWISE) => quantize::copy_over(region, shared),
+        Kernel::Requantize(p) if on::<USED>(bit::REQUANTIZE | bit::OVER_ELEMENTWISE) => {
+            quantize::requantize_over(p, region, shared)
+        }
+        Kernel::Relu(p) if on::<USED>(bit::RELU | bit::OVER_ELEMENTWISE) => {
+            quantize::requantize_over(p, region, shared)
+        }
+        Kernel::Logistic(p) if on::<USED>(bit::LOGISTIC | bit::OVER_ELEMENTWISE) => {
+            pointwise::sigmoid_over::<false>(p, region, shared)
+        }
+        Kernel::Tanh(p) if on::<USED>(bit::TANH | bit::OVER_ELEMENTWISE) => {
+            pointwise::sigmoid_over::<true>(p, region, shared)
+        }
+        Kernel::Dequantize(p) if on::<USED>(bit::DEQUANTIZE | bit::OVER_ELEMENTWISE) => {
+            pointwise::affine_over::<false>(p, region, shared)
+        }
+        Kernel::QuantizeFloat(p) if on::<USED>(bit::QUANTIZE_FLOAT | bit::OVER_ELEMENTWISE) => {
+            pointwise::affine_over::<true>(p, region, shared)
+        }
+        Kernel::Add(p) if on::<USED>(bit::ADD | bit::OVER_ELEMENTWISE) => {
+            elementwise::add_over(p, region, shared, input(inputs, 1, "input 2")?)
+        }
+        Kernel::Mul(p) if on::<USED>(bit::MUL | bit::OVER_ELEMENTWISE) => {
+            elementwise::mul_over(p, region, shared, input(inputs, 1, "input 2")?)
         }
         _ => Err(Error::Overlap {
             shift: shared.shift(),

@@ -144,6 +144,12 @@ fn refusal(
             "\"{}\" is reused in place by another tensor: its buffer lives on",
             inp.name
         ))
+    } else if call.reads.iter().filter(|&&t| t == o.input).count() > 1 {
+        // The region both share is handed out once, for the one read that shares it.
+        Some(format!(
+            "the call reads \"{}\" twice, and only an input read once may share bytes with the output",
+            inp.name
+        ))
     } else if taken(o.output) || taken(o.input) {
         Some("a tensor may share bytes with one other in a call".into())
     } else {

@@ -108,7 +108,6 @@ struct Reached {
 /// (no order runs every call once), which a checked model never is.
 pub(super) fn lowest(graph: &Graph) -> Option<(Vec<usize>, u64, bool)> {
     let n = graph.before.len();
-    let mut layers: Vec<Vec<Reached>> = Vec::with_capacity(n + 1);
     let empty: Set = vec![0; n.div_ceil(64)];
     let start = Reached {
         peak: 0,
@@ -117,66 +116,24 @@ pub(super) fn lowest(graph: &Graph) -> Option<(Vec<usize>, u64, bool)> {
         from: 0,
         call: 0,
     };
-    let mut sets: Vec<Set> = vec![empty];
-    let most = most_sets(n);
+    let mut layers: Vec<Vec<Reached>> = Vec::with_capacity(n + 1);
     layers.push(vec![start]);
+    let mut sets: Vec<Set> = vec![empty];
     let mut exact = true;
     for _ in 0..n {
-        let last = layers.last()?;
-        // Sets in a BTreeMap, entries in the order first reached: the same on every run.
-        let mut index: BTreeMap<Set, usize> = BTreeMap::new();
-        let (mut next, mut next_sets): (Vec<Reached>, Vec<Set>) = (Vec::new(), Vec::new());
-        for (e, (reached, set)) in last.iter().zip(&sets).enumerate() {
-            for &c in &reached.ready {
-                let (during, live) = graph.step(set, reached.live, c);
-                let peak = reached.peak.max(during);
-                let mut grown = set.clone();
-                grown[c / 64] |= 1 << (c % 64);
-                if index.get(&grown).is_some_and(|&k| next[k].peak <= peak) {
-                    continue;
-                }
-                let candidate = Reached {
-                    peak,
-                    live,
-                    ready: graph.ready_after(set, &reached.ready, c),
-                    from: e,
-                    call: c,
-                };
-                match index.get(&grown) {
-                    // Ties kept the first: orders nearer the written one come first.
-                    Some(&k) => next[k] = candidate,
-                    None => {
-                        index.insert(grown.clone(), next.len());
-                        next.push(candidate);
-                        next_sets.push(grown);
-                    }
-                }
-            }
-        }
+        let (mut next, mut next_sets) = next_layer(graph, layers.last()?, &sets);
         if next.is_empty() {
             return None;
         }
-        if next.len() > most {
+        if next.len() > most_sets(n) {
             exact = false;
-            let mut keep: Vec<usize> = (0..next.len()).collect();
-            keep.sort_by_key(|&k| (next[k].peak, next[k].live, k));
-            keep.truncate(most);
-            keep.sort_unstable();
-            let (mut kept, mut kept_sets) = (Vec::new(), Vec::new());
-            for (k, (r, s)) in next.into_iter().zip(next_sets).enumerate() {
-                if keep.binary_search(&k).is_ok() {
-                    kept.push(r);
-                    kept_sets.push(s);
-                }
-            }
-            (next, next_sets) = (kept, kept_sets);
+            (next, next_sets) = best(next, next_sets, most_sets(n));
         }
         layers.push(next);
         sets = next_sets;
     }
     // One set holds every call; walk back from it.
-    let end = layers.last()?.first()?;
-    let peak = end.peak;
+    let peak = layers.last()?.first()?.peak;
     let mut order = Vec::with_capacity(n);
     let mut at = 0;
     for layer in layers.iter().skip(1).rev() {
@@ -186,4 +143,56 @@ pub(super) fn lowest(graph: &Graph) -> Option<(Vec<usize>, u64, bool)> {
     }
     order.reverse();
     Some((order, peak, exact))
+}
+
+/// Every set one more call reaches from the sets of `last`, each with the best order to
+/// it: in the order first reached, which is the same on every run.
+fn next_layer(graph: &Graph, last: &[Reached], sets: &[Set]) -> (Vec<Reached>, Vec<Set>) {
+    let mut index: BTreeMap<Set, usize> = BTreeMap::new();
+    let (mut next, mut next_sets): (Vec<Reached>, Vec<Set>) = (Vec::new(), Vec::new());
+    for (e, (reached, set)) in last.iter().zip(sets).enumerate() {
+        for &c in &reached.ready {
+            let (during, live) = graph.step(set, reached.live, c);
+            let peak = reached.peak.max(during);
+            let mut grown = set.clone();
+            grown[c / 64] |= 1 << (c % 64);
+            // Ties keep the first: orders nearer the written one come first.
+            if index.get(&grown).is_some_and(|&k| next[k].peak <= peak) {
+                continue;
+            }
+            let candidate = Reached {
+                peak,
+                live,
+                ready: graph.ready_after(set, &reached.ready, c),
+                from: e,
+                call: c,
+            };
+            match index.get(&grown) {
+                Some(&k) => next[k] = candidate,
+                None => {
+                    index.insert(grown.clone(), next.len());
+                    next.push(candidate);
+                    next_sets.push(grown);
+                }
+            }
+        }
+    }
+    (next, next_sets)
+}
+
+/// The `most` sets of the lowest peaks (then the fewest bytes live, then the first
+/// reached), in the order they were reached.
+fn best(next: Vec<Reached>, sets: Vec<Set>, most: usize) -> (Vec<Reached>, Vec<Set>) {
+    let mut keep: Vec<usize> = (0..next.len()).collect();
+    keep.sort_by_key(|&k| (next[k].peak, next[k].live, k));
+    keep.truncate(most);
+    keep.sort_unstable();
+    let (mut kept, mut kept_sets) = (Vec::new(), Vec::new());
+    for (k, (r, s)) in next.into_iter().zip(sets).enumerate() {
+        if keep.binary_search(&k).is_ok() {
+            kept.push(r);
+            kept_sets.push(s);
+        }
+    }
+    (kept, kept_sets)
 }

@@ -52,6 +52,33 @@ impl Window {
     }
 }
 
+/// The window of a kernel that works element by element, in order: output element `j`
+/// (`eo` bytes) written right after input element `j` (`ei` bytes) is read, `elements` of
+/// each (the unary kernels, and ADD or MUL over an input they do not broadcast). Here
+/// `m(j) = j + 1` for every `j` but the last, which no later read bounds, so
+///
+/// ```text
+/// most = min over j < n - 1 of (j + 1)·(ei - eo)
+/// ```
+///
+/// that is `ei - eo` when the input's elements are at least as wide (0 for int8 to int8:
+/// in place, or the output anywhere below), `(n - 1)·(ei - eo)` when they are narrower
+/// (DEQUANTIZE's four-byte floats must start well below their int8 input), and no bound
+/// for a single element.
+pub fn elementwise_window(elements: usize, ei: usize, eo: usize) -> Window {
+    let (n, ei, eo) = (elements as isize, ei as isize, eo as isize);
+    let most = match n {
+        0 | 1 => isize::MAX,
+        _ if ei >= eo => ei - eo,
+        _ => (n - 1).saturating_mul(ei - eo),
+    };
+    Window {
+        most,
+        input: elements.saturating_mul(ei as usize),
+        output: elements.saturating_mul(eo as usize),
+    }
+}
+
 /// An input byte as a kernel reads it: from a slice of its own, or from cells of a
 /// region the output shares.
 pub(crate) trait Load {

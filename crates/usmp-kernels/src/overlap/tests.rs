@@ -404,3 +404,5 @@ fn a_copy_over_its_input_is_right_at_every_shift() {
         assert_eq!(r[shared.output()], input[..], "shift {shift}");
     }
 }
+
+mod elementwise;

@@ -211,6 +211,26 @@ pub fn window(
             let (shape, _) = ops::pool_shape(&call).ok()?;
             Some(crate::pool::window(&shape, width))
         }
+        // The element-wise kernels: from the parameters the call is prepared with.
+        other => kernel(Some(other), options, inputs, outputs, elementwise_window)
+            .ok()
+            .flatten(),
+    }
+}
+
+/// The window of an element-wise kernel ([`crate::overlap::elementwise_window`]) from its
+/// parameters; `None` for any other kernel, and for ADD or MUL broadcasting input 1.
+fn elementwise_window(k: &Kernel<'_>) -> Option<crate::overlap::Window> {
+    use crate::overlap::elementwise_window as each;
+    match k {
+        Kernel::Requantize(p) | Kernel::Relu(p) => {
+            Some(each(p.elements, p.from.bytes(), p.to.bytes()))
+        }
+        Kernel::Logistic(p) | Kernel::Tanh(p) => Some(each(p.elements, 1, 1)),
+        Kernel::Dequantize(p) => Some(crate::pointwise::affine_window(p, false)),
+        Kernel::QuantizeFloat(p) => Some(crate::pointwise::affine_window(p, true)),
+        Kernel::Add(p) => crate::elementwise::window(&p.shape),
+        Kernel::Mul(p) => crate::elementwise::window(&p.shape),
         _ => None,
     }
 }
