@@ -204,25 +204,33 @@ fn order_memory_runs_each_branch_to_its_end() {
     );
 }
 
-/// The fixture's branching `.tflite` models with `order = "memory"`: the converter's order
-/// is already the lowest, proven over every order (the README's figures).
+/// The fixture's branching `.tflite` models with `order = "memory"` and the kernels'
+/// windows: branches and gates run in another order (their element-wise calls over their
+/// inputs make it lower), the others keep theirs, proven lowest (the README's figures).
 #[test]
-fn the_branching_fixtures_keep_their_written_order() {
+fn the_branching_fixtures_run_in_the_order_of_the_lowest_peak() {
     let file = repo().join("fixtures/tflite/usmp-order.toml");
     let report = planned(&["plan", file.to_str().unwrap()]);
-    for (model, peak) in [
-        ("branches", 3072),
-        ("tall", 605),
-        ("gates", 864),
-        ("wide", 1200),
-        ("unet", 6144),
+    let kept = |peak: u64| {
+        format!(
+            "call order: memory: the order as written has the lowest peak found, {peak} bytes (no order of the calls has a lower peak)"
+        )
+    };
+    let moved = |written: u64, peak: u64| {
+        format!(
+            "call order: memory: peak {written} bytes as written, {peak} in this order (no order of the calls has a lower peak)"
+        )
+    };
+    for (model, line) in [
+        ("branches", moved(2120, 2055)),
+        ("tall", kept(605)),
+        ("gates", moved(607, 579)),
+        ("wide", kept(1200)),
+        ("unet", kept(6144)),
     ] {
         let at = report.find(&format!("== model {model} ")).unwrap();
         let section = &report[at + 1..];
         let section = &section[..section.find("== model").unwrap_or(section.len())];
-        let line = format!(
-            "call order: memory: the order as written has the lowest peak found, {peak} bytes (no order of the calls has a lower peak)"
-        );
         assert!(
             section.contains(&line),
             "{model}: missing {line:?} in:\n{report}"
