@@ -119,7 +119,7 @@ mod test_rng;
 pub use algo::{
     Algorithm, Assignment, Auto, BOUND_PROBE_FACTOR, BestFit, DEFAULT_WORK_BUDGET,
     EXACT_MAX_BUFFERS, Exact, FirstFit, FirstFitByClass, GreedyByBreadth, GreedyByConflicts,
-    GreedyBySize, HillClimb, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS, Named,
+    GreedyBySize, HillClimb, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS, Named, Slots,
 };
 pub use bound::LowerBound;
 pub use plan::{Plan, plan};

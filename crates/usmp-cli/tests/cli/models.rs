@@ -237,3 +237,13 @@ fn the_branching_fixtures_run_in_the_order_of_the_lowest_peak() {
         );
     }
 }
+
+/// A 500-call chain of near-equal activations (every tenth read again nine calls later):
+/// slots reaches the bound, so `auto` stops there (docs/performance.md, "Long chains").
+#[test]
+fn a_long_chain_is_planned_at_its_bound_by_slots() {
+    let model = repo().join("examples/models/chain_500.json");
+    let report = planned(&["plan", model.to_str().unwrap()]);
+    let line = "plan by auto (slots): 1001 buffers in 2 pools, 3616 bytes in total; lower bound 3616 (gap 0.0%, optimal)";
+    assert!(report.contains(line), "missing {line:?} in:\n{report}");
+}

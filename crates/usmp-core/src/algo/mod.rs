@@ -14,6 +14,7 @@ mod hill_climb;
 mod named;
 mod place;
 mod portfolio;
+mod slots;
 
 pub use auto::Auto;
 pub use exact::{
@@ -25,6 +26,7 @@ pub use greedy::{
 };
 pub use hill_climb::HillClimb;
 pub use named::{Named, UnknownName};
+pub use slots::Slots;
 
 use crate::bound::LowerBound;
 use crate::problem::Problem;
