@@ -54,24 +54,55 @@ impl fmt::Display for AlgorithmChoice {
     }
 }
 
-/// The build script's own algorithms, by the name a model gives in `algorithm = "..."`.
-#[derive(Clone, Default)]
-pub struct OwnAlgorithms(BTreeMap<String, Arc<dyn Algorithm + Send + Sync>>);
+/// The work budget of `exact` and `auto` in a build (units of the search's work, as
+/// [`Exact::work_budget`] counts them): a 200th of the command's default, so that a
+/// model whose plan misses the lower bound does not hold a build up. Build scripts are
+/// compiled without optimisation by default: a 1,000-call chain whose plan misses its bound
+/// spent 186 s of a debug build script with the command's budget. `usmp plan` keeps the
+/// full budget; [`Config::work_budget`](crate::Config::work_budget) sets another.
+pub const BUILD_WORK_BUDGET: u64 = usmp_core::DEFAULT_WORK_BUDGET / 200;
+
+/// The algorithms a build plans with: the build script's own, by the name a model gives
+/// in `algorithm = "..."`, and the work budget of the built-in searching ones.
+#[derive(Clone)]
+pub struct OwnAlgorithms {
+    own: BTreeMap<String, Arc<dyn Algorithm + Send + Sync>>,
+    work_budget: u64,
+}
+
+impl Default for OwnAlgorithms {
+    fn default() -> Self {
+        OwnAlgorithms {
+            own: BTreeMap::new(),
+            work_budget: BUILD_WORK_BUDGET,
+        }
+    }
+}
 
 impl OwnAlgorithms {
     /// Registers `algorithm` under `name`, replacing one registered before.
     pub fn insert(&mut self, name: &str, algorithm: Arc<dyn Algorithm + Send + Sync>) {
-        self.0.insert(name.to_string(), algorithm);
+        self.own.insert(name.to_string(), algorithm);
     }
 
     /// Whether one is registered under `name`.
     pub fn contains(&self, name: &str) -> bool {
-        self.0.contains_key(name)
+        self.own.contains_key(name)
+    }
+
+    /// Sets the work budget of the built-in searching algorithms.
+    pub fn set_work_budget(&mut self, units: u64) {
+        self.work_budget = units;
+    }
+
+    /// The work budget of the built-in searching algorithms.
+    pub fn work_budget(&self) -> u64 {
+        self.work_budget
     }
 
     /// The registered names, in order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.keys().map(String::as_str)
+        self.own.keys().map(String::as_str)
     }
 
     /// The algorithm `choice` names, the searching ones with `assignment`; `None` for an
@@ -84,15 +115,19 @@ impl OwnAlgorithms {
         match choice {
             AlgorithmChoice::BuiltIn(named) => Some(Arc::from(named.with(Exact {
                 assignment,
+                work_budget: self.work_budget,
                 ..Exact::default()
             }))),
-            AlgorithmChoice::Own(name) => self.0.get(name).cloned(),
+            AlgorithmChoice::Own(name) => self.own.get(name).cloned(),
         }
     }
 }
 
 impl fmt::Debug for OwnAlgorithms {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.0.keys()).finish()
+        f.debug_struct("OwnAlgorithms")
+            .field("own", &self.own.keys().collect::<Vec<_>>())
+            .field("work_budget", &self.work_budget)
+            .finish()
     }
 }

@@ -227,6 +227,18 @@ impl Config {
         self
     }
 
+    /// The work budget of `exact` and `auto` (default [`BUILD_WORK_BUDGET`], a 200th
+    /// of `usmp plan`'s): more finds smaller plans where the greedy planners miss the lower
+    /// bound, at the cost of build time (a build script is compiled without optimisation
+    /// unless `[profile.dev.build-override] opt-level = 3` says otherwise). The budget
+    /// counts work, not time: the plan is the same on every machine.
+    ///
+    /// [`BUILD_WORK_BUDGET`]: crate::BUILD_WORK_BUDGET
+    pub fn work_budget(mut self, units: u64) -> Config {
+        self.own.set_work_budget(units);
+        self
+    }
+
     /// Writes into `dir` (made if it does not exist) instead of `OUT_DIR`.
     pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Config {
         self.out_dir = Some(dir.as_ref().to_path_buf());

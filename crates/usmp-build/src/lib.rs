@@ -173,6 +173,7 @@ mod report;
 mod spec;
 mod valid;
 
+pub use choice::BUILD_WORK_BUDGET;
 pub use config::{Config, Error, Output, build};
 pub use manifest::Located;
 pub use outputs::{LINKER_FILE, MODULE_FILE, REPORT_FILE, SVG_FILE, tflm_file};

@@ -42,6 +42,9 @@ pub struct PlannedModel {
     pub path: String,
     /// The model, its calls in the order they run.
     pub model: Model,
+    /// For `exact` and `auto`: the work budget their search had (the report says it
+    /// where the plan is not proven optimal).
+    pub search_budget: Option<u64>,
     /// With `order = "memory"`: the order chosen (each call's index as the file writes
     /// it) and the peaks of both orders.
     pub order: Option<Order>,

@@ -239,6 +239,7 @@ fn plan_model<S: Clone>(
     };
     let tflm = tflm_copy(m, &file, &options, algorithm.as_ref())?;
     Ok(PlannedModel {
+        search_budget: m.algorithm.value.searches().then(|| own.work_budget()),
         order,
         tflm,
         kernels,

@@ -30,6 +30,14 @@ pub fn text(planned: &Planned) -> String {
     for m in &planned.models {
         let _ = writeln!(out, "\n== model {} ({}) ==\n", m.name, m.path);
         out.push_str(&report::table(&m.liveness.problem, &m.plan));
+        if let Some(units) = m.search_budget.filter(|_| !m.plan.optimal) {
+            let _ = writeln!(
+                out,
+                "not proven optimal within the build's work budget of {units} search \
+                 units (Config::work_budget gives it more; `usmp plan MODEL --time-limit 60` \
+                 searches by the clock)"
+            );
+        }
         out.push('\n');
         if let Some(order) = &m.order {
             out.push_str(&report::order(order));
