@@ -135,3 +135,59 @@ fn an_unregistered_name_lists_the_built_in_and_registered_ones() {
         d[0]
     );
 }
+
+/// A 100-call chain with skip connections read again 3, 9 and 27 calls later, its
+/// activations 1,024-1,120 bytes: no planner reaches its bound.
+fn skips_model() -> String {
+    // Drawn by a fixed linear congruential generator: 1,024-1,120 bytes.
+    let size = |i: usize| 1024 + (i.wrapping_mul(2_654_435_761) >> 7) % 97;
+    let tensors: Vec<String> = (0..=100)
+        .map(|i| format!("{{\"name\": \"x{i}\", \"size_bytes\": {}}}", size(i)))
+        .collect();
+    let calls: Vec<String> = (0..100)
+        .map(|i| {
+            let mut reads = vec![format!("\"x{i}\"")];
+            for s in [3, 9, 27] {
+                if i >= s && (i - s) % (s + 1) == 0 {
+                    reads.push(format!("\"x{}\"", i - s));
+                }
+            }
+            format!(
+                "{{\"op\": \"op\", \"reads\": [{}], \"writes\": [\"x{}\"], \"scratch\": [{{\"name\": \"s\", \"size_bytes\": 256}}]}}",
+                reads.join(", "),
+                i + 1
+            )
+        })
+        .collect();
+    format!(
+        "{{\"name\": \"skips\", \"inputs\": [\"x0\"], \"outputs\": [\"x100\"], \"tensors\": [{}], \"calls\": [{}]}}",
+        tensors.join(", "),
+        calls.join(", ")
+    )
+}
+
+/// `Config::work_budget`: the built-in searching algorithms plan within the budget the
+/// build gives them, and the report says so where the plan is not proven optimal.
+#[test]
+fn the_search_runs_within_the_builds_work_budget() {
+    let toml = "[[pool]]\nname = \"sram\"\n\n[[model]]\nname = \"skips\"\npath = \"skips.json\"\n";
+    let report = |case: &str, config: fn(Config) -> Config| {
+        let d = dir(case, toml);
+        std::fs::write(d.join("skips.json"), skips_model()).unwrap();
+        config(Config::from_file(d.join("usmp.toml")).out_dir(&d))
+            .cargo_directives(false)
+            .generate()
+            .unwrap();
+        std::fs::read_to_string(d.join(usmp_build::REPORT_FILE)).unwrap()
+    };
+    let line = |units: u64| {
+        format!("not proven optimal within the build's work budget of {units} search units")
+    };
+    let default = report("budget-default", |c| c);
+    assert!(
+        default.contains(&line(usmp_build::BUILD_WORK_BUDGET)),
+        "{default}"
+    );
+    let none = report("budget-none", |c| c.work_budget(0));
+    assert!(none.contains(&line(0)), "{none}");
+}
