@@ -237,7 +237,9 @@ fn plan_model<S: Clone>(
     } else {
         None
     };
-    let tflm = tflm_copy(m, &file, &options, algorithm.as_ref())?;
+    // TensorFlow Lite Micro runs the calls as the file writes them: its scratch rules
+    // keep their numbers.
+    let tflm = tflm_copy(m, &file, &self::options(m), algorithm.as_ref())?;
     Ok(PlannedModel {
         search_budget: m.algorithm.value.searches().then(|| own.work_budget()),
         order,

@@ -49,3 +49,42 @@ fn the_build_writes_the_planned_tflite_copy() {
         "{report}"
     );
 }
+
+/// With `order = "memory"` the firmware runs the calls in another order, but TensorFlow
+/// Lite Micro runs them as written: its copy's plan, and a scratch rule naming a call by
+/// number in it, are those of the order as written.
+#[test]
+fn the_tflm_copy_keeps_the_written_order() {
+    let model =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tflite/models/branches.tflite");
+    let copy = |order: &str| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tflm-{order}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("out")).unwrap();
+        let toml = format!(
+            "[[pool]]\nname = \"sram\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n\n\
+             [[model]]\nname = \"branches\"\npath = \"{}\"\nkernels = true\ntflm = true\n\
+             order = \"{order}\"\n\
+             scratch = [{{ call = 2, name = \"tmp\", size = 1024 }}]\n",
+            model.display()
+        );
+        std::fs::write(dir.join("usmp.toml"), toml).unwrap();
+        let out = Config::from_file(dir.join("usmp.toml"))
+            .out_dir(dir.join("out"))
+            .cargo_directives(false)
+            .generate()
+            .unwrap();
+        let report = std::fs::read_to_string(&out.report).unwrap();
+        let plan = read_offline_plan(&std::fs::read(&out.tflm[0]).unwrap()).unwrap();
+        (plan.unwrap().offsets, report)
+    };
+    let (written, _) = copy("written");
+    let (memory, report) = copy("memory");
+    // The firmware's order moved call 1 ...
+    assert!(
+        report.contains("the calls as written, in the order they run: 0, 2, 1,"),
+        "{report}"
+    );
+    // ... and TensorFlow Lite Micro's plan did not move.
+    assert_eq!(memory, written);
+}
