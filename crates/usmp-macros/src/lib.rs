@@ -31,7 +31,8 @@
 //! script's files carry:
 //!
 //! - top level: `model = "path"` with `name`, `module`, `algorithm`, `assignment`,
-//!   `io_in_pools`, `size_granularity`, `alignment`, `scratch`, `kernels` for one model; or
+//!   `io_in_pools`, `size_granularity`, `alignment`, `scratch`, `kernels`, `overlap`,
+//!   `order` (`"memory"`: the calls in the order of the lowest peak) for one model; or
 //!   `models { kws: model(path = "...", algorithm = "...", ...), vww: model(...) }` for
 //!   several sharing the workspace pools;
 //! - pools: `name: workspace(...)` or `name: constant(...)` with `size` (`4096`, `16 KiB`),
