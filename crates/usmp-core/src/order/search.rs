@@ -40,17 +40,15 @@ impl Graph {
         !has(done, c) && self.before[c].iter().all(|&b| has(done, b))
     }
 
-    /// The calls ready once `c` has run after `done`, given those `ready` before: all but
-    /// `c`, and those of its followers that waited only for it. Sorted.
-    fn ready_after(&self, done: &[u64], ready: &[usize], c: usize) -> Vec<usize> {
-        let mut grown = done.to_vec();
-        grown[c / 64] |= 1 << (c % 64);
+    /// The calls ready once `c` has run, `grown` the set with it and `ready` those ready
+    /// before: all but `c`, and those of its followers that waited only for it. Sorted.
+    fn ready_after(&self, grown: &[u64], ready: &[usize], c: usize) -> Vec<usize> {
         let mut next: Vec<usize> = ready.iter().copied().filter(|&r| r != c).collect();
         next.extend(
             self.after[c]
                 .iter()
                 .copied()
-                .filter(|&d| self.ready(&grown, d)),
+                .filter(|&d| self.ready(grown, d)),
         );
         next.sort_unstable();
         next.dedup();
@@ -163,7 +161,7 @@ fn next_layer(graph: &Graph, last: &[Reached], sets: &[Set]) -> (Vec<Reached>, V
             let candidate = Reached {
                 peak,
                 live,
-                ready: graph.ready_after(set, &reached.ready, c),
+                ready: graph.ready_after(&grown, &reached.ready, c),
                 from: e,
                 call: c,
             };
