@@ -101,10 +101,14 @@ fn push_windows(model: &mut Model, operands: &Operands) -> usize {
                 &inputs,
                 &outputs,
             )?;
+            let [lo, hi] = window.shifts()?;
+            // Shifts above 0 share no more bytes than 0 does (from there up the output
+            // only leaves its input), and the exact search proves its plans for windows
+            // that stop at 0 (usmp_core's `exact`): the planner is given the rest.
             let overlap = Overlap {
                 output: *model.calls[i].writes.first()?,
                 input: operands.reads[i].first().copied().flatten()?,
-                shifts: window.shifts()?,
+                shifts: [lo, hi.min(0)],
             };
             Some((i, overlap))
         })

@@ -105,9 +105,7 @@ fn explained(problem: &Problem, e: PlanError, name: &str) -> PlanError {
         lower_bound,
         algorithm: name.to_string(),
         // The bound says why in terms of the problem; a complete search only that it was.
-        // No built-in search places buffers over each other yet, so with overlaps declared
-        // its "searched everything" covers disjoint placements only and proves nothing.
-        impossible: impossible.or(searched.filter(|_| problem.overlaps().is_empty())),
+        impossible: impossible.or(searched),
     }
 }
 
@@ -145,10 +143,7 @@ pub fn plan(problem: &Problem, algorithm: &dyn Algorithm) -> Result<Plan, PlanEr
             ),
         });
     };
-    // As for "no plan fits": an algorithm's proof covers disjoint placements, which is
-    // all of them only when no overlap is declared; the bound holds either way.
-    let optimal =
-        (solution.proven_optimal && problem.overlaps().is_empty()) || total <= lower_bound.total;
+    let optimal = solution.proven_optimal || total <= lower_bound.total;
     let algorithm = match solution.produced_by {
         Some(member) => format!("{name} ({member})"),
         None => name,

@@ -412,6 +412,31 @@ fn candidates(
     }))
 }
 
+/// Each call's overlaps between the buffers of its tensors; a tensor left out of the plan
+/// (an external model input) shares nothing.
+fn overlaps(model: &Model, pending: &[Pending], tensor_buffers: &[Option<usize>]) -> Vec<Overlap> {
+    let mut found = Vec::new();
+    for o in model.calls.iter().flat_map(|c| &c.overlaps) {
+        if let (Some(output), Some(input)) = (tensor_buffers[o.output], tensor_buffers[o.input]) {
+            let mut shifts = o.shifts;
+            // A window down to where the tensors' bytes stop meeting goes on down to where
+            // their buffers' do: the bytes a buffer rounds its tensor up with are not the
+            // tensor's, and the call writes none of them.
+            if let Size::Bytes(tensor) = model.tensors[o.output].size
+                && shifts[0] <= 1 - tensor as i64
+            {
+                shifts[0] = shifts[0].min(1 - pending[output].size as i64);
+            }
+            found.push(Overlap {
+                output,
+                input,
+                shifts,
+            });
+        }
+    }
+    found
+}
+
 fn build_problem(
     model: &Model,
     pools: &[Pool],
@@ -469,16 +494,8 @@ fn build_problem(
         buffer.kind = p.kind;
         builder.buffer(buffer);
     }
-    // Each call's overlaps between the buffers of its tensors; a tensor left out of the
-    // plan (an external model input) shares nothing.
-    for o in model.calls.iter().flat_map(|c| &c.overlaps) {
-        if let (Some(output), Some(input)) = (tensor_buffers[o.output], tensor_buffers[o.input]) {
-            builder.overlap(Overlap {
-                output,
-                input,
-                shifts: o.shifts,
-            });
-        }
+    for overlap in overlaps(model, pending, tensor_buffers) {
+        builder.overlap(overlap);
     }
     builder.build().map_err(|e| {
         let locus = match e.locus {

@@ -310,6 +310,31 @@ fn traffic_counts_the_reads_and_writes_of_each_buffer() {
     assert_eq!(scratch.map(|b| b.traffic), Some(2 * 48));
 }
 
+/// A window down to where the tensors stop meeting (b's 300 bytes: -299) goes on down to
+/// where their buffers stop meeting (304 bytes after rounding: -303), so the pair keeps
+/// the kernels' shape; a window that stops short of it is left as it is.
+#[test]
+fn a_window_to_where_tensors_part_reaches_where_buffers_part() {
+    use crate::model::Overlap as TensorOverlap;
+    for (declared, planned) in [
+        ([-299, 0], [-303, 0]),
+        ([-400, -8], [-400, -8]),
+        ([-298, 0], [-298, 0]),
+    ] {
+        let mut m = chain();
+        m.calls[1].overlaps.push(TensorOverlap {
+            output: 2,
+            input: 1,
+            shifts: declared,
+        });
+        let l = analyse(&m, &pools(), &Options::default()).unwrap();
+        let (a, b) = (l.tensor_buffers[1].unwrap(), l.tensor_buffers[2].unwrap());
+        assert_eq!(l.problem.buffers()[b].size, 304);
+        let o = l.problem.overlap_between(a, b).unwrap();
+        assert_eq!(o.shifts, planned, "{declared:?}");
+    }
+}
+
 /// RELU may write b over a (its last reader): the problem gets the pair between their
 /// buffers, and a plan shares a's bytes with b, below the bound with the two apart.
 #[test]

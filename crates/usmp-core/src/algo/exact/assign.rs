@@ -127,7 +127,10 @@ pub(crate) fn search(
         state.decide(0);
     }
     Joint {
-        complete: state.complete,
+        // The loads that prune assignments add sizes as if every pair were apart: with
+        // overlaps declared, an assignment they prune may fit, so trying the rest proves
+        // nothing.
+        complete: state.complete && problem.overlaps().is_empty(),
         best: state.best,
     }
 }

@@ -1,7 +1,11 @@
 //! One pool's share of a problem, in the form the search works on: buffers renumbered
 //! `0..n`, their overlaps, and for live ranges the time "sections" (maximal stretches with
 //! one live set) that give the search its pruning and its decomposition.
+//!
+//! Declared windows ([`crate::Overlap`]) enter as *reach* (see [`Windows`]): how far
+//! above an item's offset a conflicting item placed after it must start.
 
+use super::windows::{Pair, Windows};
 use crate::problem::{Conflicts, Problem};
 
 /// The buffers of one pool, as the search sees them.
@@ -15,10 +19,23 @@ pub(crate) struct Instance {
     pub(crate) span: Vec<(u32, u32)>,
     /// Per item, the length of its live range in time steps (0 without live ranges).
     pub(crate) length: Vec<u64>,
-    /// Per item, the items it may not share bytes with.
+    /// Per item, the items it may not share bytes with (but within a window).
     pub(crate) overlaps: Vec<Vec<u32>>,
+    /// Per item, beside `overlaps`: an item placed after it at or above its offset must
+    /// start at least this far above it. Its size, but for an output over its input.
+    pub(crate) reach: Vec<Vec<u64>>,
     /// Per section, the items live in it (empty for conflict graphs).
     pub(crate) members: Vec<Vec<u32>>,
+    /// The windows the search places with.
+    pub(crate) pairs: Vec<Pair>,
+    /// Per item, its pairs (indices into `pairs`).
+    pub(crate) pairs_of: Vec<Vec<u32>>,
+    /// Per item, the first key among items at one offset: an output that may start where
+    /// its input starts comes before it (see `windows::ties`).
+    pub(crate) tie: Vec<u32>,
+    /// Whether some window was narrowed for the search (see `windows`): its plans are
+    /// then valid, but its proofs cover only the narrower windows.
+    pub(crate) narrowed: bool,
 }
 
 /// Live ranges `[start, end)` as spans of time sections `[first, last)`, sections being
@@ -32,11 +49,66 @@ pub(crate) fn section_spans(lives: &[(u64, u64)]) -> (Vec<(u32, u32)>, usize) {
     (span, points.len().saturating_sub(1))
 }
 
+/// For live ranges: each item's span of sections, the items each overlaps in time, and
+/// each section's items.
+type InTime = (Vec<(u32, u32)>, Vec<Vec<u32>>, Vec<Vec<u32>>);
+
+fn in_time(problem: &Problem, buffers: &[usize]) -> InTime {
+    let all = problem.buffers();
+    let n = buffers.len();
+    let lives: Vec<(u64, u64)> = buffers
+        .iter()
+        .map(|&b| all[b].live.map_or((0, 0), |l| (l.start, l.end)))
+        .collect();
+    let (span, sections) = section_spans(&lives);
+    let mut members = vec![Vec::new(); sections];
+    for (i, &(first, last)) in span.iter().enumerate() {
+        for m in &mut members[first as usize..last as usize] {
+            m.push(i as u32);
+        }
+    }
+    // Two ranges overlap iff their section spans share a section.
+    let mut by_start: Vec<u32> = (0..n as u32)
+        .filter(|&i| span[i as usize].0 < span[i as usize].1)
+        .collect();
+    by_start.sort_unstable_by_key(|&i| span[i as usize]);
+    let mut overlaps = vec![Vec::new(); n];
+    for (k, &i) in by_start.iter().enumerate() {
+        let end = span[i as usize].1;
+        for &j in &by_start[k + 1..] {
+            if span[j as usize].0 >= end {
+                break;
+            }
+            overlaps[i as usize].push(j);
+            overlaps[j as usize].push(i);
+        }
+    }
+    (span, overlaps, members)
+}
+
+/// For a conflict graph over `buffers` (of `len` in the problem): the items each conflicts with.
+fn in_graph(adj: &[Vec<usize>], len: usize, buffers: &[usize]) -> Vec<Vec<u32>> {
+    let mut item = vec![u32::MAX; len];
+    for (k, &b) in buffers.iter().enumerate() {
+        item[b] = k as u32;
+    }
+    buffers
+        .iter()
+        .map(|&b| {
+            adj[b]
+                .iter()
+                .map(|&j| item[j])
+                .filter(|&k| k != u32::MAX)
+                .collect()
+        })
+        .collect()
+}
+
 impl Instance {
     /// The items `buffers` of `problem`, all placed in `pool`.
     pub(crate) fn new(problem: &Problem, pool: usize, buffers: Vec<usize>) -> Instance {
         let all = problem.buffers();
-        let size = buffers.iter().map(|&b| all[b].size).collect();
+        let size: Vec<u64> = buffers.iter().map(|&b| all[b].size).collect();
         let align = buffers
             .iter()
             .map(|&b| problem.alignment_in(b, pool))
@@ -47,62 +119,26 @@ impl Instance {
             .map(|&b| all[b].live.map_or(0, |l| l.end - l.start))
             .collect();
         let (span, overlaps, members) = match problem.conflicts() {
-            Conflicts::Intervals => {
-                let lives: Vec<(u64, u64)> = buffers
-                    .iter()
-                    .map(|&b| all[b].live.map_or((0, 0), |l| (l.start, l.end)))
-                    .collect();
-                let (span, sections) = section_spans(&lives);
-                let mut members = vec![Vec::new(); sections];
-                for (i, &(first, last)) in span.iter().enumerate() {
-                    for m in &mut members[first as usize..last as usize] {
-                        m.push(i as u32);
-                    }
-                }
-                // Two ranges overlap iff their section spans share a section.
-                let mut by_start: Vec<u32> = (0..n as u32)
-                    .filter(|&i| span[i as usize].0 < span[i as usize].1)
-                    .collect();
-                by_start.sort_unstable_by_key(|&i| span[i as usize]);
-                let mut overlaps = vec![Vec::new(); n];
-                for (k, &i) in by_start.iter().enumerate() {
-                    let end = span[i as usize].1;
-                    for &j in &by_start[k + 1..] {
-                        if span[j as usize].0 >= end {
-                            break;
-                        }
-                        overlaps[i as usize].push(j);
-                        overlaps[j as usize].push(i);
-                    }
-                }
-                (span, overlaps, members)
-            }
+            Conflicts::Intervals => in_time(problem, &buffers),
             Conflicts::Graph(adj) => {
-                let mut item = vec![u32::MAX; all.len()];
-                for (k, &b) in buffers.iter().enumerate() {
-                    item[b] = k as u32;
-                }
-                let overlaps = buffers
-                    .iter()
-                    .map(|&b| {
-                        adj[b]
-                            .iter()
-                            .map(|&j| item[j])
-                            .filter(|&k| k != u32::MAX)
-                            .collect()
-                    })
-                    .collect();
+                let overlaps = in_graph(adj, all.len(), &buffers);
                 (vec![(0, 0); n], overlaps, Vec::new())
             }
         };
+        let w = Windows::of(problem, &buffers, &size, &span, &overlaps);
         Instance {
             buffers,
             size,
             align,
             length,
             span,
+            reach: w.reach,
             overlaps,
             members,
+            pairs: w.pairs,
+            pairs_of: w.pairs_of,
+            tie: w.tie,
+            narrowed: w.narrowed,
         }
     }
 
@@ -114,10 +150,37 @@ impl Instance {
         self.members.len()
     }
 
-    /// The bytes no placement can go below: the fullest section, or the largest item.
+    /// The bytes no placement can go below: the fullest section less what its pairs may
+    /// share, or the largest item; rounded up to the step every end lies on.
     pub(crate) fn lower_bound(&self) -> u64 {
-        let sections = self.members.iter().map(|m| self.total(m));
-        sections.chain(self.size.iter().copied()).max().unwrap_or(0)
+        let shared = self.shared();
+        let sections =
+            (self.members.iter().zip(shared)).map(|(m, s)| self.total(m).saturating_sub(s));
+        let bound = sections.chain(self.size.iter().copied()).max().unwrap_or(0);
+        bound.checked_next_multiple_of(self.step()).unwrap_or(bound)
+    }
+
+    /// The largest number every item's end (offset plus size) is a multiple of: each
+    /// offset is a multiple of its alignment, so one that divides every alignment and
+    /// every size. Pools aligned to 16 with sizes rounded to 16 have ends 16 apart, and a
+    /// bound between two of them (from overlaps that share odd bytes) is one step short.
+    fn step(&self) -> u64 {
+        fn gcd(a: u64, b: u64) -> u64 {
+            if b == 0 { a } else { gcd(b, a % b) }
+        }
+        let all = self.size.iter().chain(&self.align);
+        all.fold(0, |g, &x| gcd(g, x)).max(1)
+    }
+
+    /// Per section, the bytes its pairs may share when none is placed.
+    pub(crate) fn shared(&self) -> Vec<u64> {
+        let mut shared = vec![0u64; self.sections()];
+        for p in &self.pairs {
+            for s in &mut shared[p.sections.0 as usize..p.sections.1 as usize] {
+                *s = s.saturating_add(p.share);
+            }
+        }
+        shared
     }
 
     /// Summed size of `items`, saturating (sizes are user data).

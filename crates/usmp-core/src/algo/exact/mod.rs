@@ -20,6 +20,7 @@
 mod assign;
 mod instance;
 mod search;
+mod windows;
 
 #[cfg(test)]
 mod tests;
@@ -109,17 +110,6 @@ impl Algorithm for Exact {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        let mut solution = self.search(problem, lower_bound)?;
-        // The search places buffers apart; with overlaps declared, its proof covers
-        // those placements only (its start, first fit, may place over partners).
-        solution.proven_optimal &= problem.overlaps().is_empty();
-        Ok(solution)
-    }
-}
-
-impl Exact {
-    /// [`Algorithm::allocate`] but for what its proof covers.
-    fn search(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
         let start = self.improve_best(problem, lower_bound, &[&FirstFit], None);
         let solution = self.choose_pools(problem, lower_bound, start);
         if self.assignment == Assignment::Fastest
@@ -356,7 +346,12 @@ fn fastest(problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, Plan
 /// many default budgets (and half the time left, under a deadline). Where the optimum is
 /// the bound, a probe there needs its whole share at once, which the bisection rounds
 /// below never give it. Only when that fails do the rounds run, with `effort` untouched.
-fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort) -> PoolResult {
+fn minimise_within(
+    inst: &Instance,
+    size: u64,
+    target: Option<u64>,
+    effort: &mut Effort,
+) -> PoolResult {
     let bound = inst.lower_bound();
     if target.is_none() && bound < size && !effort.exhausted() {
         let deadline = effort
@@ -374,6 +369,16 @@ fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort
         }
     }
     rounds(inst, bound, size, target, effort)
+}
+
+/// [`minimise_within`], whose proofs hold for the declared windows only where the search
+/// took them whole.
+fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort) -> PoolResult {
+    let result = minimise_within(inst, size, target, effort);
+    PoolResult {
+        proven: result.proven && !inst.narrowed,
+        ..result
+    }
 }
 
 /// The probing rounds of [`minimise`], from the bound `lo` up to `size`.

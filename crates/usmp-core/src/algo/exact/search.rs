@@ -10,9 +10,12 @@
 //!   item: that one fits entirely below, and later items (all higher) cannot disturb it,
 //!   so a plan with it placed first is as good.
 //! - **Sections.** In each time section the unplaced items are live together, so they
-//!   stack above the section's floor (and above the current offset): floor + their sizes
-//!   must fit. A section's floor is also at least the smallest minimum offset among its
-//!   unplaced items.
+//!   stack above the section's floor (and above the current offset): floor + their sizes,
+//!   less what their pairs may share, must fit. A section's floor is also at least the
+//!   smallest minimum offset among its unplaced items.
+//!
+//! With declared windows, "the top of the buffers before it" is each one's offset plus its
+//! reach toward the item (its size, but for an output over its input; see `windows`).
 //! - **Hatless items.** If an item that overlaps no unplaced item fails at its minimum
 //!   offset, the node fails: every completion could put it there and place it first.
 //! - **Decomposition.** When no unplaced item crosses some section boundary, the two sides
@@ -94,6 +97,7 @@ enum Undo {
     Placed(u32),
     MinOffset(u32, u64),
     Floor(u32, u64),
+    Shared(u32, u64),
 }
 
 #[derive(Debug)]
@@ -137,6 +141,8 @@ pub(crate) struct Search<'i> {
     min_offset: Vec<u64>,
     floor: Vec<u64>,
     total: Vec<u64>,
+    /// Per section, the bytes the pairs of unplaced items in it may share.
+    shared: Vec<u64>,
     /// Per section boundary `j` (between `j` and `j + 1`), unplaced items crossing it.
     cuts: Vec<u32>,
     trail: Vec<Undo>,
@@ -177,6 +183,7 @@ impl<'i> Search<'i> {
             min_offset: vec![0; inst.len()],
             floor: vec![0; sections],
             total: inst.members.iter().map(|m| inst.total(m)).collect(),
+            shared: inst.shared(),
             cuts,
             trail: Vec::new(),
             new_cuts: Vec::new(),
@@ -193,7 +200,11 @@ impl<'i> Search<'i> {
                 search.offset[i] = 0;
             }
         }
-        if search.total.iter().any(|&t| t > capacity) {
+        let stacked = search.total.iter().zip(&search.shared);
+        if stacked
+            .into_iter()
+            .any(|(&t, &s)| t.saturating_sub(s) > capacity)
+        {
             return (Outcome::Infeasible, Vec::new());
         }
         let items: Vec<u32> = (0..inst.len() as u32)
@@ -277,7 +288,10 @@ impl<'i> Search<'i> {
                 (key, item)
             })
             .collect();
-        keyed.sort_unstable_by(|(ka, ia), (kb, ib)| kb.cmp(ka).then(ia.cmp(ib)));
+        let tie = |i: &u32| inst.tie[*i as usize];
+        keyed.sort_unstable_by(|(ka, ia), (kb, ib)| {
+            (tie(ia).cmp(&tie(ib))).then(kb.cmp(ka)).then(ia.cmp(ib))
+        });
         for (r, &(_, item)) in keyed.iter().enumerate() {
             self.rank[item as usize] = r as u32;
         }
@@ -385,11 +399,13 @@ impl<'i> Search<'i> {
         for s in first..last {
             let s_us = s as usize;
             self.total[s_us] = self.total[s_us].saturating_sub(inst.size[i]);
-            if self.floor[s_us] < end {
+            let top = self.top_in(item, s, at, end);
+            if self.floor[s_us] < top {
                 self.trail.push(Undo::Floor(s, self.floor[s_us]));
-                self.floor[s_us] = end;
+                self.floor[s_us] = top;
             }
         }
+        self.unshare(item);
         for j in boundaries((first, last)) {
             let c = &mut self.cuts[j as usize];
             *c -= 1;
@@ -406,12 +422,13 @@ impl<'i> Search<'i> {
             self.now = 1;
         }
         self.affected.clear();
-        for &u in &inst.overlaps[i] {
+        for (&u, &reach) in inst.overlaps[i].iter().zip(&inst.reach[i]) {
             let u_us = u as usize;
-            if self.offset[u_us] != UNPLACED || self.min_offset[u_us] >= end {
+            let top = at.saturating_add(reach);
+            if self.offset[u_us] != UNPLACED || self.min_offset[u_us] >= top {
                 continue;
             }
-            let raised = end
+            let raised = top
                 .checked_next_multiple_of(inst.align[u_us])
                 .unwrap_or(u64::MAX);
             self.trail.push(Undo::MinOffset(u, self.min_offset[u_us]));
@@ -449,12 +466,46 @@ impl<'i> Search<'i> {
         true
     }
 
+    /// Takes what the pairs of `item`, just placed, with unplaced partners could share
+    /// off their sections: the partner now stacks whole above the floor.
+    fn unshare(&mut self, item: u32) {
+        let inst = self.inst;
+        for &p in &inst.pairs_of[item as usize] {
+            let pair = &inst.pairs[p as usize];
+            let partner = if pair.output == item {
+                pair.input
+            } else {
+                pair.output
+            };
+            if self.offset[partner as usize] != UNPLACED {
+                continue;
+            }
+            for s in pair.sections.0..pair.sections.1 {
+                let old = self.shared[s as usize];
+                self.trail.push(Undo::Shared(s, old));
+                self.shared[s as usize] = old.saturating_sub(pair.share);
+            }
+        }
+    }
+
+    /// The lowest an unplaced item live in section `s` can start above `item`, placed at
+    /// `at`: its top `end`, but where its input may start inside an output.
+    fn top_in(&self, item: u32, s: u32, at: u64, end: u64) -> u64 {
+        let inst = self.inst;
+        let pairs = inst.pairs_of[item as usize]
+            .iter()
+            .map(|&p| &inst.pairs[p as usize]);
+        pairs
+            .filter(|p| p.output == item && (p.sections.0..p.sections.1).contains(&s))
+            .fold(end, |top, p| top.min(at.saturating_add(p.reach)))
+    }
+
     /// Whether every section of `lo..hi` can still hold its unplaced items above both its
     /// floor and the current offset `at` (later items go no lower).
     fn fits(&self, lo: u32, hi: u32, at: u64) -> bool {
         (lo as usize..hi as usize).all(|s| {
-            self.total[s] == 0
-                || self.floor[s].max(at).saturating_add(self.total[s]) <= self.capacity
+            let needed = self.total[s].saturating_sub(self.shared[s]);
+            needed == 0 || self.floor[s].max(at).saturating_add(needed) <= self.capacity
         })
     }
 
@@ -475,6 +526,7 @@ impl<'i> Search<'i> {
                 }
                 Some(Undo::MinOffset(u, old)) => self.min_offset[u as usize] = old,
                 Some(Undo::Floor(s, old)) => self.floor[s as usize] = old,
+                Some(Undo::Shared(s, old)) => self.shared[s as usize] = old,
                 None => break,
             }
         }
