@@ -99,9 +99,10 @@ pub(crate) mod bit {
     pub const OVER_DEPTHWISE: u32 = 1 << 27;
     /// A pooling call writes over its input.
     pub const OVER_POOL: u32 = 1 << 28;
-    /// A call that works element by element writes over its input: RESHAPE, SQUEEZE,
-    /// EXPAND_DIMS, QUANTIZE, RELU, RELU6, LOGISTIC, TANH, DEQUANTIZE, ADD, MUL (each kind's
-    /// variant is linked only where the model also uses that kind).
+    /// A call that works element by element, or copies, writes over its input: RESHAPE,
+    /// SQUEEZE, EXPAND_DIMS, QUANTIZE, RELU, RELU6, LOGISTIC, TANH, DEQUANTIZE, ADD, MUL,
+    /// CONCATENATION (each kind's variant is linked only where the model also uses that
+    /// kind).
     pub const OVER_ELEMENTWISE: u32 = 1 << 29;
     /// A DEPTHWISE_CONV_2D call can run four channels at a time ([`Conv::four_at_a_time`]):
     /// that path is linked too.
@@ -198,7 +199,8 @@ const fn over_bit(kernel: &Kernel<'_>) -> u32 {
         | Kernel::Dequantize(_)
         | Kernel::QuantizeFloat(_)
         | Kernel::Add(_)
-        | Kernel::Mul(_) => bit::OVER_ELEMENTWISE,
+        | Kernel::Mul(_)
+        | Kernel::Concatenation(_) => bit::OVER_ELEMENTWISE,
         _ => 0,
     }
 }

@@ -197,6 +197,16 @@ fn conv_f32(
 /// CONCATENATION: every input in order, at most 16.
 #[inline(always)]
 fn concatenation(p: &Concatenation<'_>, inputs: &Inputs<'_>, out: &mut [u8]) -> Result<(), Error> {
+    with_parts(inputs, 0, |parts| shape::concatenation(p, parts, out))
+}
+
+/// CONCATENATION's inputs from `first` on as slices (at most 16 inputs), handed to `run`.
+#[inline(always)]
+fn with_parts<R>(
+    inputs: &Inputs<'_>,
+    first: usize,
+    run: impl FnOnce(&[&[u8]]) -> Result<R, Error>,
+) -> Result<R, Error> {
     const MOST: usize = 16;
     let mut parts: [&[u8]; MOST] = [&[]; MOST];
     if inputs.len() > MOST {
@@ -205,10 +215,11 @@ fn concatenation(p: &Concatenation<'_>, inputs: &Inputs<'_>, out: &mut [u8]) -> 
             problem: "more than 16 inputs",
         });
     }
-    for (k, part) in parts.iter_mut().enumerate().take(inputs.len()) {
-        *part = input(inputs, k, "concatenation input")?;
+    let n = inputs.len().saturating_sub(first);
+    for (k, part) in parts.iter_mut().enumerate().take(n) {
+        *part = input(inputs, first + k, "concatenation input")?;
     }
-    shape::concatenation(p, &parts[..inputs.len()], out)
+    run(&parts[..n])
 }
 
 /// A call whose output the plan put over its input 0 ([`usmp::Source::Over`]): `region`
@@ -309,6 +320,11 @@ fn run_over_elementwise<const USED: u32>(
         }
         Kernel::Mul(p) if on::<USED>(bit::MUL | bit::OVER_ELEMENTWISE) => {
             elementwise::mul_over(p, region, shared, input(inputs, 1, "input 2")?)
+        }
+        Kernel::Concatenation(p) if on::<USED>(bit::CONCATENATION | bit::OVER_ELEMENTWISE) => {
+            with_parts(inputs, 1, |others| {
+                shape::concatenation_over(p, region, shared, others)
+            })
         }
         _ => Err(Error::Overlap {
             shift: shared.shift(),

@@ -6,7 +6,8 @@
 //! read again for the next output row when upscaling).
 
 use crate::Error;
-use crate::bytes::want;
+use crate::bytes::{want, want_len};
+use crate::overlap::{Load, cells, split};
 use crate::params::{Concatenation, Pad, Resize};
 
 /// CONCATENATION: for each outer step, each input's part in turn.
@@ -34,6 +35,87 @@ pub fn concatenation(
         }
     }
     Ok(())
+}
+
+/// The shifts at which CONCATENATION may write its output over its input 0 (the
+/// others stay apart). Output byte `j` of outer step `k` is written right after its
+/// source is read, and input 0's bytes are read in order, `part` of them per step of
+/// `step` output bytes. With `m(j)` the next input-0 byte to read after output byte `j`
+/// ([`crate::overlap`]'s bound `min m(j) - (j + 1)`): at input 0's byte `c` of step `k`,
+/// `m(j) - (j + 1) = k·(part - step)`; at the other inputs' bytes of step `k`, it falls to
+/// `(k + 1)·(part - step)` at the last of them. Nothing is read after the last step's
+/// part, so the least is at step `outer - 2`'s other inputs or step `outer - 1`'s part:
+///
+/// ```text
+/// most = -(outer - 1)·(step - part)
+/// ```
+///
+/// (no bound when input 0 has at most one byte). At that shift every byte of input 0
+/// lies inside the output: the output's first `outer - 1` steps, written ahead of the
+/// input's, take all the room the other inputs need.
+pub fn concatenation_window(p: &Concatenation<'_>) -> crate::overlap::Window {
+    let step: usize = p.parts.iter().sum();
+    let part = p.parts.first().copied().unwrap_or(0);
+    let most = if p.outer * part <= 1 {
+        isize::MAX
+    } else {
+        let behind = (p.outer - 1).saturating_mul(step - part);
+        -(isize::try_from(behind).unwrap_or(isize::MAX))
+    };
+    crate::overlap::Window {
+        most,
+        input: p.outer * part,
+        output: p.outer * step,
+    }
+}
+
+/// [`concatenation`] with input 0 read through `first` and the output stored by `put`
+/// (`len` bytes): the order every run over one region takes.
+pub(crate) fn concatenation_with<T: Load>(
+    p: &Concatenation<'_>,
+    first: &[T],
+    others: &[&[u8]],
+    (len, mut put): (usize, impl FnMut(usize, u8)),
+) -> Result<(), Error> {
+    if others.len() + 1 != p.parts.len() {
+        return Err(Error::Parameters {
+            what: "concatenation inputs",
+            problem: "the call has another number of inputs than the parameters",
+        });
+    }
+    let step: usize = p.parts.iter().sum();
+    want_len("concatenation output", len, p.outer * step)?;
+    want_len("concatenation input", first.len(), p.outer * p.parts[0])?;
+    for (input, &part) in others.iter().zip(&p.parts[1..]) {
+        want("concatenation input", input, p.outer * part)?;
+    }
+    let mut o = 0;
+    for k in 0..p.outer {
+        let part = p.parts[0];
+        for (c, x) in first[k * part..(k + 1) * part].iter().enumerate() {
+            put(o + c, x.load());
+        }
+        o += part;
+        for (input, &part) in others.iter().zip(&p.parts[1..]) {
+            for (c, &x) in input[k * part..(k + 1) * part].iter().enumerate() {
+                put(o + c, x);
+            }
+            o += part;
+        }
+    }
+    Ok(())
+}
+
+/// [`concatenation`] over one region holding input 0 and the output where `shared` says;
+/// the other inputs apart. Refused at a shift [`concatenation_window`] does not allow.
+pub fn concatenation_over(
+    p: &Concatenation<'_>,
+    region: &mut [u8],
+    shared: &usmp::Shared,
+    others: &[&[u8]],
+) -> Result<(), Error> {
+    let [first, output] = split(region, shared, concatenation_window(p))?;
+    concatenation_with(p, first, others, cells(output))
 }
 
 /// PAD: the input, surrounded by the padding value.

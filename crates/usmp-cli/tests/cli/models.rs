@@ -225,8 +225,9 @@ fn the_branching_fixtures_run_in_the_order_of_the_lowest_peak() {
         ("branches", moved(2120, 2055)),
         ("tall", kept(605)),
         ("gates", moved(607, 579)),
-        ("wide", kept(1200)),
-        ("unet", kept(6144)),
+        // Their CONCATENATION calls over their first inputs lower them as written.
+        ("wide", kept(896)),
+        ("unet", kept(4096)),
     ] {
         let at = report.find(&format!("== model {model} ")).unwrap();
         let section = &report[at + 1..];

@@ -211,16 +211,18 @@ pub fn window(
             let (shape, _) = ops::pool_shape(&call).ok()?;
             Some(crate::pool::window(&shape, width))
         }
-        // The element-wise kernels: from the parameters the call is prepared with.
-        other => kernel(Some(other), options, inputs, outputs, elementwise_window)
+        // The element-wise kernels and CONCATENATION: from the parameters the call is
+        // prepared with.
+        other => kernel(Some(other), options, inputs, outputs, parameters_window)
             .ok()
             .flatten(),
     }
 }
 
-/// The window of an element-wise kernel ([`crate::overlap::elementwise_window`]) from its
-/// parameters; `None` for any other kernel, and for ADD or MUL broadcasting input 1.
-fn elementwise_window(k: &Kernel<'_>) -> Option<crate::overlap::Window> {
+/// The window of an element-wise kernel ([`crate::overlap::elementwise_window`]) or of
+/// CONCATENATION over its input 0 from its parameters; `None` for any other kernel, and
+/// for ADD or MUL broadcasting input 1.
+fn parameters_window(k: &Kernel<'_>) -> Option<crate::overlap::Window> {
     use crate::overlap::elementwise_window as each;
     match k {
         Kernel::Requantize(p) | Kernel::Relu(p) => {
@@ -231,6 +233,7 @@ fn elementwise_window(k: &Kernel<'_>) -> Option<crate::overlap::Window> {
         Kernel::QuantizeFloat(p) => Some(crate::pointwise::affine_window(p, true)),
         Kernel::Add(p) => crate::elementwise::window(&p.shape),
         Kernel::Mul(p) => crate::elementwise::window(&p.shape),
+        Kernel::Concatenation(p) => Some(crate::shape::concatenation_window(p)),
         _ => None,
     }
 }

@@ -242,3 +242,39 @@ fn add_and_mul_write_over_an_input_they_do_not_broadcast() {
     }
     assert!(with_window > 300, "{with_window}");
 }
+
+/// CONCATENATION over its input 0 (the other inputs apart), along outer steps of 1 to 5
+/// and with 1 to 4 inputs: its window is the traced bound and holds at its edges.
+#[test]
+fn concatenation_writes_over_its_first_input() {
+    use crate::params::Concatenation;
+    use crate::shape;
+    let mut with_window = 0;
+    for seed in 1..=300u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let inputs = 1 + rng.below(4);
+        let parts: Vec<usize> = (0..inputs).map(|_| 1 + rng.below(6)).collect();
+        let p = Concatenation {
+            outer: 1 + rng.below(5),
+            parts: &parts,
+        };
+        let others: Vec<Vec<u8>> = parts[1..]
+            .iter()
+            .map(|&part| bytes(&mut rng, p.outer * part))
+            .collect();
+        let others: Vec<&[u8]> = others.iter().map(Vec::as_slice).collect();
+        let case = Case {
+            name: "concatenation",
+            window: shape::concatenation_window(&p),
+            traced: &|x, put| shape::concatenation_with(&p, x, &others, (usize::MAX, put)).unwrap(),
+            apart: &|x, out| {
+                let all: Vec<&[u8]> = [x].into_iter().chain(others.iter().copied()).collect();
+                shape::concatenation(&p, &all, out)
+            },
+            over: &|region, shared| shape::concatenation_over(&p, region, shared, &others),
+        };
+        let input = bytes(&mut rng, p.outer * parts[0]);
+        with_window += usize::from(check(&case, &input, seed));
+    }
+    assert!(with_window > 250, "{with_window}");
+}
