@@ -2,7 +2,8 @@
 //!
 //! Int8 kernels with TensorFlow Lite Micro's *reference* arithmetic (the same integer
 //! formulas and rounding, so outputs are equal byte for byte), run directly on the
-//! regions a [`usmp::Session`] hands out: no arena, no allocator, no `unsafe`.
+//! regions a [`usmp::Session`] hands out: no arena, no allocator, and no `unsafe` but the
+//! four register-only DSP instructions of the `dsp` module on Cortex-M4/M7.
 //!
 //! Everything TFLite Micro's `Prepare` computes from floats (fixed-point multipliers and
 //! shifts, padding, activation ranges, softmax's exp scaling) is computed at build time
@@ -64,14 +65,18 @@
 //! buffer (SVDF), these keep them in registers, with the same wrapping int32 arithmetic.
 #![no_std]
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 #[cfg(feature = "prepare")]
 extern crate std;
 
 mod bytes;
+// Inline assembly of four DSP instructions, each on registers only (see its SAFETY notes).
 pub mod conv;
 pub mod dense;
+#[allow(unsafe_code)]
+#[cfg_attr(not(usmp_dsp), allow(dead_code))]
+mod dsp;
 pub mod elementwise;
 pub mod exp;
 pub mod fixed;

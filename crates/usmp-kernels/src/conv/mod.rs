@@ -16,6 +16,7 @@ use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32
 use crate::params::{Conv, Float};
 
 pub(crate) mod fast;
+mod packed;
 
 /// Checks the regions against the shapes (`width` bytes per element); the input and
 /// output by length, as they may be cells of one region.
@@ -291,6 +292,9 @@ pub fn conv2d(
 ) -> Result<(), Error> {
     if fast::pointwise(p) {
         checked(CONV, p, input, filter, bias, output)?;
+        #[cfg(usmp_dsp)]
+        packed::conv_1x1(p, input, filter, bias, output);
+        #[cfg(not(usmp_dsp))]
         fast::conv_1x1(p, input, filter, bias, output);
         return Ok(());
     }

@@ -1,0 +1,146 @@
+//! The 1x1 CONV_2D with two multiply-accumulates per instruction, the way CMSIS-NN runs it
+//! on cores with the DSP extension (Cortex-M4, M7; [`crate::dsp`]): two pixels by two
+//! output channels at a time. Four input bytes of each pixel come in one load and, with the
+//! input offset added on the way, become two words of two 16-bit lanes (SXTAB16); four
+//! filter bytes of each channel likewise (SXTB16), each shared by both pixels; one SMLAD
+//! adds two products. So sixteen multiply-accumulates take four loads, eight unpackings and
+//! eight SMLADs, against sixteen multiplies and about as many loads one by one.
+//!
+//! The same bytes as the general loops: an input byte plus its offset (-127 to 128) and a
+//! filter byte fit a lane, and the products and their wrapping int32 sum are the general
+//! loops' (an integer sum does not depend on its order); each output is requantized the
+//! same way. Depths that are not a multiple of four finish one byte at a time, an odd
+//! channel and an odd pixel one at a time.
+
+// Run on thumbv7em only; its lanes are portable, so every target's tests run it.
+#![cfg_attr(not(usmp_dsp), allow(dead_code))]
+
+use super::{fast, requantizer};
+use crate::bytes::int8;
+use crate::dsp::{Lanes, smlad, splat, sxtab16, sxtab16_odd, sxtb16, sxtb16_odd};
+use crate::params::Conv;
+
+/// Four bytes known to be there: one (unaligned) load.
+#[inline(always)]
+fn word(b: &[u8]) -> u32 {
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// The first `whole` bytes of `x` in words.
+#[inline(always)]
+fn words(x: &[u8], whole: usize) -> core::slice::ChunksExact<'_, u8> {
+    x[..whole].chunks_exact(4)
+}
+
+/// What every block of the call shares.
+struct Shape<F> {
+    depth: usize,
+    /// The depth in whole words.
+    whole: usize,
+    offset: i32,
+    /// The offset in both lanes.
+    offsets: Lanes,
+    finish: F,
+}
+
+/// [`fast::conv_1x1`]'s call, its regions checked, two pixels and two channels at a time.
+pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+    let (depth, channels) = (p.filter[3], p.output[3]);
+    // Offsets are -127 to 128 (a zero point's negation); the general loops take any.
+    let Ok(lane) = i16::try_from(p.input_offset) else {
+        return fast::conv_1x1(p, input, filter, bias, output);
+    };
+    let shape = Shape {
+        depth,
+        whole: depth - depth % 4,
+        offset: p.input_offset,
+        offsets: splat(lane),
+        finish: requantizer(p, bias),
+    };
+    let mut pairs = input.chunks_exact(2 * depth);
+    let mut outs = output.chunks_exact_mut(2 * channels);
+    for (xs, out) in pairs.by_ref().zip(outs.by_ref()) {
+        let (a, b) = xs.split_at(depth);
+        let (oa, ob) = out.split_at_mut(channels);
+        two_pixels(&shape, filter, [a, b], [oa, ob]);
+    }
+    // An odd pixel last: the same pair of pixels, the one twice, written once.
+    let (x, out) = (pairs.remainder(), outs.into_remainder());
+    if x.len() == depth && out.len() == channels {
+        let mut spare = [0u8; 64];
+        let mut block = 0;
+        while block < channels {
+            let n = (channels - block).min(spare.len());
+            let w = &filter[block * depth..(block + n) * depth];
+            let o = &mut out[block..block + n];
+            two_pixels(&shape.from(block), w, [x, x], [o, &mut spare[..n]]);
+            block += n;
+        }
+    }
+}
+
+impl<F: Fn(usize, i32) -> u8> Shape<F> {
+    /// This shape, its channels counted from `first` (for the requantization).
+    fn from(&self, first: usize) -> Shape<impl Fn(usize, i32) -> u8 + '_> {
+        Shape {
+            depth: self.depth,
+            whole: self.whole,
+            offset: self.offset,
+            offsets: self.offsets,
+            finish: move |oc, acc| (self.finish)(first + oc, acc),
+        }
+    }
+}
+
+/// Pixels `x` (each `depth` bytes) by every channel of `filter` into `out`.
+fn two_pixels<F: Fn(usize, i32) -> u8>(
+    s: &Shape<F>,
+    filter: &[u8],
+    [a, b]: [&[u8]; 2],
+    [oa, ob]: [&mut [u8]; 2],
+) {
+    let (depth, whole) = (s.depth, s.whole);
+    let mut pairs = filter.chunks_exact(2 * depth);
+    let mut oc = 0;
+    for pair in pairs.by_ref() {
+        let (u, v) = pair.split_at(depth);
+        let mut acc = [0i32; 4];
+        let rows = |x| words(x, whole);
+        let each = rows(a).zip(rows(b)).zip(rows(u)).zip(rows(v));
+        for (((a, b), u), v) in each {
+            let (a, b) = (word(a), word(b));
+            let (ae, ao) = (sxtab16(s.offsets, a), sxtab16_odd(s.offsets, a));
+            let (be, bo) = (sxtab16(s.offsets, b), sxtab16_odd(s.offsets, b));
+            let u = word(u);
+            let (ue, uo) = (sxtb16(u), sxtb16_odd(u));
+            acc[0] = smlad(ao, uo, smlad(ae, ue, acc[0]));
+            acc[2] = smlad(bo, uo, smlad(be, ue, acc[2]));
+            let v = word(v);
+            let (ve, vo) = (sxtb16(v), sxtb16_odd(v));
+            acc[1] = smlad(ao, vo, smlad(ae, ve, acc[1]));
+            acc[3] = smlad(bo, vo, smlad(be, ve, acc[3]));
+        }
+        for k in whole..depth {
+            let (xa, xb) = (int8(a[k]) + s.offset, int8(b[k]) + s.offset);
+            let (wu, wv) = (int8(u[k]), int8(v[k]));
+            acc[0] = acc[0].wrapping_add(wu.wrapping_mul(xa));
+            acc[1] = acc[1].wrapping_add(wv.wrapping_mul(xa));
+            acc[2] = acc[2].wrapping_add(wu.wrapping_mul(xb));
+            acc[3] = acc[3].wrapping_add(wv.wrapping_mul(xb));
+        }
+        oa[oc] = (s.finish)(oc, acc[0]);
+        oa[oc + 1] = (s.finish)(oc + 1, acc[1]);
+        ob[oc] = (s.finish)(oc, acc[2]);
+        ob[oc + 1] = (s.finish)(oc + 1, acc[3]);
+        oc += 2;
+    }
+    let w = pairs.remainder();
+    if w.len() == depth {
+        for (x, o) in [(a, &mut oa[oc]), (b, &mut ob[oc])] {
+            let acc = x.iter().zip(w).fold(0i32, |acc, (&x, &w)| {
+                acc.wrapping_add(int8(w).wrapping_mul(int8(x) + s.offset))
+            });
+            *o = (s.finish)(oc, acc);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Two signed 16-bit lanes in one word, as the Armv7E-M DSP extension's SIMD instructions
+//! take them (Cortex-M4, M7): on those cores each function is the one instruction its
+//! name gives; everywhere else, the same arithmetic in portable Rust, so the kernels built
+//! on them run (and are tested) on every target. Lane 0 is the low half.
+//!
+//! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
+//! the `dsp` target feature itself.
+
+/// A word of two lanes.
+pub(crate) type Lanes = u32;
+
+/// `value` in both lanes.
+#[inline(always)]
+pub(crate) fn splat(value: i16) -> Lanes {
+    u32::from(value as u16) * 0x0001_0001
+}
+
+/// Lane `k` of `x`, as a signed 16-bit value.
+#[cfg(test)]
+pub(crate) fn lane(x: Lanes, k: u32) -> i16 {
+    (x >> (16 * k)) as u16 as i16
+}
+
+/// Bytes 0 and 2 of `x`, sign-extended into lanes 0 and 1 (SXTB16).
+#[inline(always)]
+pub(crate) fn sxtb16(x: u32) -> Lanes {
+    #[cfg(usmp_dsp)]
+    {
+        let out: u32;
+        // SAFETY: one register-to-register instruction of the DSP extension, which every
+        // thumbv7em core has; it reads `x`, writes `out`, and touches no memory or flags.
+        unsafe {
+            core::arch::asm!("sxtb16 {o}, {x}", o = lateout(reg) out, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+        out
+    }
+    #[cfg(not(usmp_dsp))]
+    {
+        let byte = |k: u32| u32::from((x >> (8 * k)) as u8 as i8 as i16 as u16);
+        byte(0) | (byte(2) << 16)
+    }
+}
+
+/// Bytes 1 and 3 of `x`, sign-extended into lanes 0 and 1 (SXTB16 with ROR #8).
+#[inline(always)]
+pub(crate) fn sxtb16_odd(x: u32) -> Lanes {
+    #[cfg(usmp_dsp)]
+    {
+        let out: u32;
+        // SAFETY: as in `sxtb16`: registers only.
+        unsafe {
+            core::arch::asm!("sxtb16 {o}, {x}, ror #8", o = lateout(reg) out, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+        out
+    }
+    #[cfg(not(usmp_dsp))]
+    sxtb16(x.rotate_right(8))
+}
+
+/// Bytes 0 and 2 of `x`, sign-extended and added to `a`'s lanes, each lane wrapping
+/// (SXTAB16).
+#[inline(always)]
+pub(crate) fn sxtab16(a: Lanes, x: u32) -> Lanes {
+    #[cfg(usmp_dsp)]
+    {
+        let out: u32;
+        // SAFETY: as in `sxtb16`: registers only.
+        unsafe {
+            core::arch::asm!("sxtab16 {o}, {a}, {x}", o = lateout(reg) out, a = in(reg) a,
+                x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        out
+    }
+    #[cfg(not(usmp_dsp))]
+    {
+        let b = sxtb16(x);
+        let low = (a as u16).wrapping_add(b as u16);
+        let high = ((a >> 16) as u16).wrapping_add((b >> 16) as u16);
+        u32::from(low) | (u32::from(high) << 16)
+    }
+}
+
+/// [`sxtab16`] of bytes 1 and 3 (SXTAB16 with ROR #8).
+#[inline(always)]
+pub(crate) fn sxtab16_odd(a: Lanes, x: u32) -> Lanes {
+    #[cfg(usmp_dsp)]
+    {
+        let out: u32;
+        // SAFETY: as in `sxtb16`: registers only.
+        unsafe {
+            core::arch::asm!("sxtab16 {o}, {a}, {x}, ror #8", o = lateout(reg) out,
+                a = in(reg) a, x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        out
+    }
+    #[cfg(not(usmp_dsp))]
+    sxtab16(a, x.rotate_right(8))
+}
+
+/// `acc` plus the products of the lanes of `a` and `b`, wrapping (SMLAD: two multiplies
+/// and both adds in one instruction; its Q flag, set on an overflow the wrapping sum
+/// ignores, is not read by anything here).
+#[inline(always)]
+pub(crate) fn smlad(a: Lanes, b: Lanes, acc: i32) -> i32 {
+    #[cfg(usmp_dsp)]
+    {
+        let out: i32;
+        // SAFETY: as in `sxtb16`, registers only; it may set the sticky Q flag, so the
+        // flags are not declared preserved.
+        unsafe {
+            core::arch::asm!("smlad {o}, {a}, {b}, {c}", o = lateout(reg) out, a = in(reg) a,
+                b = in(reg) b, c = in(reg) acc, options(pure, nomem, nostack));
+        }
+        out
+    }
+    #[cfg(not(usmp_dsp))]
+    {
+        let product = |k: u32| {
+            let (x, y) = ((a >> (16 * k)) as u16 as i16, (b >> (16 * k)) as u16 as i16);
+            i32::from(x) * i32::from(y)
+        };
+        acc.wrapping_add(product(0)).wrapping_add(product(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::overlap::tests::Rng;
+
+    /// Each function against its definition lane by lane, on random words.
+    #[test]
+    fn lanes_follow_their_definitions() {
+        let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B);
+        for _ in 0..20_000 {
+            let word =
+                |rng: &mut Rng| (rng.below(1 << 16) as u32) << 16 | rng.below(1 << 16) as u32;
+            let (x, a, b) = (word(&mut rng), word(&mut rng), word(&mut rng));
+            let byte = |k: u32| i16::from((x >> (8 * k)) as u8 as i8);
+            assert_eq!([lane(sxtb16(x), 0), lane(sxtb16(x), 1)], [byte(0), byte(2)]);
+            assert_eq!(
+                [lane(sxtb16_odd(x), 0), lane(sxtb16_odd(x), 1)],
+                [byte(1), byte(3)]
+            );
+            let sum = sxtab16(a, x);
+            assert_eq!(lane(sum, 0), lane(a, 0).wrapping_add(byte(0)));
+            assert_eq!(lane(sum, 1), lane(a, 1).wrapping_add(byte(2)));
+            let sum = sxtab16_odd(a, x);
+            assert_eq!(lane(sum, 1), lane(a, 1).wrapping_add(byte(3)));
+            let acc = rng.below(1 << 31) as i32 - (1 << 30);
+            let dot = i64::from(lane(a, 0)) * i64::from(lane(b, 0))
+                + i64::from(lane(a, 1)) * i64::from(lane(b, 1));
+            assert_eq!(smlad(a, b, acc), (i64::from(acc) + dot) as i32);
+            assert_eq!(lane(splat(lane(a, 1)), 0), lane(a, 1));
+        }
+    }
+}
