@@ -1,6 +1,6 @@
 //! Two signed 16-bit lanes in one word, as the Armv7E-M DSP extension's SIMD instructions
 //! take them (Cortex-M4, M7): on those cores each function is the one instruction its
-//! name gives; everywhere else, the same arithmetic in portable Rust, so the kernels built
+//! name gives (six of them, each reading and writing registers only); everywhere else, the same arithmetic in portable Rust, so the kernels built
 //! on them run (and are tested) on every target. Lane 0 is the low half.
 //!
 //! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
@@ -125,6 +125,40 @@ pub(crate) fn smlad(a: Lanes, b: Lanes, acc: i32) -> i32 {
     }
 }
 
+/// `acc` plus the product of lane 0 of `a` and lane 0 of `b` (SMLABB).
+#[inline(always)]
+pub(crate) fn smlabb(a: Lanes, b: Lanes, acc: i32) -> i32 {
+    #[cfg(usmp_dsp)]
+    {
+        let out: i32;
+        // SAFETY: as in `smlad`: registers only, may set the sticky Q flag.
+        unsafe {
+            core::arch::asm!("smlabb {o}, {a}, {b}, {c}", o = lateout(reg) out, a = in(reg) a,
+                b = in(reg) b, c = in(reg) acc, options(pure, nomem, nostack));
+        }
+        out
+    }
+    #[cfg(not(usmp_dsp))]
+    acc.wrapping_add(i32::from(a as u16 as i16) * i32::from(b as u16 as i16))
+}
+
+/// `acc` plus the product of lane 1 of `a` and lane 1 of `b` (SMLATT).
+#[inline(always)]
+pub(crate) fn smlatt(a: Lanes, b: Lanes, acc: i32) -> i32 {
+    #[cfg(usmp_dsp)]
+    {
+        let out: i32;
+        // SAFETY: as in `smlad`: registers only, may set the sticky Q flag.
+        unsafe {
+            core::arch::asm!("smlatt {o}, {a}, {b}, {c}", o = lateout(reg) out, a = in(reg) a,
+                b = in(reg) b, c = in(reg) acc, options(pure, nomem, nostack));
+        }
+        out
+    }
+    #[cfg(not(usmp_dsp))]
+    smlabb(a >> 16, b >> 16, acc)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +187,10 @@ mod tests {
             let dot = i64::from(lane(a, 0)) * i64::from(lane(b, 0))
                 + i64::from(lane(a, 1)) * i64::from(lane(b, 1));
             assert_eq!(smlad(a, b, acc), (i64::from(acc) + dot) as i32);
+            let low = i32::from(lane(a, 0)) * i32::from(lane(b, 0));
+            let high = i32::from(lane(a, 1)) * i32::from(lane(b, 1));
+            assert_eq!(smlabb(a, b, acc), acc.wrapping_add(low));
+            assert_eq!(smlatt(a, b, acc), acc.wrapping_add(high));
             assert_eq!(lane(splat(lane(a, 1)), 0), lane(a, 1));
         }
     }

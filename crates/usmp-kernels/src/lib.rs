@@ -3,7 +3,7 @@
 //! Int8 kernels with TensorFlow Lite Micro's *reference* arithmetic (the same integer
 //! formulas and rounding, so outputs are equal byte for byte), run directly on the
 //! regions a [`usmp::Session`] hands out: no arena, no allocator, and no `unsafe` but the
-//! four register-only DSP instructions of the `dsp` module on Cortex-M4/M7.
+//! register-only DSP instructions of the `dsp` module on Cortex-M4/M7.
 //!
 //! Everything TFLite Micro's `Prepare` computes from floats (fixed-point multipliers and
 //! shifts, padding, activation ranges, softmax's exp scaling) is computed at build time
@@ -71,7 +71,7 @@
 extern crate std;
 
 mod bytes;
-// Inline assembly of four DSP instructions, each on registers only (see its SAFETY notes).
+// Inline assembly of six DSP instructions, each on registers only (see its SAFETY notes).
 pub mod conv;
 pub mod dense;
 #[allow(unsafe_code)]

@@ -79,7 +79,7 @@ pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], o
 // `Call` refers to, with its tensor table and per-channel scales (30 KB of flash on
 // person_detect, measured on firmware-m55 when this path was first inlined).
 #[inline(never)]
-pub(crate) fn depthwise_by_four<T: Load>(
+pub(crate) fn depthwise_by_four<const PACKED: bool, T: Load>(
     p: &Conv<'_>,
     input: &[T],
     filter: &[u8],
@@ -115,6 +115,10 @@ pub(crate) fn depthwise_by_four<T: Load>(
                     let mut acc = [0i32; 4];
                     for &(i, f) in at {
                         let (x, w) = (&input[i + ch..i + ch + 4], &filter[f + ch..f + ch + 4]);
+                        if PACKED {
+                            four_packed(x, w, offset, &mut acc);
+                            continue;
+                        }
                         for k in 0..4 {
                             let x = int8(x[k].load()) + offset;
                             acc[k] = acc[k].wrapping_add(int8(w[k]).wrapping_mul(x));
@@ -136,6 +140,33 @@ pub(crate) fn depthwise_by_four<T: Load>(
         }
     }
     true
+}
+
+/// One tap of four channels with the DSP extension's lanes (the `PACKED` form of
+/// [`depthwise_by_four`], which Cortex-M4 and M7 run): the four input bytes in one word,
+/// offset and widened into two words of 16-bit lanes (channels 0 and 2, 1 and 3), the
+/// filter's likewise, and one SMLABB or SMLATT per channel. The same products, added to
+/// the same sums: the same bytes. An offset outside a lane (never a zero point's
+/// negation) takes the bytes one by one.
+#[inline(always)]
+fn four_packed<T: Load>(x: &[T], w: &[u8], offset: i32, acc: &mut [i32; 4]) {
+    use crate::dsp::{smlabb, smlatt, splat, sxtab16, sxtab16_odd, sxtb16, sxtb16_odd};
+    let Ok(lane) = i16::try_from(offset) else {
+        for k in 0..4 {
+            let x = int8(x[k].load()) + offset;
+            acc[k] = acc[k].wrapping_add(int8(w[k]).wrapping_mul(x));
+        }
+        return;
+    };
+    let offsets = splat(lane);
+    let xs = u32::from_le_bytes([x[0].load(), x[1].load(), x[2].load(), x[3].load()]);
+    let ws = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+    let (xe, xo) = (sxtab16(offsets, xs), sxtab16_odd(offsets, xs));
+    let (we, wo) = (sxtb16(ws), sxtb16_odd(ws));
+    acc[0] = smlabb(xe, we, acc[0]);
+    acc[1] = smlabb(xo, wo, acc[1]);
+    acc[2] = smlatt(xe, we, acc[2]);
+    acc[3] = smlatt(xo, wo, acc[3]);
 }
 
 #[cfg(test)]
@@ -256,9 +287,13 @@ mod tests {
             let mut general = fast.clone();
             depthwise_conv2d(&p, &input, &filter, &bias, &mut fast)
                 .unwrap_or_else(|e| panic!("{case}: {e}"));
+            let mut packed = std::vec![0u8; fast.len()];
+            let put = &mut |o: usize, v: u8| packed[o] = v;
+            super::depthwise_by_four::<true, u8>(&p, &input, &filter, &bias, put);
             int8_loops::<true, _>(&p, &input, &filter, &bias, apart(&mut general).1)
                 .unwrap_or_else(|e| panic!("{case}: {e}"));
             assert_eq!(fast, general, "case {case}: {p:?}");
+            assert_eq!(packed, general, "case {case}, packed: {p:?}");
         }
         assert_eq!(four, 3000, "every case runs four at a time");
     }

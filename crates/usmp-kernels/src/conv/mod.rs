@@ -324,7 +324,9 @@ pub(crate) fn depthwise<const FAST: bool>(
 ) -> Result<(), Error> {
     if FAST && p.four_at_a_time() {
         checked(DEPTHWISE, p, input, filter, bias, output)?;
-        fast::depthwise_by_four(p, input, filter, bias, &mut |o, v| output[o] = v);
+        // The DSP extension's lanes on thumbv7em (`crate::dsp`).
+        let put = &mut |o, v| output[o] = v;
+        fast::depthwise_by_four::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
         return Ok(());
     }
     int8_conv::<true, _>(DEPTHWISE, p, input, filter, bias, apart(output))
