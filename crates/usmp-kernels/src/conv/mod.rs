@@ -395,6 +395,15 @@ pub fn conv2d_over<const DW: bool>(
 ) -> Result<(), Error> {
     let [input, output] = overlap::split(region, shared, window(p, DW, 1))?;
     let what = if DW { DEPTHWISE } else { CONV };
+    if DW && p.four_at_a_time() {
+        // Safe at every shift the window allows: within a pixel each block of four
+        // channels reads all its taps before it writes (traced in `overlap::tests`).
+        check(what, p, 1, [input.len(), output.len()], filter, bias)?;
+        per_channel_lists(what, p)?;
+        let (_, mut put) = cells(output);
+        fast::depthwise_by_four::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, &mut put);
+        return Ok(());
+    }
     int8_conv::<DW, _>(what, p, input, filter, bias, cells(output))
 }
 
