@@ -6,6 +6,23 @@
 //! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
 //! the `dsp` target feature itself.
 
+/// One DSP instruction: `$text`, its result in `{o}`, its inputs the named words.
+#[cfg(usmp_dsp)]
+macro_rules! instruction {
+    ($text:literal, $($name:ident = $value:expr),+) => {{
+        let out;
+        // SAFETY: every instruction given here (SXTB16, SXTAB16, SMLAD, SMLABB, SMLATT) is
+        // of the DSP extension, which every thumbv7em core has, and reads and writes only
+        // the registers named: no memory, no stack. SMLAD and its kin may set the sticky
+        // Q flag, which nothing here reads, so the flags are not declared preserved.
+        unsafe {
+            core::arch::asm!($text, o = lateout(reg) out, $($name = in(reg) $value),+,
+                options(pure, nomem, nostack));
+        }
+        out
+    }};
+}
+
 /// A word of two lanes.
 pub(crate) type Lanes = u32;
 
@@ -25,16 +42,7 @@ pub(crate) fn lane(x: Lanes, k: u32) -> i16 {
 #[inline(always)]
 pub(crate) fn sxtb16(x: u32) -> Lanes {
     #[cfg(usmp_dsp)]
-    {
-        let out: u32;
-        // SAFETY: one register-to-register instruction of the DSP extension, which every
-        // thumbv7em core has; it reads `x`, writes `out`, and touches no memory or flags.
-        unsafe {
-            core::arch::asm!("sxtb16 {o}, {x}", o = lateout(reg) out, x = in(reg) x,
-                options(pure, nomem, nostack, preserves_flags));
-        }
-        out
-    }
+    return instruction!("sxtb16 {o}, {x}", x = x);
     #[cfg(not(usmp_dsp))]
     {
         let byte = |k: u32| u32::from((x >> (8 * k)) as u8 as i8 as i16 as u16);
@@ -46,15 +54,7 @@ pub(crate) fn sxtb16(x: u32) -> Lanes {
 #[inline(always)]
 pub(crate) fn sxtb16_odd(x: u32) -> Lanes {
     #[cfg(usmp_dsp)]
-    {
-        let out: u32;
-        // SAFETY: as in `sxtb16`: registers only.
-        unsafe {
-            core::arch::asm!("sxtb16 {o}, {x}, ror #8", o = lateout(reg) out, x = in(reg) x,
-                options(pure, nomem, nostack, preserves_flags));
-        }
-        out
-    }
+    return instruction!("sxtb16 {o}, {x}, ror #8", x = x);
     #[cfg(not(usmp_dsp))]
     sxtb16(x.rotate_right(8))
 }
@@ -64,15 +64,7 @@ pub(crate) fn sxtb16_odd(x: u32) -> Lanes {
 #[inline(always)]
 pub(crate) fn sxtab16(a: Lanes, x: u32) -> Lanes {
     #[cfg(usmp_dsp)]
-    {
-        let out: u32;
-        // SAFETY: as in `sxtb16`: registers only.
-        unsafe {
-            core::arch::asm!("sxtab16 {o}, {a}, {x}", o = lateout(reg) out, a = in(reg) a,
-                x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
-        }
-        out
-    }
+    return instruction!("sxtab16 {o}, {a}, {x}", a = a, x = x);
     #[cfg(not(usmp_dsp))]
     {
         let b = sxtb16(x);
@@ -86,15 +78,7 @@ pub(crate) fn sxtab16(a: Lanes, x: u32) -> Lanes {
 #[inline(always)]
 pub(crate) fn sxtab16_odd(a: Lanes, x: u32) -> Lanes {
     #[cfg(usmp_dsp)]
-    {
-        let out: u32;
-        // SAFETY: as in `sxtb16`: registers only.
-        unsafe {
-            core::arch::asm!("sxtab16 {o}, {a}, {x}, ror #8", o = lateout(reg) out,
-                a = in(reg) a, x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
-        }
-        out
-    }
+    return instruction!("sxtab16 {o}, {a}, {x}, ror #8", a = a, x = x);
     #[cfg(not(usmp_dsp))]
     sxtab16(a, x.rotate_right(8))
 }
@@ -105,16 +89,7 @@ pub(crate) fn sxtab16_odd(a: Lanes, x: u32) -> Lanes {
 #[inline(always)]
 pub(crate) fn smlad(a: Lanes, b: Lanes, acc: i32) -> i32 {
     #[cfg(usmp_dsp)]
-    {
-        let out: i32;
-        // SAFETY: as in `sxtb16`, registers only; it may set the sticky Q flag, so the
-        // flags are not declared preserved.
-        unsafe {
-            core::arch::asm!("smlad {o}, {a}, {b}, {c}", o = lateout(reg) out, a = in(reg) a,
-                b = in(reg) b, c = in(reg) acc, options(pure, nomem, nostack));
-        }
-        out
-    }
+    return instruction!("smlad {o}, {a}, {b}, {c}", a = a, b = b, c = acc);
     #[cfg(not(usmp_dsp))]
     {
         let product = |k: u32| {
@@ -129,15 +104,7 @@ pub(crate) fn smlad(a: Lanes, b: Lanes, acc: i32) -> i32 {
 #[inline(always)]
 pub(crate) fn smlabb(a: Lanes, b: Lanes, acc: i32) -> i32 {
     #[cfg(usmp_dsp)]
-    {
-        let out: i32;
-        // SAFETY: as in `smlad`: registers only, may set the sticky Q flag.
-        unsafe {
-            core::arch::asm!("smlabb {o}, {a}, {b}, {c}", o = lateout(reg) out, a = in(reg) a,
-                b = in(reg) b, c = in(reg) acc, options(pure, nomem, nostack));
-        }
-        out
-    }
+    return instruction!("smlabb {o}, {a}, {b}, {c}", a = a, b = b, c = acc);
     #[cfg(not(usmp_dsp))]
     acc.wrapping_add(i32::from(a as u16 as i16) * i32::from(b as u16 as i16))
 }
@@ -146,15 +113,7 @@ pub(crate) fn smlabb(a: Lanes, b: Lanes, acc: i32) -> i32 {
 #[inline(always)]
 pub(crate) fn smlatt(a: Lanes, b: Lanes, acc: i32) -> i32 {
     #[cfg(usmp_dsp)]
-    {
-        let out: i32;
-        // SAFETY: as in `smlad`: registers only, may set the sticky Q flag.
-        unsafe {
-            core::arch::asm!("smlatt {o}, {a}, {b}, {c}", o = lateout(reg) out, a = in(reg) a,
-                b = in(reg) b, c = in(reg) acc, options(pure, nomem, nostack));
-        }
-        out
-    }
+    return instruction!("smlatt {o}, {a}, {b}, {c}", a = a, b = b, c = acc);
     #[cfg(not(usmp_dsp))]
     smlabb(a >> 16, b >> 16, acc)
 }
