@@ -13,7 +13,7 @@ use super::{requantizer, taps};
 /// Whether CONV_2D `p` is a 1x1 convolution over every input pixel (stride 1, no
 /// padding, one group, at least one channel each way): a matrix product of the pixels by
 /// the filter, which [`conv_1x1`] runs.
-pub(super) fn pointwise(p: &Conv<'_>) -> bool {
+pub(crate) fn pointwise(p: &Conv<'_>) -> bool {
     let [_, f_h, f_w, f_c] = p.filter;
     [f_h, f_w] == [1, 1]
         && p.stride == [1, 1]
@@ -26,9 +26,99 @@ pub(super) fn pointwise(p: &Conv<'_>) -> bool {
 
 /// A 1x1 CONV_2D, its regions checked: for each pixel, four output channels at a time
 /// share each offset input element (one load and one add for four multiply-accumulates),
-/// then the rest one by one. The same wrapping int32 sums as [`int8_loops`](super::int8_loops) (the order of
-/// an integer sum does not change it), the same requantization: the same bytes.
-pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+/// then the rest one by one; output element `o` stored by `put`. The same wrapping int32
+/// sums as [`int8_loops`](super::int8_loops) (the order of an integer sum does not change
+/// it), the same requantization: the same bytes. Within a pixel a block of four reads the
+/// pixel's input whole before it writes its four outputs, as the general loops do for
+/// each one, so it is safe at every shift their window allows (`overlap::tests` runs it
+/// there). With `PACKED` each block takes four input bytes at a time in 16-bit lanes
+/// ([`crate::dsp`]), as Cortex-M4 and M7 run it.
+// Out of line, as `depthwise_by_four` below and for the same reason.
+#[inline(never)]
+pub(crate) fn conv_1x1<const PACKED: bool, T: Load>(
+    p: &Conv<'_>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    put: &mut impl FnMut(usize, u8),
+) {
+    let (depth, channels) = (p.filter[3], p.output[3]);
+    let offset = p.input_offset;
+    let finish = requantizer(p, bias);
+    // Offsets are -127 to 128 (a zero point's negation); lanes take no other.
+    let lanes = i16::try_from(offset).ok().filter(|_| PACKED);
+    for (pixel, x) in input.chunks_exact(depth).enumerate() {
+        let out = pixel * channels;
+        let mut blocks = filter.chunks_exact(4 * depth);
+        let mut oc = 0;
+        for block in blocks.by_ref() {
+            let (w0, rest) = block.split_at(depth);
+            let (w1, rest) = rest.split_at(depth);
+            let (w2, w3) = rest.split_at(depth);
+            let mut acc = [0i32; 4];
+            let mut k = 0;
+            if let Some(lane) = lanes {
+                k = depth - depth % 4;
+                four_words(&x[..k], [w0, w1, w2, w3], lane, &mut acc);
+            }
+            let rows = x[k..]
+                .iter()
+                .zip(&w0[k..])
+                .zip(&w1[k..])
+                .zip(&w2[k..])
+                .zip(&w3[k..]);
+            for ((((x, &a), &b), &c), &d) in rows {
+                let x = int8(x.load()) + offset;
+                acc[0] = acc[0].wrapping_add(int8(a).wrapping_mul(x));
+                acc[1] = acc[1].wrapping_add(int8(b).wrapping_mul(x));
+                acc[2] = acc[2].wrapping_add(int8(c).wrapping_mul(x));
+                acc[3] = acc[3].wrapping_add(int8(d).wrapping_mul(x));
+            }
+            for (k, &acc) in acc.iter().enumerate() {
+                put(out + oc + k, finish(oc + k, acc));
+            }
+            oc += 4;
+        }
+        for w in blocks.remainder().chunks_exact(depth) {
+            let acc = x.iter().zip(w).fold(0i32, |acc, (x, &w)| {
+                acc.wrapping_add(int8(w).wrapping_mul(int8(x.load()) + offset))
+            });
+            put(out + oc, finish(oc, acc));
+            oc += 1;
+        }
+    }
+}
+
+/// Four channels' rows `w` by the input `x` (whole words), in 16-bit lanes: each word of
+/// input offset and widened once (SXTAB16), each channel's word widened (SXTB16), one
+/// SMLAD per two products.
+#[inline(always)]
+fn four_words<T: Load>(x: &[T], w: [&[u8]; 4], offset: i16, acc: &mut [i32; 4]) {
+    use crate::dsp::{smlad, splat, sxtab16, sxtab16_odd, sxtb16, sxtb16_odd};
+    let offsets = splat(offset);
+    let word = |b: [u8; 4]| u32::from_le_bytes(b);
+    for (k, x) in x.chunks_exact(4).enumerate() {
+        let xs = word([x[0].load(), x[1].load(), x[2].load(), x[3].load()]);
+        let (even, odd) = (sxtab16(offsets, xs), sxtab16_odd(offsets, xs));
+        for (acc, w) in acc.iter_mut().zip(w) {
+            let ws = word([w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]]);
+            *acc = smlad(odd, sxtb16_odd(ws), smlad(even, sxtb16(ws), *acc));
+        }
+    }
+}
+
+/// [`conv_1x1`] over an input and an output apart, without lanes: what every core but
+/// those with the DSP extension runs. The same loops written once more for slices, not
+/// `put`: run through [`conv_1x1`] the apart calls kept person_detect's whole tensor table
+/// (30 KB of per-channel scales) in firmware-m55's flash, as measured by
+/// `examples/check-firmware.sh`.
+pub(super) fn conv_1x1_apart(
+    p: &Conv<'_>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     let offset = p.input_offset;
     let finish = requantizer(p, bias);
@@ -233,6 +323,16 @@ mod tests {
             let mut packed = std::vec![0u8; fast.len()];
             super::super::packed::conv_1x1(&p, &input, &filter, &bias, &mut packed);
             assert_eq!(packed, general, "case {case}, packed: {p:?}");
+            for packed in [false, true] {
+                let mut out = std::vec![0u8; fast.len()];
+                let put = &mut |o: usize, v: u8| out[o] = v;
+                if packed {
+                    super::conv_1x1::<true, u8>(&p, &input, &filter, &bias, put);
+                } else {
+                    super::conv_1x1::<false, u8>(&p, &input, &filter, &bias, put);
+                }
+                assert_eq!(out, general, "case {case}, words {packed}: {p:?}");
+            }
         }
         assert_eq!(fast_ones, 3000, "every case takes the fast path");
     }

@@ -295,7 +295,7 @@ pub fn conv2d(
         #[cfg(usmp_dsp)]
         packed::conv_1x1(p, input, filter, bias, output);
         #[cfg(not(usmp_dsp))]
-        fast::conv_1x1(p, input, filter, bias, output);
+        fast::conv_1x1_apart(p, input, filter, bias, output);
         return Ok(());
     }
     int8_conv::<false, _>(CONV, p, input, filter, bias, apart(output))
@@ -395,6 +395,9 @@ pub fn conv2d_over<const DW: bool>(
 ) -> Result<(), Error> {
     let [input, output] = overlap::split(region, shared, window(p, DW, 1))?;
     let what = if DW { DEPTHWISE } else { CONV };
+    if !DW && fast::pointwise(p) {
+        return pointwise_over(p, input, filter, bias, output);
+    }
     if DW && p.four_at_a_time() {
         // Safe at every shift the window allows: within a pixel each block of four
         // channels reads all its taps before it writes (traced in `overlap::tests`).
@@ -405,6 +408,23 @@ pub fn conv2d_over<const DW: bool>(
         return Ok(());
     }
     int8_conv::<DW, _>(what, p, input, filter, bias, cells(output))
+}
+
+/// A 1x1 CONV_2D over one region, in the pixel order of the general loops four channels
+/// at a time (see `fast::conv_1x1`); the two-pixel packed form is not safe over its input.
+#[inline(always)]
+fn pointwise_over(
+    p: &Conv<'_>,
+    input: &[core::cell::Cell<u8>],
+    filter: &[u8],
+    bias: &[u8],
+    output: &[core::cell::Cell<u8>],
+) -> Result<(), Error> {
+    check(CONV, p, 1, [input.len(), output.len()], filter, bias)?;
+    per_channel_lists(CONV, p)?;
+    let (_, mut put) = cells(output);
+    fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, &mut put);
+    Ok(())
 }
 
 /// [`conv2d_f32`] (or, with `DW`, [`depthwise_conv2d_f32`]) over one region, as

@@ -43,12 +43,13 @@ struct Shape<F> {
     finish: F,
 }
 
-/// [`fast::conv_1x1`]'s call, its regions checked, two pixels and two channels at a time.
+/// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
+/// time.
 pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     // Offsets are -127 to 128 (a zero point's negation); the general loops take any.
     let Ok(lane) = i16::try_from(p.input_offset) else {
-        return fast::conv_1x1(p, input, filter, bias, output);
+        return fast::conv_1x1_apart(p, input, filter, bias, output);
     };
     let shape = Shape {
         depth,

@@ -134,11 +134,18 @@ fn region(input: &[u8], output: usize, shift: isize) -> (Vec<u8>, usmp::Shared) 
 
 #[test]
 fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
-    let (mut checked_edges, mut fast_traced) = (0, 0);
+    let (mut checked_edges, mut fast_traced, mut pointwise_over) = (0, 0, 0);
     for seed in 1..=400u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let depthwise = seed % 2 == 0;
-        let p = shapes(&mut rng, depthwise);
+        let mut p = shapes(&mut rng, depthwise);
+        if seed % 8 == 1 {
+            // A 1x1 convolution over every pixel (the fast path), up to 12 channels.
+            let (i, o) = (1 + rng.below(12), 1 + rng.below(12));
+            let [b, h, w, _] = p.input;
+            (p.input, p.output, p.filter) = ([b, h, w, i], [b, h, w, o], [o, 1, 1, i]);
+            (p.stride, p.dilation, p.padding) = ([1, 1], [1, 1], [0, 0]);
+        }
         let window = conv::window(&p, depthwise, 1);
         let (ins, outs) = (window.input, window.output);
         let input = bytes(&mut rng, ins);
@@ -171,6 +178,17 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
                 "seed {seed}: four at a time allows only {taken}: {p:?}"
             );
             fast_traced += 1;
+        }
+        log.borrow_mut().clear();
+        let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
+        if !depthwise && conv::fast::pointwise(&p) {
+            conv::fast::conv_1x1::<true, _>(&p, &probes, &filter, &bias, &mut put);
+            let taken = traced_most(&log.borrow(), 1);
+            assert!(
+                taken >= window.most,
+                "seed {seed}: the 1x1 path allows only {taken}: {p:?}"
+            );
+            pointwise_over += usize::from(window.shifts().is_some());
         }
 
         let mut apart = vec![0; outs];
@@ -211,6 +229,8 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         checked_edges > 100,
         "only {checked_edges} shapes had a window"
     );
+    // `conv2d_over` runs these on the 1x1 path: its edges are checked above.
+    assert!(pointwise_over > 5, "only {pointwise_over} 1x1 shapes");
     assert!(
         fast_traced > 20,
         "only {fast_traced} shapes ran four at a time"
