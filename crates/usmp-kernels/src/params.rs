@@ -104,8 +104,9 @@ pub(crate) mod bit {
     /// CONCATENATION (each kind's variant is linked only where the model also uses that
     /// kind).
     pub const OVER_ELEMENTWISE: u32 = 1 << 29;
-    /// A DEPTHWISE_CONV_2D call can run four channels at a time ([`Conv::four_at_a_time`]):
-    /// that path is linked too.
+    /// A DEPTHWISE_CONV_2D call can take a path of its own: four channels at a time
+    /// ([`Conv::four_at_a_time`]), or its multiplier's channels together
+    /// ([`Conv::several_at_a_time`]). Those paths are linked too.
     pub const DEPTHWISE_BY_FOUR: u32 = 1 << 30;
 }
 
@@ -115,7 +116,7 @@ impl Kernel<'_> {
         match self {
             Kernel::Copy => bit::COPY,
             Kernel::Conv2d(_) => bit::CONV_2D,
-            Kernel::DepthwiseConv2d(p) if p.four_at_a_time() => {
+            Kernel::DepthwiseConv2d(p) if p.four_at_a_time() || p.several_at_a_time() => {
                 bit::DEPTHWISE_CONV_2D | bit::DEPTHWISE_BY_FOUR
             }
             Kernel::DepthwiseConv2d(_) => bit::DEPTHWISE_CONV_2D,
@@ -251,6 +252,15 @@ impl Conv<'_> {
         self.depth_multiplier == 1
             && self.filter[3] == self.input[3]
             && self.filter[1] * self.filter[2] <= MOST_TAPS
+    }
+
+    /// Whether DEPTHWISE_CONV_2D with these parameters runs each input channel's
+    /// `depth_multiplier` outputs together (a multiplier of 2 or more, any filter) instead
+    /// of its general loops; a `const fn`, as [`four_at_a_time`](Self::four_at_a_time).
+    pub const fn several_at_a_time(&self) -> bool {
+        self.depth_multiplier >= 2
+            && self.filter[3] == self.input[3] * self.depth_multiplier
+            && self.output[3] == self.filter[3]
     }
 }
 

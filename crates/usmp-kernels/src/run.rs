@@ -159,8 +159,8 @@ fn weighted<'a>(inputs: &Inputs<'a>, bias: bool) -> Result<[&'a [u8]; 3], Error>
     ])
 }
 
-/// CONV_2D or DEPTHWISE_CONV_2D, int8; the four-channel depthwise path linked only when
-/// some call of the model takes it.
+/// CONV_2D or DEPTHWISE_CONV_2D, int8; the depthwise paths of their own linked only when
+/// some call of the model takes one.
 #[inline(always)]
 fn convolution<const USED: u32>(
     p: &Conv<'_>,

@@ -312,9 +312,10 @@ pub fn depthwise_conv2d(
     depthwise::<true>(p, input, filter, bias, output)
 }
 
-/// [`depthwise_conv2d`]: four channels at a time where [`Conv::four_at_a_time`], the
-/// general loops otherwise; with `FAST` false, only the general loops are linked (for a
-/// model none of whose calls can run four at a time).
+/// [`depthwise_conv2d`]: four channels at a time where [`Conv::four_at_a_time`], a
+/// channel's multiplier outputs together where [`Conv::several_at_a_time`], the general
+/// loops otherwise; with `FAST` false, only the general loops are linked (for a model none
+/// of whose calls can take either path).
 pub(crate) fn depthwise<const FAST: bool>(
     p: &Conv<'_>,
     input: &[u8],
@@ -322,6 +323,11 @@ pub(crate) fn depthwise<const FAST: bool>(
     bias: &[u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
+    if FAST && p.several_at_a_time() {
+        checked(DEPTHWISE, p, input, filter, bias, output)?;
+        fast::depthwise_by_multiplier(p, input, filter, bias, &mut |o, v| output[o] = v);
+        return Ok(());
+    }
     if FAST && p.four_at_a_time() {
         checked(DEPTHWISE, p, input, filter, bias, output)?;
         // The DSP extension's lanes on thumbv7em (`crate::dsp`).
@@ -397,6 +403,15 @@ pub fn conv2d_over<const DW: bool>(
     let what = if DW { DEPTHWISE } else { CONV };
     if !DW && fast::pointwise(p) {
         return pointwise_over(p, input, filter, bias, output);
+    }
+    if DW && p.several_at_a_time() {
+        // Safe at every shift the window allows: later outputs read what they read in
+        // the general order (traced in `overlap::tests`).
+        check(what, p, 1, [input.len(), output.len()], filter, bias)?;
+        per_channel_lists(what, p)?;
+        let (_, mut put) = cells(output);
+        fast::depthwise_by_multiplier(p, input, filter, bias, &mut put);
+        return Ok(());
     }
     if DW && p.four_at_a_time() {
         // Safe at every shift the window allows: within a pixel each block of four

@@ -135,6 +135,7 @@ fn region(input: &[u8], output: usize, shift: isize) -> (Vec<u8>, usmp::Shared) 
 #[test]
 fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
     let (mut checked_edges, mut fast_traced, mut pointwise_over) = (0, 0, 0);
+    let mut several_traced = 0;
     for seed in 1..=400u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let depthwise = seed % 2 == 0;
@@ -178,6 +179,16 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
                 "seed {seed}: four at a time allows only {taken}: {p:?}"
             );
             fast_traced += 1;
+        }
+        log.borrow_mut().clear();
+        let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
+        if depthwise && conv::fast::depthwise_by_multiplier(&p, &probes, &filter, &bias, &mut put) {
+            let taken = traced_most(&log.borrow(), 1);
+            assert!(
+                taken >= window.most,
+                "seed {seed}: the multiplier path allows only {taken}: {p:?}"
+            );
+            several_traced += 1;
         }
         log.borrow_mut().clear();
         let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
@@ -231,6 +242,10 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
     );
     // `conv2d_over` runs these on the 1x1 path: its edges are checked above.
     assert!(pointwise_over > 5, "only {pointwise_over} 1x1 shapes");
+    assert!(
+        several_traced > 50,
+        "only {several_traced} multiplier shapes"
+    );
     assert!(
         fast_traced > 20,
         "only {fast_traced} shapes ran four at a time"
