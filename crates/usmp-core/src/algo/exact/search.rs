@@ -13,14 +13,14 @@
 //!   stack above the section's floor (and above the current offset): floor + their sizes,
 //!   less what their pairs may share, must fit. A section's floor is also at least the
 //!   smallest minimum offset among its unplaced items.
-//!
-//! With declared windows, "the top of the buffers before it" is each one's offset plus its
-//! reach toward the item (its size, but for an output over its input; see `windows`).
 //! - **Hatless items.** If an item that overlaps no unplaced item fails at its minimum
 //!   offset, the node fails: every completion could put it there and place it first.
 //! - **Decomposition.** When no unplaced item crosses some section boundary, the two sides
 //!   no longer interact: each is solved on its own, and one failing side fails the node
 //!   without trying the other side's alternatives.
+//!
+//! With declared windows, "the top of the buffers before it" is each one's offset plus its
+//! reach toward the item (its size, but for an output over its input; see `windows`).
 //!
 //! State changes go on a trail and are undone in reverse, so backtracking costs what the
 //! step cost. The search is iterative, so deep problems cannot exhaust the stack.
@@ -200,11 +200,8 @@ impl<'i> Search<'i> {
                 search.offset[i] = 0;
             }
         }
-        let stacked = search.total.iter().zip(&search.shared);
-        if stacked
-            .into_iter()
-            .any(|(&t, &s)| t.saturating_sub(s) > capacity)
-        {
+        let mut stacked = search.total.iter().zip(&search.shared);
+        if stacked.any(|(&t, &s)| t.saturating_sub(s) > capacity) {
             return (Outcome::Infeasible, Vec::new());
         }
         let items: Vec<u32> = (0..inst.len() as u32)
