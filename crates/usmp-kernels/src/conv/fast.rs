@@ -1,8 +1,11 @@
 //! Faster loops for the common shapes, each giving exactly the general loops' bytes:
-//! a 1x1 CONV_2D as a matrix product, and DEPTHWISE_CONV_2D of depth multiplier 1 four
-//! channels at a time. Integer sums do not depend on their order (wrapping int32, as the
-//! general loops), and each output is requantized the same way, so only the instruction
-//! count changes. Tests compare each with the general loops on thousands of random shapes.
+//! a 1x1 CONV_2D as a matrix product, DEPTHWISE_CONV_2D of depth multiplier 1 four
+//! channels at a time, and of a larger multiplier each input channel's outputs together
+//! (with the DSP extension's 16-bit lanes on Cortex-M4 and M7, `crate::dsp`). Integer sums
+//! do not depend on their order (wrapping int32, as the general loops), and each output is
+//! requantized the same way, so only the instruction count changes. Tests compare each
+//! with the general loops on thousands of random shapes; each runs over an input too, at
+//! the windows the general order certifies (`overlap::tests` traces them).
 
 use crate::bytes::int8;
 use crate::overlap::Load;
@@ -160,9 +163,9 @@ pub(super) fn conv_1x1_apart(
 /// channels at a time read each tap's four contiguous input and filter bytes, and their
 /// four outputs are written; the rest one by one. Within a pixel, a block's reads all
 /// come before its writes, so a write is never earlier, relative to the reads, than in
-/// the general order: a window the general order certifies would hold here too
-/// (`overlap::tests` traces it), though a call planned over its input runs the general
-/// loops today. Returns `false`, having done nothing, unless [`Conv::four_at_a_time`].
+/// the general order: a window the general order certifies holds here too
+/// (`overlap::tests` traces it), so a call planned over its input runs it as well.
+/// Returns `false`, having done nothing, unless [`Conv::four_at_a_time`].
 // Out of line: the dispatch that calls it must stay small enough to be inlined into the
 // generated `invoke` and on into the firmware's own code. Where a `Call` is passed to a
 // function that is not inlined, the linker keeps the model's whole `ModelInfo`, which a
