@@ -8,6 +8,21 @@ use std::path::{Path, PathBuf};
 use usmp_build::Config;
 use usmp_build::usmp_core::tflite::{read_offline_plan, read_tflite};
 
+/// Runs the build on `toml` in a fresh directory `name` under the tests' scratch space;
+/// returns the directory and what the build wrote.
+fn generate(name: &str, toml: &str) -> (PathBuf, usmp_build::Output) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    std::fs::write(dir.join("usmp.toml"), toml).unwrap();
+    let out = Config::from_file(dir.join("usmp.toml"))
+        .out_dir(dir.join("out"))
+        .cargo_directives(false)
+        .generate()
+        .unwrap();
+    (dir, out)
+}
+
 #[test]
 fn the_build_writes_the_planned_tflite_copy() {
     let model = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -19,21 +34,13 @@ fn the_build_writes_the_planned_tflite_copy() {
         );
         return;
     }
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tflm");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("out")).unwrap();
     let toml = format!(
         "[[pool]]\nname = \"sram\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n\n\
          [[model]]\nname = \"audio\"\npath = \"{}\"\ntflm = true\n\
          scratch = [{{ op = \"SignalRfft\", name = \"fft\", size = \"1 KiB\" }}]\n",
         model.display()
     );
-    std::fs::write(dir.join("usmp.toml"), toml).unwrap();
-    let out = Config::from_file(dir.join("usmp.toml"))
-        .out_dir(dir.join("out"))
-        .cargo_directives(false)
-        .generate()
-        .unwrap();
+    let (dir, out) = generate("tflm", &toml);
     assert_eq!(out.tflm, [dir.join("out").join("audio.tflm.tflite")]);
     let original = std::fs::read(&model).unwrap();
     let copy = std::fs::read(&out.tflm[0]).unwrap();
@@ -58,9 +65,6 @@ fn the_tflm_copy_keeps_the_written_order() {
     let model =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tflite/models/branches.tflite");
     let copy = |order: &str| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tflm-{order}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("out")).unwrap();
         let toml = format!(
             "[[pool]]\nname = \"sram\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n\n\
              [[model]]\nname = \"branches\"\npath = \"{}\"\nkernels = true\ntflm = true\n\
@@ -68,12 +72,7 @@ fn the_tflm_copy_keeps_the_written_order() {
              scratch = [{{ call = 2, name = \"tmp\", size = 1024 }}]\n",
             model.display()
         );
-        std::fs::write(dir.join("usmp.toml"), toml).unwrap();
-        let out = Config::from_file(dir.join("usmp.toml"))
-            .out_dir(dir.join("out"))
-            .cargo_directives(false)
-            .generate()
-            .unwrap();
+        let (_, out) = generate(&format!("tflm-{order}"), &toml);
         let report = std::fs::read_to_string(&out.report).unwrap();
         let plan = read_offline_plan(&std::fs::read(&out.tflm[0]).unwrap()).unwrap();
         (plan.unwrap().offsets, report)

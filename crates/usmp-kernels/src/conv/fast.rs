@@ -414,18 +414,36 @@ mod tests {
         assert_eq!(fast_ones, 3000, "every case takes the fast path");
     }
 
-    /// DEPTHWISE_CONV_2D of depth multiplier 2 to 9 equals the general loops byte for byte
-    /// on 1,000 random shapes: filters up to 10x8 (micro_speech's), strides, dilations,
-    /// paddings, 1 to 3 input channels, quantization as above.
-    #[test]
-    fn depthwise_by_multiplier_equals_the_general_loops() {
-        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-        for case in 0..1000 {
-            let (c, m) = (1 + rng.below(3), 2 + rng.below(8));
-            let (f_h, f_w) = (1 + rng.below(10), 1 + rng.below(8));
+    /// A random DEPTHWISE_CONV_2D call and its operands: `c` input channels of depth
+    /// multiplier `m`, filters up to `most_filter`, inputs up to `most_size` (rows,
+    /// columns), strides and dilations of 1 or 2, any padding inside the filter.
+    struct Depthwise {
+        shape: [[usize; 4]; 3],
+        stride: [usize; 2],
+        dilation: [usize; 2],
+        padding: [usize; 2],
+        m: usize,
+        input: Vec<u8>,
+        filter: Vec<u8>,
+        bias: Vec<u8>,
+        multipliers: Vec<i32>,
+        shifts: Vec<i32>,
+        offsets: [i32; 2],
+        activation: [i32; 2],
+        with_bias: bool,
+    }
+
+    impl Depthwise {
+        fn random(
+            rng: &mut Rng,
+            (c, m): (usize, usize),
+            most_filter: [usize; 2],
+            most_size: [usize; 2],
+        ) -> Depthwise {
+            let (f_h, f_w) = (1 + rng.below(most_filter[0]), 1 + rng.below(most_filter[1]));
             let (sy, sx) = (1 + rng.below(2), 1 + rng.below(2));
             let (dy, dx) = (1 + rng.below(2), 1 + rng.below(2));
-            let (h, w) = (1 + rng.below(12), 1 + rng.below(10));
+            let (h, w) = (1 + rng.below(most_size[0]), 1 + rng.below(most_size[1]));
             let (py, px) = (rng.below(f_h), rng.below(f_w));
             let size = |n: usize, f: usize, s: usize, d: usize, pad: usize| {
                 (n + 2 * pad).saturating_sub(d * (f - 1) + 1) / s + 1
@@ -436,31 +454,69 @@ mod tests {
             let input = bytes(h * w * c);
             let filter = bytes(f_h * f_w * c * m);
             let bias = bytes(4 * c * m);
-            let (multipliers, shifts) = requantization(&mut rng, c * m);
+            let (multipliers, shifts) = requantization(rng, c * m);
             let lo = rng.below(256) as i32 - 128;
-            let p = Conv {
-                input: [1, h, w, c],
-                filter: [1, f_h, f_w, c * m],
-                output: [1, out_h, out_w, c * m],
+            let offsets = [rng.below(256) as i32 - 127, rng.below(256) as i32 - 128];
+            Depthwise {
+                shape: [[1, h, w, c], [1, f_h, f_w, c * m], [1, out_h, out_w, c * m]],
                 stride: [sy, sx],
                 dilation: [dy, dx],
                 padding: [py, px],
-                depth_multiplier: m,
-                input_offset: rng.below(256) as i32 - 127,
-                output_offset: rng.below(256) as i32 - 128,
+                m,
+                input,
+                filter,
+                bias,
+                multipliers,
+                shifts,
+                offsets,
                 activation: [lo, lo + rng.below((128 - lo) as usize) as i32],
-                bias: rng.below(2) == 0,
-                multipliers: &multipliers,
-                shifts: &shifts,
-            };
-            let mut fast = std::vec![0u8; out_h * out_w * c * m];
+                with_bias: rng.below(2) == 0,
+            }
+        }
+
+        fn conv(&self) -> Conv<'_> {
+            Conv {
+                input: self.shape[0],
+                filter: self.shape[1],
+                output: self.shape[2],
+                stride: self.stride,
+                dilation: self.dilation,
+                padding: self.padding,
+                depth_multiplier: self.m,
+                input_offset: self.offsets[0],
+                output_offset: self.offsets[1],
+                activation: self.activation,
+                bias: self.with_bias,
+                multipliers: &self.multipliers,
+                shifts: &self.shifts,
+            }
+        }
+
+        /// The fast path's output and the general loops'.
+        fn both(&self, case: usize) -> (Vec<u8>, Vec<u8>) {
+            let (p, [_, out_h, out_w, c]) = (self.conv(), self.shape[2]);
+            let mut fast = std::vec![0u8; out_h * out_w * c];
             let mut general = fast.clone();
-            depthwise_conv2d(&p, &input, &filter, &bias, &mut fast)
+            let (x, w, b) = (&self.input, &self.filter, &self.bias);
+            depthwise_conv2d(&p, x, w, b, &mut fast).unwrap_or_else(|e| panic!("{case}: {e}"));
+            int8_loops::<true, _>(&p, x, w, b, apart(&mut general).1)
                 .unwrap_or_else(|e| panic!("{case}: {e}"));
-            int8_loops::<true, _>(&p, &input, &filter, &bias, apart(&mut general).1)
-                .unwrap_or_else(|e| panic!("{case}: {e}"));
-            assert!(p.several_at_a_time());
-            assert_eq!(fast, general, "case {case}: {p:?}");
+            (fast, general)
+        }
+    }
+
+    /// DEPTHWISE_CONV_2D of depth multiplier 2 to 9 equals the general loops byte for byte
+    /// on 1,000 random shapes: filters up to 10x8 (micro_speech's), strides, dilations,
+    /// paddings, 1 to 3 input channels, quantization as above.
+    #[test]
+    fn depthwise_by_multiplier_equals_the_general_loops() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for case in 0..1000 {
+            let (c, m) = (1 + rng.below(3), 2 + rng.below(8));
+            let d = Depthwise::random(&mut rng, (c, m), [10, 8], [12, 10]);
+            assert!(d.conv().several_at_a_time());
+            let (fast, general) = d.both(case);
+            assert_eq!(fast, general, "case {case}: {:?}", d.conv());
         }
     }
 
@@ -474,51 +530,13 @@ mod tests {
         let mut four = 0;
         for case in 0..3000 {
             let c = 1 + rng.below(19);
-            let (f_h, f_w) = (1 + rng.below(4), 1 + rng.below(4));
-            let (sy, sx, dy, dx) = (
-                1 + rng.below(2),
-                1 + rng.below(2),
-                1 + rng.below(2),
-                1 + rng.below(2),
-            );
-            let (h, w) = (1 + rng.below(7), 1 + rng.below(7));
-            let (py, px) = (rng.below(f_h), rng.below(f_w));
-            let size = |n: usize, f: usize, s: usize, d: usize, pad: usize| {
-                (n + 2 * pad).saturating_sub(d * (f - 1) + 1) / s + 1
-            };
-            let (out_h, out_w) = (size(h, f_h, sy, dy, py), size(w, f_w, sx, dx, px));
-            let mut bytes =
-                |n: usize| -> Vec<u8> { (0..n).map(|_| rng.below(256) as u8).collect() };
-            let input = bytes(h * w * c);
-            let filter = bytes(f_h * f_w * c);
-            let bias = bytes(4 * c);
-            let (multipliers, shifts) = requantization(&mut rng, c);
-            let lo = rng.below(256) as i32 - 128;
-            let p = Conv {
-                input: [1, h, w, c],
-                filter: [1, f_h, f_w, c],
-                output: [1, out_h, out_w, c],
-                stride: [sy, sx],
-                dilation: [dy, dx],
-                padding: [py, px],
-                depth_multiplier: 1,
-                input_offset: rng.below(256) as i32 - 127,
-                output_offset: rng.below(256) as i32 - 128,
-                activation: [lo, lo + rng.below((128 - lo) as usize) as i32],
-                bias: rng.below(2) == 0,
-                multipliers: &multipliers,
-                shifts: &shifts,
-            };
+            let d = Depthwise::random(&mut rng, (c, 1), [4, 4], [7, 7]);
+            let p = d.conv();
             four += usize::from(p.four_at_a_time());
-            let mut fast = std::vec![0u8; out_h * out_w * c];
-            let mut general = fast.clone();
-            depthwise_conv2d(&p, &input, &filter, &bias, &mut fast)
-                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            let (fast, general) = d.both(case);
             let mut packed = std::vec![0u8; fast.len()];
             let put = &mut |o: usize, v: u8| packed[o] = v;
-            super::depthwise_by_four::<true, u8>(&p, &input, &filter, &bias, put);
-            int8_loops::<true, _>(&p, &input, &filter, &bias, apart(&mut general).1)
-                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            super::depthwise_by_four::<true, u8>(&p, &d.input, &d.filter, &d.bias, put);
             assert_eq!(fast, general, "case {case}: {p:?}");
             assert_eq!(packed, general, "case {case}, packed: {p:?}");
         }

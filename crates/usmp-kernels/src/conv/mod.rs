@@ -323,16 +323,9 @@ pub(crate) fn depthwise<const FAST: bool>(
     bias: &[u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
-    if FAST && p.several_at_a_time() {
+    if FAST && (p.several_at_a_time() || p.four_at_a_time()) {
         checked(DEPTHWISE, p, input, filter, bias, output)?;
-        fast::depthwise_by_multiplier(p, input, filter, bias, &mut |o, v| output[o] = v);
-        return Ok(());
-    }
-    if FAST && p.four_at_a_time() {
-        checked(DEPTHWISE, p, input, filter, bias, output)?;
-        // The DSP extension's lanes on thumbv7em (`crate::dsp`).
-        let put = &mut |o, v| output[o] = v;
-        fast::depthwise_by_four::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
+        fast_paths::<true, _>(p, input, filter, bias, &mut |o, v| output[o] = v);
         return Ok(());
     }
     int8_conv::<true, _>(DEPTHWISE, p, input, filter, bias, apart(output))
@@ -401,45 +394,39 @@ pub fn conv2d_over<const DW: bool>(
 ) -> Result<(), Error> {
     let [input, output] = overlap::split(region, shared, window(p, DW, 1))?;
     let what = if DW { DEPTHWISE } else { CONV };
-    if !DW && fast::pointwise(p) {
-        return pointwise_over(p, input, filter, bias, output);
-    }
-    if DW && p.several_at_a_time() {
-        // Safe at every shift the window allows: later outputs read what they read in
-        // the general order (traced in `overlap::tests`).
-        check(what, p, 1, [input.len(), output.len()], filter, bias)?;
-        per_channel_lists(what, p)?;
-        let (_, mut put) = cells(output);
-        fast::depthwise_by_multiplier(p, input, filter, bias, &mut put);
+    check(what, p, 1, [input.len(), output.len()], filter, bias)?;
+    per_channel_lists(what, p)?;
+    let (_, mut put) = cells(output);
+    if fast_paths::<DW, _>(p, input, filter, bias, &mut put) {
         return Ok(());
     }
-    if DW && p.four_at_a_time() {
-        // Safe at every shift the window allows: within a pixel each block of four
-        // channels reads all its taps before it writes (traced in `overlap::tests`).
-        check(what, p, 1, [input.len(), output.len()], filter, bias)?;
-        per_channel_lists(what, p)?;
-        let (_, mut put) = cells(output);
-        fast::depthwise_by_four::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, &mut put);
-        return Ok(());
-    }
-    int8_conv::<DW, _>(what, p, input, filter, bias, cells(output))
+    int8_loops::<DW, _>(p, input, filter, bias, put)
 }
 
-/// A 1x1 CONV_2D over one region, in the pixel order of the general loops four channels
-/// at a time (see `fast::conv_1x1`); the two-pixel packed form is not safe over its input.
-#[inline(always)]
-fn pointwise_over(
+/// The int8 paths of their own (`fast`) for a call whose regions are checked: stores
+/// the outputs through `put` and returns `true`, or returns `false` when none takes the
+/// call. Each is safe over its input at every shift the general order's window allows:
+/// later outputs read what they read in the general order, and a block of outputs is
+/// written after all its reads (traced in `overlap::tests`). The 1x1 CONV_2D runs its
+/// pixel order four channels at a time; the two-pixel packed form is not safe over an
+/// input, and calls apart take `conv2d`'s own paths.
+fn fast_paths<const DW: bool, T: Load>(
     p: &Conv<'_>,
-    input: &[core::cell::Cell<u8>],
+    input: &[T],
     filter: &[u8],
     bias: &[u8],
-    output: &[core::cell::Cell<u8>],
-) -> Result<(), Error> {
-    check(CONV, p, 1, [input.len(), output.len()], filter, bias)?;
-    per_channel_lists(CONV, p)?;
-    let (_, mut put) = cells(output);
-    fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, &mut put);
-    Ok(())
+    put: &mut impl FnMut(usize, u8),
+) -> bool {
+    // The DSP extension's lanes on thumbv7em (`crate::dsp`).
+    if DW {
+        fast::depthwise_by_multiplier(p, input, filter, bias, put)
+            || fast::depthwise_by_four::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put)
+    } else if fast::pointwise(p) {
+        fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
+        true
+    } else {
+        false
+    }
 }
 
 /// [`conv2d_f32`] (or, with `DW`, [`depthwise_conv2d_f32`]) over one region, as

@@ -10,7 +10,7 @@
 //! filter byte fit a lane, and the products and their wrapping int32 sum are the general
 //! loops' (an integer sum does not depend on its order); each output is requantized the
 //! same way. Depths that are not a multiple of four finish one byte at a time, an odd
-//! channel and an odd pixel one at a time.
+//! channel one at a time, and an odd pixel on its own (`fast::conv_1x1`'s lanes).
 
 // Run on thumbv7em only; its lanes are portable, so every target's tests run it.
 #![cfg_attr(not(usmp_dsp), allow(dead_code))]
@@ -65,32 +65,10 @@ pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], o
         let (oa, ob) = out.split_at_mut(channels);
         two_pixels(&shape, filter, [a, b], [oa, ob]);
     }
-    // An odd pixel last: the same pair of pixels, the one twice, written once.
-    let (x, out) = (pairs.remainder(), outs.into_remainder());
-    if x.len() == depth && out.len() == channels {
-        let mut spare = [0u8; 64];
-        let mut block = 0;
-        while block < channels {
-            let n = (channels - block).min(spare.len());
-            let w = &filter[block * depth..(block + n) * depth];
-            let o = &mut out[block..block + n];
-            two_pixels(&shape.from(block), w, [x, x], [o, &mut spare[..n]]);
-            block += n;
-        }
-    }
-}
-
-impl<F: Fn(usize, i32) -> u8> Shape<F> {
-    /// This shape, its channels counted from `first` (for the requantization).
-    fn from(&self, first: usize) -> Shape<impl Fn(usize, i32) -> u8 + '_> {
-        Shape {
-            depth: self.depth,
-            whole: self.whole,
-            offset: self.offset,
-            offsets: self.offsets,
-            finish: move |oc, acc| (self.finish)(first + oc, acc),
-        }
-    }
+    // An odd pixel last, on its own: four channels at a time, in the same lanes.
+    let out = outs.into_remainder();
+    let put = &mut |o: usize, v| out[o] = v;
+    fast::conv_1x1::<true, _>(p, pairs.remainder(), filter, bias, put);
 }
 
 /// Pixels `x` (each `depth` bytes) by every channel of `filter` into `out`.
