@@ -87,9 +87,13 @@ pub mod pool;
 #[cfg(feature = "prepare")]
 pub mod prepare;
 pub mod quantize;
+mod rows;
 mod run;
 pub mod shape;
 pub mod softmax;
+pub mod stage;
+
+pub use stage::{Part, Stage};
 
 pub use params::{
     Add, Affine, Broadcast, Concatenation, Conv, Float, FullyConnected, Int, Kernel, Mean, Mul,
@@ -233,6 +237,16 @@ impl Kernel<'_> {
             Kernel::AveragePool2dFloat(_) => &[Builtin::AveragePool2d],
             Kernel::MaxPool2dFloat(_) => &[Builtin::MaxPool2d],
             Kernel::SoftmaxFloat(_) => &[Builtin::Softmax],
+            Kernel::Stage(_) => &[],
+        }
+    }
+
+    /// Whether this kernel runs calls of `op`: one of its [`builtins`](Self::builtins),
+    /// or for a stage the operator [`stage::OPERATOR`].
+    pub fn runs(&self, op: usmp::Op) -> bool {
+        match self {
+            Kernel::Stage(_) => op == usmp::Op::Named(stage::OPERATOR),
+            _ => self.builtins().iter().any(|&b| op == usmp::Op::Builtin(b)),
         }
     }
 }
@@ -266,7 +280,7 @@ pub fn invoke_poisoning<M: Model>(
 /// FULLY_CONNECTED calls then carries one kernel, not all of them. The generated module's
 /// `invoke` and `invoke_poisoning` call this; a kernel left out is
 /// [`Error::NotLinked`], never a wrong result.
-pub fn invoke_only<const USED: u32, M: Model>(
+pub fn invoke_only<const USED: u64, M: Model>(
     session: &mut Session<'_, M>,
     kernels: &[Kernel<'_>],
     poison: Option<u8>,

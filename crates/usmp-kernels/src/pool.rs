@@ -10,6 +10,7 @@ use crate::bytes::{clamp_f32, int8, want, want_len};
 use crate::fixed::multiply_by_quantized_multiplier;
 use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32_at};
 use crate::params::{Float, Mean, Pool};
+use crate::rows::{Frame, RowMap};
 
 /// The window of output `(oy, ox)`, clamped to the input: rows then columns, half-open.
 fn span(p: &Pool, oy: usize, ox: usize) -> [(usize, usize); 2] {
@@ -39,24 +40,28 @@ fn sizes(
 
 /// The pooling loops, int8 or float32: each output element is `reduce` over its
 /// window's cells (`at` reads input element `i`), stored by `put`.
-fn pool<T>(
+fn pool<T, I: RowMap, O: RowMap>(
     p: &Pool,
+    frame: &Frame<I, O>,
     at: impl Fn(usize) -> T,
     reduce: impl Fn(&mut dyn Iterator<Item = T>) -> Result<T, Error>,
     mut put: impl FnMut(usize, T),
 ) -> Result<(), Error> {
-    let [batches, in_h, in_w, depth] = p.input;
-    let [_, out_h, out_w, _] = p.output;
+    let [batches, _, _, depth] = p.input;
+    let [_, _, out_w, _] = p.output;
+    let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
+    let (in_shape, out_shape) = (p.input, p.output);
     for b in 0..batches {
-        for oy in 0..out_h {
+        for oy in computed.clone() {
+            let out_row = out_rows.at(out_shape, b, oy);
             for ox in 0..out_w {
                 let [(y0, y1), (x0, x1)] = span(p, oy, ox);
                 for c in 0..depth {
                     let cells = (y0..y1).flat_map(|y| {
-                        (x0..x1).map(move |x| ((b * in_h + y) * in_w + x) * depth + c)
+                        (x0..x1).map(move |x| in_rows.at(in_shape, b, y) + x * depth + c)
                     });
                     let v = reduce(&mut cells.map(&at))?;
-                    put(((b * out_h + oy) * out_w + ox) * depth + c, v);
+                    put(out_row + ox * depth + c, v);
                 }
             }
         }
@@ -69,12 +74,24 @@ pub(crate) fn pool_int8<L: Load>(
     p: &Pool,
     what: [&'static str; 2],
     input: &[L],
-    (output, mut put): (usize, impl FnMut(usize, u8)),
+    (output, put): (usize, impl FnMut(usize, u8)),
     reduce: impl Fn(&mut dyn Iterator<Item = i32>) -> Result<i32, Error>,
 ) -> Result<(), Error> {
     sizes(p, what, 1, [input.len(), output])?;
+    pool_rows(p, &Frame::whole(p.output), input, put, reduce)
+}
+
+/// [`pool`] over int8 cells, the regions checked: the output rows `frame` names.
+pub(crate) fn pool_rows<L: Load, I: RowMap, O: RowMap>(
+    p: &Pool,
+    frame: &Frame<I, O>,
+    input: &[L],
+    mut put: impl FnMut(usize, u8),
+    reduce: impl Fn(&mut dyn Iterator<Item = i32>) -> Result<i32, Error>,
+) -> Result<(), Error> {
     pool(
         p,
+        frame,
         |i| int8(input[i].load()),
         reduce,
         |o, v| put(o, v.clamp(p.activation[0], p.activation[1]) as i8 as u8),
@@ -92,6 +109,7 @@ pub(crate) fn pool_f32<L: Load>(
     sizes(p.shape, what, 4, [input.len(), output])?;
     pool(
         p.shape,
+        &Frame::whole(p.shape.output),
         |i| f32_at(input, i),
         reduce,
         |o, v| put(o, clamp_f32(v, p.activation)),

@@ -7,8 +7,8 @@ use usmp::{Call, Inputs};
 
 use crate::params::bit;
 use crate::{
-    Concatenation, Conv, Error, Float, Kernel, Svdf, conv, dense, elementwise, pointwise, pool,
-    quantize, shape, softmax,
+    Concatenation, Conv, Error, Float, Kernel, Stage, Svdf, conv, dense, elementwise, pointwise,
+    pool, quantize, shape, softmax,
 };
 
 /// Input `k`: its bytes; empty when it is planned in place of an output (which then holds
@@ -36,7 +36,7 @@ fn optional<'a>(
 }
 
 /// Every kind of kernel.
-pub(crate) const ALL: u32 = u32::MAX;
+pub(crate) const ALL: u64 = u64::MAX;
 
 /// Runs one call with `kernel`'s parameters; refuses a call of another operator.
 pub fn run(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Result<(), Error> {
@@ -45,7 +45,7 @@ pub fn run(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Result<(), Error> {
 
 /// Whether every bit of `bits` is in the constant set `USED`: a match guard that folds to
 /// a constant.
-const fn on<const USED: u32>(bits: u32) -> bool {
+const fn on<const USED: u64>(bits: u64) -> bool {
     USED & bits == bits
 }
 
@@ -53,13 +53,9 @@ const fn on<const USED: u32>(bits: u32) -> bool {
 /// so the arms of the other kinds of kernel compile to nothing. `USED` should be the
 /// generated module's `USED_KERNELS`; what [`invoke_only`](crate::invoke_only) runs for
 /// each call, for a firmware that runs (or times) its calls one by one.
-pub fn run_only<const USED: u32>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Result<(), Error> {
+pub fn run_only<const USED: u64>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Result<(), Error> {
     let op = call.op();
-    if !kernel
-        .builtins()
-        .iter()
-        .any(|&b| op == usmp::Op::Builtin(b))
-    {
+    if !kernel.runs(op) {
         return Err(Error::WrongOperator {
             planned: op.name(),
             kernel: kernel.builtins().first().map_or("", |b| b.name()),
@@ -70,6 +66,11 @@ pub fn run_only<const USED: u32>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Re
         && on::<USED>(bit::SVDF)
     {
         return svdf(p, &inputs, call);
+    }
+    if let Kernel::Stage(p) = kernel
+        && on::<USED>(bit::STAGE)
+    {
+        return stage(p, &inputs, call);
     }
     let out = call
         .outputs
@@ -88,7 +89,7 @@ pub fn run_only<const USED: u32>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Re
 /// The call of `op` with `kernel` over `inputs` into `out`: one arm per kind of kernel,
 /// each guarded by its constant bit. Input 0 is named only "input" in errors: the call's
 /// [`CallError`](crate::CallError) names the operator.
-fn run_kernel<const USED: u32>(
+fn run_kernel<const USED: u64>(
     kernel: &Kernel<'_>,
     inputs: &Inputs<'_>,
     out: &mut [u8],
@@ -149,6 +150,19 @@ fn run_kernel<const USED: u32>(
     }
 }
 
+/// A streamed stage: input 0 in, the weights from the call's other inputs, its line
+/// buffers in scratch 0 (none when it has one part).
+fn stage(p: &Stage<'_>, inputs: &Inputs<'_>, call: &mut Call<'_>) -> Result<(), Error> {
+    let x = input(inputs, 0, "input")?;
+    let out = call
+        .outputs
+        .get_mut(0)
+        .ok_or(Error::MissingOperand { what: "output" })?;
+    let scratch = call.scratch.get_mut(0).unwrap_or(&mut []);
+    let weights = |k| input(inputs, k, "stage weights");
+    crate::stage::run(p, x, weights, scratch, out)
+}
+
 /// A weighted kernel's input, filter and (when the parameters say so) bias.
 #[inline(always)]
 fn weighted<'a>(inputs: &Inputs<'a>, bias: bool) -> Result<[&'a [u8]; 3], Error> {
@@ -162,7 +176,7 @@ fn weighted<'a>(inputs: &Inputs<'a>, bias: bool) -> Result<[&'a [u8]; 3], Error>
 /// CONV_2D or DEPTHWISE_CONV_2D, int8; the depthwise paths of their own linked only when
 /// some call of the model takes one.
 #[inline(always)]
-fn convolution<const USED: u32>(
+fn convolution<const USED: u64>(
     p: &Conv<'_>,
     inputs: &Inputs<'_>,
     out: &mut [u8],
@@ -225,7 +239,7 @@ fn with_parts<R>(
 /// A call whose output the plan put over its input 0 ([`usmp::Source::Over`]): `region`
 /// holds both. Only a kernel that certifies a window ([`overlap::Window`]) runs it, and
 /// only at a shift the window allows.
-fn run_over<const USED: u32>(
+fn run_over<const USED: u64>(
     kernel: &Kernel<'_>,
     shared: &usmp::Shared,
     inputs: &Inputs<'_>,
@@ -289,7 +303,7 @@ fn run_over<const USED: u32>(
 }
 
 /// [`run_over`] for the kernels that work element by element.
-fn run_over_elementwise<const USED: u32>(
+fn run_over_elementwise<const USED: u64>(
     kernel: &Kernel<'_>,
     shared: &usmp::Shared,
     inputs: &Inputs<'_>,

@@ -284,7 +284,7 @@ fn kernels(out: &mut String, m: &PlannedModel, paths: Paths<'_>) {
 
     /// The kinds of kernel [`KERNELS`] uses, and whether a call writes its output over
     /// its input: only these are linked by [`invoke`].
-    pub const USED_KERNELS: u32 = {k}::used_in(KERNELS, &INFO);
+    pub const USED_KERNELS: u64 = {k}::used_in(KERNELS, &INFO);
 
     /// Runs every call of `session` with [`KERNELS`].
     pub fn invoke(session: &mut {rt}::Session<'_, Model>) -> Result<(), {k}::CallError> {{

@@ -10,6 +10,7 @@
 use crate::bytes::int8;
 use crate::overlap::Load;
 use crate::params::{Conv, MOST_TAPS};
+use crate::rows::{Frame, RowMap};
 
 use super::{requantizer, taps};
 
@@ -172,8 +173,9 @@ pub(super) fn conv_1x1_apart(
 // `Call` refers to, with its tensor table and per-channel scales (30 KB of flash on
 // person_detect, measured on firmware-m55 when this path was first inlined).
 #[inline(never)]
-pub(crate) fn depthwise_by_four<const PACKED: bool, T: Load>(
+pub(crate) fn depthwise_by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
+    frame: &Frame<I, O>,
     input: &[T],
     filter: &[u8],
     bias: &[u8],
@@ -181,28 +183,31 @@ pub(crate) fn depthwise_by_four<const PACKED: bool, T: Load>(
 ) -> bool {
     let [batches, in_h, in_w, c] = p.input;
     let [_, f_h, f_w, _] = p.filter;
-    let [_, out_h, out_w, _] = p.output;
+    let [_, _, out_w, _] = p.output;
     if !p.four_at_a_time() {
         return false;
     }
     let (finish, offset) = (requantizer(p, bias), p.input_offset);
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     let mut at = [(0, 0); MOST_TAPS];
+    let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
+    let (in_shape, out_shape) = (p.input, p.output);
     for b in 0..batches {
-        for oy in 0..out_h {
+        for oy in computed.clone() {
             let rows = taps(oy, sy, dy, py, in_h, f_h);
+            let out_row = out_rows.at(out_shape, b, oy);
             for ox in 0..out_w {
                 let mut n = 0;
                 for fy in rows.clone() {
-                    let y = oy * sy + fy * dy - py;
+                    let y = in_rows.at(in_shape, b, oy * sy + fy * dy - py);
                     for fx in taps(ox, sx, dx, px, in_w, f_w) {
                         let x = ox * sx + fx * dx - px;
-                        at[n] = (((b * in_h + y) * in_w + x) * c, (fy * f_w + fx) * c);
+                        at[n] = (y + x * c, (fy * f_w + fx) * c);
                         n += 1;
                     }
                 }
                 let at = &at[..n];
-                let out = ((b * out_h + oy) * out_w + ox) * c;
+                let out = out_row + ox * c;
                 let mut ch = 0;
                 while ch + 4 <= c {
                     let mut acc = [0i32; 4];
@@ -342,6 +347,7 @@ mod tests {
     use super::super::{apart, conv2d, depthwise_conv2d, int8_loops};
     use crate::overlap::tests::Rng;
     use crate::params::Conv;
+    use crate::rows::Frame;
     use std::vec::Vec;
 
     /// Multipliers in [2^30, 2^31) and right shifts up to 11: one, or one per channel.
@@ -394,8 +400,15 @@ mod tests {
             let mut fast = std::vec![0u8; batches * h * w * channels];
             let mut general = fast.clone();
             conv2d(&p, &input, &filter, &bias, &mut fast).unwrap_or_else(|e| panic!("{case}: {e}"));
-            int8_loops::<false, _>(&p, &input, &filter, &bias, apart(&mut general).1)
-                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            int8_loops::<false, _, _, _>(
+                &p,
+                &Frame::whole(p.output),
+                &input,
+                &filter,
+                &bias,
+                apart(&mut general).1,
+            )
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
             assert_eq!(fast, general, "case {case}: {p:?}");
             let mut packed = std::vec![0u8; fast.len()];
             super::super::packed::conv_1x1(&p, &input, &filter, &bias, &mut packed);
@@ -499,8 +512,15 @@ mod tests {
             let mut general = fast.clone();
             let (x, w, b) = (&self.input, &self.filter, &self.bias);
             depthwise_conv2d(&p, x, w, b, &mut fast).unwrap_or_else(|e| panic!("{case}: {e}"));
-            int8_loops::<true, _>(&p, x, w, b, apart(&mut general).1)
-                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            int8_loops::<true, _, _, _>(
+                &p,
+                &Frame::whole(p.output),
+                x,
+                w,
+                b,
+                apart(&mut general).1,
+            )
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
             (fast, general)
         }
     }
@@ -536,7 +556,14 @@ mod tests {
             let (fast, general) = d.both(case);
             let mut packed = std::vec![0u8; fast.len()];
             let put = &mut |o: usize, v: u8| packed[o] = v;
-            super::depthwise_by_four::<true, u8>(&p, &d.input, &d.filter, &d.bias, put);
+            super::depthwise_by_four::<true, u8, _, _>(
+                &p,
+                &Frame::whole(p.output),
+                &d.input,
+                &d.filter,
+                &d.bias,
+                put,
+            );
             assert_eq!(fast, general, "case {case}: {p:?}");
             assert_eq!(packed, general, "case {case}, packed: {p:?}");
         }

@@ -14,6 +14,7 @@ use crate::Error;
 use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, requantize, want, want_len};
 use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32_at as load_f32};
 use crate::params::{Conv, Float};
+use crate::rows::{Frame, Ring, RowMap};
 
 pub(crate) mod fast;
 mod packed;
@@ -60,15 +61,16 @@ fn taps(
 /// input (filter row, column, then `n` channels contiguous in both: TFLite's order, which
 /// float sums depend on), then `store(output element, output channel, acc)`. Grouped
 /// when the filter has fewer input channels than the input.
-fn conv_loops<A: Copy>(
+fn conv_loops<A: Copy, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
+    frame: &Frame<I, O>,
     zero: A,
     mac: impl Fn(A, usize, usize, usize) -> A,
     mut store: impl FnMut(usize, usize, A),
 ) -> Result<(), Error> {
     let [batches, in_h, in_w, in_c] = p.input;
     let [out_c, f_h, f_w, f_c] = p.filter;
-    let [_, out_h, out_w, _] = p.output;
+    let [_, _, out_w, _] = p.output;
     if f_c == 0 || in_c % f_c != 0 || out_c % (in_c / f_c).max(1) != 0 {
         return Err(Error::Parameters {
             what: "conv filter",
@@ -77,24 +79,27 @@ fn conv_loops<A: Copy>(
     }
     let per_group = out_c / (in_c / f_c).max(1);
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
+    let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
+    let (in_shape, out_shape) = (p.input, p.output);
     for b in 0..batches {
-        for oy in 0..out_h {
+        for oy in computed.clone() {
             let rows = taps(oy, sy, dy, py, in_h, f_h);
+            let out_row = out_rows.at(out_shape, b, oy);
             for ox in 0..out_w {
                 let columns = taps(ox, sx, dx, px, in_w, f_w);
                 for oc in 0..out_c {
                     let group = oc / per_group.max(1);
                     let mut acc = zero;
                     for fy in rows.clone() {
-                        let y = oy * sy + fy * dy - py;
+                        let y = in_rows.at(in_shape, b, oy * sy + fy * dy - py);
                         for fx in columns.clone() {
                             let x = ox * sx + fx * dx - px;
-                            let row = ((b * in_h + y) * in_w + x) * in_c + group * f_c;
+                            let row = y + x * in_c + group * f_c;
                             let taps = ((oc * f_h + fy) * f_w + fx) * f_c;
                             acc = mac(acc, row, taps, f_c);
                         }
                     }
-                    store(((b * out_h + oy) * out_w + ox) * out_c + oc, oc, acc);
+                    store(out_row + ox * out_c + oc, oc, acc);
                 }
             }
         }
@@ -104,15 +109,16 @@ fn conv_loops<A: Copy>(
 
 /// DEPTHWISE_CONV_2D's loops (any depth multiplier), as [`conv_loops`]: taps by filter
 /// row then column, one element each.
-fn depthwise_loops<A: Copy>(
+fn depthwise_loops<A: Copy, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
+    frame: &Frame<I, O>,
     zero: A,
     mac: impl Fn(A, usize, usize, usize) -> A,
     mut store: impl FnMut(usize, usize, A),
 ) -> Result<(), Error> {
     let [batches, in_h, in_w, in_c] = p.input;
     let [_, f_h, f_w, out_c] = p.filter;
-    let [_, out_h, out_w, _] = p.output;
+    let [_, _, out_w, _] = p.output;
     let m = p.depth_multiplier;
     if out_c != in_c * m {
         return Err(Error::Parameters {
@@ -121,9 +127,12 @@ fn depthwise_loops<A: Copy>(
         });
     }
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
+    let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
+    let (in_shape, out_shape) = (p.input, p.output);
     for b in 0..batches {
-        for oy in 0..out_h {
+        for oy in computed.clone() {
             let rows = taps(oy, sy, dy, py, in_h, f_h);
+            let out_row = out_rows.at(out_shape, b, oy);
             for ox in 0..out_w {
                 let columns = taps(ox, sx, dx, px, in_w, f_w);
                 for ic in 0..in_c {
@@ -131,18 +140,13 @@ fn depthwise_loops<A: Copy>(
                         let oc = ic * m + k;
                         let mut acc = zero;
                         for fy in rows.clone() {
-                            let y = oy * sy + fy * dy - py;
+                            let y = in_rows.at(in_shape, b, oy * sy + fy * dy - py);
                             for fx in columns.clone() {
                                 let x = ox * sx + fx * dx - px;
-                                acc = mac(
-                                    acc,
-                                    ((b * in_h + y) * in_w + x) * in_c + ic,
-                                    (fy * f_w + fx) * out_c + oc,
-                                    1,
-                                );
+                                acc = mac(acc, y + x * in_c + ic, (fy * f_w + fx) * out_c + oc, 1);
                             }
                         }
-                        store(((b * out_h + oy) * out_w + ox) * out_c + oc, oc, acc);
+                        store(out_row + ox * out_c + oc, oc, acc);
                     }
                 }
             }
@@ -153,16 +157,17 @@ fn depthwise_loops<A: Copy>(
 
 /// [`conv_loops`], or with `DEPTHWISE` [`depthwise_loops`]: a constant, so each kernel
 /// links only its own loops.
-fn loops<const DEPTHWISE: bool, A: Copy>(
+fn loops<const DEPTHWISE: bool, A: Copy, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
+    frame: &Frame<I, O>,
     zero: A,
     mac: impl Fn(A, usize, usize, usize) -> A,
     store: impl FnMut(usize, usize, A),
 ) -> Result<(), Error> {
     if DEPTHWISE {
-        depthwise_loops(p, zero, mac, store)
+        depthwise_loops(p, frame, zero, mac, store)
     } else {
-        conv_loops(p, zero, mac, store)
+        conv_loops(p, frame, zero, mac, store)
     }
 }
 
@@ -205,22 +210,24 @@ pub(crate) fn int8_conv<const DEPTHWISE: bool, T: Load>(
 ) -> Result<(), Error> {
     check(what, p, 1, [input.len(), output], filter, bias)?;
     per_channel_lists(what, p)?;
-    int8_loops::<DEPTHWISE, T>(p, input, filter, bias, put)
+    int8_loops::<DEPTHWISE, T, _, _>(p, &Frame::whole(p.output), input, filter, bias, put)
 }
 
 /// The int8 kernel over [`loops`], its regions checked: offset input times filter in
 /// wrapping int32, plus the bias, requantized per channel. The order of reads and writes
 /// [`window`] is derived from.
-pub(crate) fn int8_loops<const DEPTHWISE: bool, T: Load>(
+pub(crate) fn int8_loops<const DEPTHWISE: bool, T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
+    frame: &Frame<I, O>,
     input: &[T],
     filter: &[u8],
     bias: &[u8],
     mut put: impl FnMut(usize, u8),
 ) -> Result<(), Error> {
     let finish = requantizer(p, bias);
-    loops::<DEPTHWISE, i32>(
+    loops::<DEPTHWISE, i32, I, O>(
         p,
+        frame,
         0,
         |acc, i, f, n| {
             input[i..i + n]
@@ -246,8 +253,9 @@ pub(crate) fn float_conv<const DEPTHWISE: bool, T: Load>(
 ) -> Result<(), Error> {
     let shape = p.shape;
     check(what, shape, 4, [input.len(), output], filter, bias)?;
-    loops::<DEPTHWISE, f32>(
+    loops::<DEPTHWISE, f32, _, _>(
         shape,
+        &Frame::whole(shape.output),
         0.0,
         |acc, i, f, n| {
             (0..n).fold(acc, |acc, k| {
@@ -325,10 +333,38 @@ pub(crate) fn depthwise<const FAST: bool>(
 ) -> Result<(), Error> {
     if FAST && (p.several_at_a_time() || p.four_at_a_time()) {
         checked(DEPTHWISE, p, input, filter, bias, output)?;
-        fast_paths::<true, _>(p, input, filter, bias, &mut |o, v| output[o] = v);
+        let frame = Frame::whole(p.output);
+        fast_paths::<true, _, _, _>(p, &frame, input, filter, bias, &mut |o, v| output[o] = v);
         return Ok(());
     }
     int8_conv::<true, _>(DEPTHWISE, p, input, filter, bias, apart(output))
+}
+
+/// Output rows `frame.rows` of an int8 CONV_2D (or, with `DW`, DEPTHWISE_CONV_2D) of one
+/// batch, its input and output reached through line buffers: a streamed stage's part.
+/// The regions are checked against the frame; the paths are a whole call's (the 1x1
+/// CONV_2D, row-local, runs as a call of one row instead).
+pub(crate) fn int8_rows<const DW: bool>(
+    p: &Conv<'_>,
+    frame: &Frame<Ring, Ring>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    let what = if DW { DEPTHWISE } else { CONV };
+    want_len(what[0], input.len(), frame.input.len(p.input))?;
+    want(what[1], filter, p.filter.iter().product::<usize>())?;
+    if p.bias {
+        want(what[2], bias, 4 * p.output[3])?;
+    }
+    want_len(what[3], output.len(), frame.output.len(p.output))?;
+    per_channel_lists(what, p)?;
+    let mut put = |o: usize, v: u8| output[o] = v;
+    if DW && fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put) {
+        return Ok(());
+    }
+    int8_loops::<DW, _, _, _>(p, frame, input, filter, bias, put)
 }
 
 /// CONV_2D, float32: TensorFlow Lite Micro's reference float `Conv`.
@@ -397,10 +433,11 @@ pub fn conv2d_over<const DW: bool>(
     check(what, p, 1, [input.len(), output.len()], filter, bias)?;
     per_channel_lists(what, p)?;
     let (_, mut put) = cells(output);
-    if fast_paths::<DW, _>(p, input, filter, bias, &mut put) {
+    let frame = Frame::whole(p.output);
+    if fast_paths::<DW, _, _, _>(p, &frame, input, filter, bias, &mut put) {
         return Ok(());
     }
-    int8_loops::<DW, _>(p, input, filter, bias, put)
+    int8_loops::<DW, _, _, _>(p, &frame, input, filter, bias, put)
 }
 
 /// The int8 paths of their own (`fast`) for a call whose regions are checked: stores
@@ -410,8 +447,9 @@ pub fn conv2d_over<const DW: bool>(
 /// written after all its reads (traced in `overlap::tests`). The 1x1 CONV_2D runs its
 /// pixel order four channels at a time; the two-pixel packed form is not safe over an
 /// input, and calls apart take `conv2d`'s own paths.
-fn fast_paths<const DW: bool, T: Load>(
+fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
+    frame: &Frame<I, O>,
     input: &[T],
     filter: &[u8],
     bias: &[u8],
@@ -419,8 +457,10 @@ fn fast_paths<const DW: bool, T: Load>(
 ) -> bool {
     // The DSP extension's lanes on thumbv7em (`crate::dsp`).
     if DW {
-        fast::depthwise_by_multiplier(p, input, filter, bias, put)
-            || fast::depthwise_by_four::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put)
+        (I::WHOLE && O::WHOLE && fast::depthwise_by_multiplier(p, input, filter, bias, put))
+            || fast::depthwise_by_four::<{ cfg!(usmp_dsp) }, _, _, _>(
+                p, frame, input, filter, bias, put,
+            )
     } else if fast::pointwise(p) {
         fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
         true

@@ -10,6 +10,7 @@ use std::vec::Vec;
 use super::{Load, Window};
 use crate::conv::{self, conv2d_f32_over, conv2d_over};
 use crate::params::{Conv, Float};
+use crate::rows::Frame;
 
 /// An input byte that logs its reads.
 struct Probe<'a> {
@@ -148,6 +149,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             (p.stride, p.dilation, p.padding) = ([1, 1], [1, 1], [0, 0]);
         }
         let window = conv::window(&p, depthwise, 1);
+        let frame = Frame::whole(p.output);
         let (ins, outs) = (window.input, window.output);
         let input = bytes(&mut rng, ins);
         let filter = bytes(&mut rng, p.filter.iter().product());
@@ -159,9 +161,9 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         let probes = probes(&input, &log);
         let put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
         if depthwise {
-            conv::int8_loops::<true, _>(&p, &probes, &filter, &bias, put).unwrap();
+            conv::int8_loops::<true, _, _, _>(&p, &frame, &probes, &filter, &bias, put).unwrap();
         } else {
-            conv::int8_loops::<false, _>(&p, &probes, &filter, &bias, put).unwrap();
+            conv::int8_loops::<false, _, _, _>(&p, &frame, &probes, &filter, &bias, put).unwrap();
         }
         assert_eq!(
             window.most,
@@ -171,7 +173,9 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         log.borrow_mut().clear();
         let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
         if depthwise
-            && conv::fast::depthwise_by_four::<false, _>(&p, &probes, &filter, &bias, &mut put)
+            && conv::fast::depthwise_by_four::<false, _, _, _>(
+                &p, &frame, &probes, &filter, &bias, &mut put,
+            )
         {
             let taken = traced_most(&log.borrow(), 1);
             assert!(

@@ -9,7 +9,7 @@ use std::vec::Vec;
 
 use crate::{
     Add, Affine, Broadcast, Concatenation, Conv, Float, FullyConnected, Int, Kernel, Mean, Mul,
-    Pad, Pool, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Svdf,
+    Pad, Part, Pool, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Stage, Svdf,
 };
 
 /// `kernel` as a Rust expression naming the kernels crate by `path` (`"::usmp_kernels"`
@@ -44,6 +44,7 @@ pub fn rust(kernel: &Kernel<'_>, path: &str) -> String {
         Kernel::AveragePool2dFloat(p) => ("AveragePool2dFloat", p.rust(k)),
         Kernel::MaxPool2dFloat(p) => ("MaxPool2dFloat", p.rust(k)),
         Kernel::SoftmaxFloat(p) => ("SoftmaxFloat", p.rust(k)),
+        Kernel::Stage(p) => ("Stage", p.rust(k)),
     };
     format!("{k}::Kernel::{variant}(&{params})")
 }
@@ -118,6 +119,35 @@ impl Rust for Conv<'_> {
                 ("shifts", list(shifts)),
             ],
         )
+    }
+}
+
+impl Rust for Stage<'_> {
+    fn rust(&self, k: &str) -> String {
+        let parts: Vec<String> = self
+            .parts
+            .iter()
+            .map(
+                |Part {
+                     kernel,
+                     output,
+                     weights,
+                     rows,
+                 }| {
+                    literal(
+                        k,
+                        "Part",
+                        &[
+                            ("kernel", rust(kernel, k)),
+                            ("output", format!("{output:?}")),
+                            ("weights", weights.to_string()),
+                            ("rows", rows.to_string()),
+                        ],
+                    )
+                },
+            )
+            .collect();
+        literal(k, "Stage", &[("parts", format!("&[{}]", parts.join(", ")))])
     }
 }
 
