@@ -6,10 +6,12 @@ use usmp_core::model::{Model, Overlap, Role};
 use usmp_kernels::prepare::{self, Operand};
 
 use crate::operands::Operands;
+use crate::stages::Prepared;
 
 /// Each call's kernel as a `Kernel` expression naming usmp-kernels by `path` (usmp-kernels
-/// computes the parameters and prints them), or the first call that has none.
-pub fn prepare(model: &Model, operands: &Operands, path: &str) -> Result<Vec<String>, String> {
+/// computes the parameters and prints them) with the rows its window spans in a stage,
+/// or the first call that has none.
+pub fn prepare(model: &Model, operands: &Operands, path: &str) -> Result<Vec<Prepared>, String> {
     if operands.tensors.is_empty() {
         return Err(
             "`kernels = true` needs a .tflite model: the JSON IR gives no tensor types or options"
@@ -24,7 +26,10 @@ pub fn prepare(model: &Model, operands: &Operands, path: &str) -> Result<Vec<Str
                 &operands.options[i],
                 &inputs,
                 &outputs,
-                |k| prepare::rust(k, path),
+                |k| Prepared {
+                    rust: prepare::rust(k, path),
+                    window: usmp_kernels::stage::window_rows(k),
+                },
             )
             .map_err(|e| format!("call {i} ({}): {e}", model.calls[i].op))
         })

@@ -171,6 +171,7 @@ mod raw;
 mod read;
 mod report;
 mod spec;
+mod stages;
 mod valid;
 
 pub use choice::BUILD_WORK_BUDGET;

@@ -63,12 +63,29 @@ pub struct PlannedModel {
     /// With `kernels = true`: each call's `Kernel`, as usmp-kernels prints it (naming the
     /// crate by [`Config::kernels_path`](crate::Config::kernels_path)).
     pub kernels: Option<Vec<String>>,
+    /// With `stages` on: the stages tried, and whether they were kept.
+    pub streamed: Option<Streamed>,
     /// With `tflm = true`: the model planned for TensorFlow Lite Micro's arena, its plan
     /// written into a copy of the `.tflite` file.
     pub tflm: Option<TflmPlan>,
     /// The plan as the runtime's own values, proven by `usmp::check` at build time: what
     /// the generated module prints.
     pub lowered: LoweredModel,
+}
+
+/// A model's streamed stages as planned (`stages`).
+#[derive(Clone, Debug)]
+pub struct Streamed {
+    /// The stages, calls numbered as the model runs without them, with each part's
+    /// operator.
+    pub stages: Vec<(crate::stages::Stage, Vec<String>)>,
+    /// The workspace bytes planned without stages.
+    pub before: u64,
+    /// With them.
+    pub after: u64,
+    /// Whether the model runs with them: listed stages always; `auto`'s only when they
+    /// lower the workspace.
+    pub kept: bool,
 }
 
 /// Everything the generators need.

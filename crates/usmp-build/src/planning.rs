@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use usmp_core::input::{InputError, ModelFile, read_model};
 use usmp_core::liveness::{self, CallSelector, Options, ScratchRule};
-use usmp_core::model::{ModelError, ModelLocus, Scratch, Size};
+use usmp_core::model::{Model, ModelError, ModelLocus, Scratch, Size};
 use usmp_core::order::{Order, memory_order};
 use usmp_core::shared::{self, SharedError, SharedModel};
 use usmp_core::tflite::{TflmPlan, plan_for_tflm, scratch_for_tflm};
@@ -14,8 +14,10 @@ use usmp_core::{Algorithm, Auto, Plan, PlanError, Pool, PoolKind};
 
 use crate::choice::OwnAlgorithms;
 use crate::lower;
+use crate::operands::Operands;
 use crate::planned::{LoweredModel, Planned, PlannedModel, PlannedPool};
 use crate::spec::{CallOrder, Diagnostic, ModelSpec, PoolSpec, Spec};
+use crate::stages::{Candidate, Planner};
 
 /// Keeps the models' persistent state apart from every model's buffers (usmp-core's
 /// [`shared`](usmp_core::shared)), with the default algorithm.
@@ -210,33 +212,60 @@ fn plan_model<S: Clone>(
     let (order, options) = in_order(m, &mut file, &path)?;
     let graph = file.take_graph();
     let operands = crate::operands::of(&file.model, graph);
-    if m.overlap.value {
-        crate::kernels::declare_overlaps(&mut file.model, &operands);
-    }
+    let prepared = match m.kernels.value {
+        true => Some(
+            crate::kernels::prepare(&file.model, &operands, kernels_path)
+                .map_err(|e| kernels_error(m, &e))?,
+        ),
+        false => None,
+    };
     let pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
-    let lower = |pools: &[Pool]| liveness::analyse(&file.model, pools, &options);
-    let liveness = lower(&pools).map_err(|e| lower_error(m, &path, &file, &e))?;
     let algorithm = configured(m, own)?;
-    let plan = match usmp_core::plan(&liveness.problem, algorithm.as_ref()) {
-        Ok(plan) => plan,
-        Err(e) => {
-            return Err(plan_error(spec, m, &e, |pools| {
-                let l = lower(pools).ok()?;
-                usmp_core::plan(&l.problem, algorithm.as_ref()).ok()
-            }));
-        }
+    let planner = Planner {
+        plan: |mut model: Model, operands: Operands, kernels| {
+            if m.overlap.value {
+                crate::kernels::declare_overlaps(&mut model, &operands);
+            }
+            let lower = |pools: &[Pool]| liveness::analyse(&model, pools, &options);
+            let liveness = lower(&pools).map_err(|e| lower_error(m, &path, &file, &e))?;
+            let plan = usmp_core::plan(&liveness.problem, algorithm.as_ref()).map_err(|e| {
+                plan_error(spec, m, &e, |pools| {
+                    let l = lower(pools).ok()?;
+                    usmp_core::plan(&l.problem, algorithm.as_ref()).ok()
+                })
+            })?;
+            Ok(Candidate {
+                model,
+                operands,
+                kernels,
+                liveness,
+                plan,
+            })
+        },
+        workspace: |c: &Candidate| {
+            let sizes = c.plan.pool_sizes.iter().zip(&spec.pools);
+            sizes
+                .filter(|(_, p)| p.kind.value == PoolKind::Workspace)
+                .map(|(&size, _)| size)
+                .sum()
+        },
     };
-    let kernels = if m.kernels.value {
-        Some(crate::kernels::prepare(&file.model, &operands, kernels_path).map_err(|e| {
-            Diagnostic::new(
-                m.kernels.span.clone(),
-                format!("model `{}`: {e}", m.name.value),
-            )
-            .help("run that call with your own kernel (leave out `kernels = true` and loop over the session's calls), or change the model")
-        })?)
-    } else {
-        None
+    let refuse = |reason: String| {
+        Diagnostic::new(
+            m.stages.span.clone(),
+            format!("model `{}`: {reason}", m.name.value),
+        )
+        .help("list only chains a stage can run, or write stages = \"auto\" and let usmp choose")
     };
+    let (chosen, streamed) = crate::stages::apply(
+        &m.stages.value,
+        &file.model,
+        operands,
+        prepared.as_deref(),
+        kernels_path,
+        &planner,
+        refuse,
+    )?;
     // TensorFlow Lite Micro runs the calls as the file writes them: its scratch rules
     // keep their numbers.
     let tflm = tflm_copy(m, &file, &self::options(m), algorithm.as_ref())?;
@@ -244,16 +273,17 @@ fn plan_model<S: Clone>(
         search_budget: m.algorithm.value.searches().then(|| own.work_budget()),
         order,
         tflm,
-        kernels,
-        tensors: operands.tensors,
-        reads: operands.reads,
-        options: operands.options,
+        kernels: chosen.kernels,
+        streamed,
+        tensors: chosen.operands.tensors,
+        reads: chosen.operands.reads,
+        options: chosen.operands.options,
         name: m.name.value.clone(),
         module: m.module.value.clone(),
         path: m.path.value.clone(),
-        model: file.model,
-        liveness,
-        plan,
+        model: chosen.model,
+        liveness: chosen.liveness,
+        plan: chosen.plan,
         // Lowered once every model's plan is final (state kept apart) and the pools sized.
         lowered: LoweredModel::default(),
     })
@@ -280,6 +310,12 @@ fn in_order<S: Clone>(
     file.put_in_order(&order);
     let options = order.renumber(&options);
     Ok((Some(order), options))
+}
+
+/// A call the kernels cannot run, at `kernels = true`.
+fn kernels_error<S: Clone>(m: &ModelSpec<S>, e: &str) -> Diagnostic<S> {
+    Diagnostic::new(m.kernels.span.clone(), format!("model `{}`: {e}", m.name.value))
+        .help("run that call with your own kernel (leave out `kernels = true` and loop over the session's calls), or change the model")
 }
 
 /// A model's error from lowering it, at the scratch rule or in the model file.

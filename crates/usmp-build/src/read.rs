@@ -15,7 +15,7 @@ use crate::choice::AlgorithmChoice;
 use crate::raw::{Entries, Raw};
 use crate::spec::{
     At, CallOrder, DEFAULT_ALIGNMENT, DEFAULT_SIZE_GRANULARITY, Diagnostic, ModelSpec, PoolSpec,
-    ScratchSpec, Spec, parse_size,
+    ScratchSpec, Spec, Stages, parse_size,
 };
 
 /// The keys of the top-level table.
@@ -45,6 +45,7 @@ pub const MODEL_KEYS: &[&str] = &[
     "kernels",
     "overlap",
     "order",
+    "stages",
     "tflm",
 ];
 /// The keys of a scratch rule.
@@ -230,6 +231,56 @@ impl<S: Clone> Reader<S> {
                 None
             }
         }
+    }
+
+    /// `stages`: `"auto"`, `"off"`, or an array of `[first, last]` call ranges.
+    fn stages(&mut self, t: &Table<'_, S>, key: &str) -> Option<At<Stages, S>> {
+        let v = Self::get(t, key)?;
+        let help = format!(
+            "write {key} = \"auto\" (usmp chooses), \"off\", or the calls to fuse as [[first, last], ...] such as [[0, 7]]"
+        );
+        let pair = |item: &At<Raw<S>, S>| match &item.value {
+            Raw::Array(ends) => match ends.as_slice() {
+                [a, b] => match (&a.value, &b.value) {
+                    (Raw::Int(a), Raw::Int(b)) => {
+                        Some([u64::try_from(*a).ok()?, u64::try_from(*b).ok()?])
+                    }
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let stages = match &v.value {
+            Raw::Str(s) if s == "auto" => Stages::Auto,
+            Raw::Str(s) if s == "off" => Stages::Off,
+            Raw::Array(items) => {
+                let mut listed = Vec::new();
+                for item in items {
+                    match pair(item) {
+                        Some(p) => listed.push(p),
+                        None => {
+                            let message = format!(
+                                "an entry of `{key}` is {}, not a [first, last] pair of call indices",
+                                item.value.describe()
+                            );
+                            self.error(item.span.clone(), message, help.clone());
+                            return None;
+                        }
+                    }
+                }
+                Stages::Listed(listed)
+            }
+            other => {
+                self.error(
+                    v.span.clone(),
+                    format!("`{key}` is {}", other.describe()),
+                    help,
+                );
+                return None;
+            }
+        };
+        Some(At::new(stages, v.span.clone()))
     }
 
     /// An array of strings.
@@ -439,6 +490,7 @@ fn model<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> ModelSpec<S
             .ok()
     });
     let tflm = r.boolean(t, "tflm");
+    let stages = r.stages(t, "stages");
     let scratch = match Reader::get(t, "scratch") {
         Some(v) => r
             .tables(v, "scratch")
@@ -460,6 +512,13 @@ fn model<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> ModelSpec<S
         overlap: match overlap {
             Some(o) => o,
             None => At::new(kernels.as_ref().is_some_and(|k| k.value), here.clone()),
+        },
+        stages: match stages {
+            Some(s) => s,
+            None if kernels.as_ref().is_some_and(|k| k.value) => {
+                At::new(Stages::Auto, here.clone())
+            }
+            None => At::new(Stages::Off, here.clone()),
         },
         kernels: or(kernels, false, &here),
         order: or(order, CallOrder::Written, &here),

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use usmp_core::report;
 
-use crate::planned::Planned;
+use crate::planned::{Planned, Streamed};
 
 /// The text report.
 pub fn text(planned: &Planned) -> String {
@@ -43,6 +43,10 @@ pub fn text(planned: &Planned) -> String {
             out.push_str(&report::order(order));
             out.push('\n');
         }
+        if let Some(streamed) = &m.streamed {
+            out.push_str(&stages(streamed));
+            out.push('\n');
+        }
         out.push_str(&report::liveness(&m.model, &m.liveness, &m.plan));
         if let Some(t) = &m.tflm {
             let _ = writeln!(
@@ -56,6 +60,40 @@ pub fn text(planned: &Planned) -> String {
                 t.head
             );
         }
+    }
+    out
+}
+
+/// The streamed stages: each with its calls and line buffers, and the workspace
+/// without and with them.
+fn stages(s: &Streamed) -> String {
+    let mut out = format!(
+        "streamed stages: workspace {} bytes without, {} with: {}\n",
+        s.before,
+        s.after,
+        if s.kept {
+            "the model runs with them"
+        } else {
+            "no lower, so the model runs without them"
+        }
+    );
+    for (stage, ops) in &s.stages {
+        let lines: Vec<String> = stage
+            .line_buffers
+            .iter()
+            .map(|(rows, bytes)| {
+                format!("{rows} row{} {bytes} B", if *rows == 1 { "" } else { "s" })
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  calls {}-{} ({}): line buffers {} bytes ({})",
+            stage.first,
+            stage.last,
+            ops.join(", "),
+            stage.scratch(),
+            lines.join(", ")
+        );
     }
     out
 }

@@ -84,9 +84,24 @@ pub struct ModelSpec<S> {
     /// The order the calls run in: as the model file writes them (the default), or the
     /// order of the lowest peak its dependencies allow (`usmp_core::order`).
     pub order: At<CallOrder, S>,
+    /// Which chains of calls run as streamed stages (usmp-kernels' `stage`): `auto` by
+    /// default with `kernels = true`, `off` otherwise.
+    pub stages: At<Stages, S>,
     /// Also write a copy of the `.tflite` model holding TensorFlow Lite Micro's offline
     /// plan (`<module>.tflm.tflite`), for firmware that runs TFLite Micro.
     pub tflm: At<bool, S>,
+}
+
+/// Which chains of calls a model runs as streamed stages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stages {
+    /// usmp chooses the chains whose fusing lowers the planned workspace most, with the
+    /// fewest calls fused.
+    Auto,
+    /// None.
+    Off,
+    /// These: each `[first, last]`, call indices as the model runs them.
+    Listed(Vec<[u64; 2]>),
 }
 
 /// Scratch that the kernels of some calls need, beyond what the model states.

@@ -9,7 +9,7 @@ use usmp_core::{Assignment, Named};
 use crate::choice::{AlgorithmChoice, OwnAlgorithms};
 
 use crate::ident::check_name;
-use crate::spec::{At, Diagnostic, MAX_ALIGNMENT, ModelSpec, Spec};
+use crate::spec::{At, Diagnostic, MAX_ALIGNMENT, ModelSpec, Spec, Stages};
 
 /// Every problem in `spec` that can be seen without reading the models.
 pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic<S>> {
@@ -76,6 +76,15 @@ pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic
                     "`overlap = true` lets outputs overwrite inputs within the windows usmp-kernels certifies, but this model does not run on usmp-kernels",
                 )
                 .help("add `kernels = true` to run it on usmp-kernels, or leave `overlap` out: other kernels may read an input byte after writing over it"),
+            );
+        }
+        if model.stages.value != Stages::Off && !model.kernels.value {
+            out.push(
+                Diagnostic::new(
+                    model.stages.span.clone(),
+                    "streamed stages run on usmp-kernels' stage kernel, but this model does not run on usmp-kernels",
+                )
+                .help("add `kernels = true`, or leave `stages` out (it is off without kernels)"),
             );
         }
         alignment(&model.alignment, "alignment", &mut out);

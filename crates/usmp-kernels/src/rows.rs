@@ -33,7 +33,6 @@ impl RowMap for Whole {
     fn len(self, shape: [usize; 4]) -> usize {
         shape.iter().product()
     }
-
 }
 
 /// A ring of `rows` rows of one batch: row `y` in slot `y % rows`.
@@ -54,7 +53,6 @@ impl RowMap for Ring {
     fn len(self, [_, h, w, c]: [usize; 4]) -> usize {
         self.rows.min(h) * w * c
     }
-
 }
 
 /// How a windowed kernel reaches its input and output, and which output rows it

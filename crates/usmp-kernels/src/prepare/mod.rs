@@ -19,7 +19,7 @@ mod ops;
 mod pointwise;
 mod print;
 
-pub use print::rust;
+pub use print::{PartText, rust, stage_rust};
 
 /// One operand of a call, as the model file describes it.
 #[derive(Clone, Copy, Debug)]

@@ -1,0 +1,123 @@
+//! A model planned with the stages its spec asks for, beside the same model planned
+//! without them: `auto` keeps its stages only where they lower the planned workspace.
+
+use usmp_core::Plan;
+use usmp_core::liveness::Liveness;
+use usmp_core::model::Model;
+
+use super::{Links, Prepared, Stage, choose, fuse};
+use crate::operands::Operands;
+use crate::planned::Streamed;
+use crate::spec::Stages;
+
+/// One way to run a model, planned.
+pub struct Candidate {
+    /// The model as it runs (stages fused).
+    pub model: Model,
+    /// Its operands.
+    pub operands: Operands,
+    /// Each call's kernel, with `kernels = true`.
+    pub kernels: Option<Vec<String>>,
+    /// Its liveness.
+    pub liveness: Liveness,
+    /// Its verified plan.
+    pub plan: Plan,
+}
+
+/// How a model's candidates are planned and measured.
+pub struct Planner<P, W> {
+    /// Plans a model with its operands and kernels.
+    pub plan: P,
+    /// The workspace bytes of a candidate.
+    pub workspace: W,
+}
+
+/// `model` planned with the stages `choice` names (`prepared`: each call's kernel, with
+/// `kernels = true`), and what the report says of them; a listed stage that is no chain
+/// is `refuse`d with the reason.
+pub fn apply<D, P, W>(
+    choice: &Stages,
+    model: &Model,
+    operands: Operands,
+    prepared: Option<&[Prepared]>,
+    path: &str,
+    planner: &Planner<P, W>,
+    refuse: impl Fn(String) -> D,
+) -> Result<(Candidate, Option<Streamed>), D>
+where
+    P: Fn(Model, Operands, Option<Vec<String>>) -> Result<Candidate, D>,
+    W: Fn(&Candidate) -> u64,
+{
+    let kernels = prepared.map(|p| p.iter().map(|k| k.rust.clone()).collect());
+    let Some(prepared) = prepared.filter(|_| *choice != Stages::Off) else {
+        return Ok(((planner.plan)(model.clone(), operands, kernels)?, None));
+    };
+    let links = Links::of(model, &operands, prepared);
+    let stages = match choice {
+        Stages::Listed(listed) => listed_stages(model, &links, listed).map_err(&refuse)?,
+        _ => choose(model, &links),
+    };
+    let (fused, fused_operands, fused_kernels) =
+        fuse(model, &operands, prepared, &stages, &links, path);
+    let without = (planner.plan)(model.clone(), operands, kernels)?;
+    if stages.is_empty() {
+        return Ok((without, None));
+    }
+    let with = (planner.plan)(fused, fused_operands, Some(fused_kernels))?;
+    let (before, after) = ((planner.workspace)(&without), (planner.workspace)(&with));
+    let kept = matches!(choice, Stages::Listed(_)) || after < before;
+    let named = stages
+        .into_iter()
+        .map(|s| {
+            let ops = (s.first..=s.last)
+                .map(|i| model.calls[i].op.clone())
+                .collect();
+            (s, ops)
+        })
+        .collect();
+    let streamed = Streamed {
+        stages: named,
+        before,
+        after,
+        kept,
+    };
+    Ok((if kept { with } else { without }, Some(streamed)))
+}
+
+/// The stages `listed` names, checked: in order, apart, each a chain the stage kernel
+/// runs.
+fn listed_stages(model: &Model, links: &Links, listed: &[[u64; 2]]) -> Result<Vec<Stage>, String> {
+    let n = model.calls.len();
+    let mut stages: Vec<Stage> = Vec::new();
+    for &[a, b] in listed {
+        let (a, b) = (a as usize, b as usize);
+        let name = |i: usize| format!("call {i} ({})", model.calls[i].op);
+        if a >= b || b >= n {
+            return Err(format!(
+                "stage [{a}, {b}] is not two or more of the model's {n} calls: write [first, last] with first < last < {n}"
+            ));
+        }
+        if let Some(prev) = stages.last().filter(|p| p.last >= a) {
+            return Err(format!(
+                "stage [{a}, {b}] begins at or before the end of [{}, {}]: list stages in order, apart",
+                prev.first, prev.last
+            ));
+        }
+        if b - a + 1 > usmp_kernels::stage::MOST_PARTS {
+            return Err(format!(
+                "stage [{a}, {b}] fuses {} calls; a stage fuses at most {}",
+                b - a + 1,
+                usmp_kernels::stage::MOST_PARTS
+            ));
+        }
+        if let Some(k) = (a..b).find(|&k| !links.next[k]) {
+            return Err(format!(
+                "stage [{a}, {b}] cannot fuse {} with {}: a stage's calls are int8 CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D or element-wise calls of one input, each reading only the previous call's output, which nothing else reads",
+                name(k),
+                name(k + 1)
+            ));
+        }
+        stages.push(links.stage(a, b));
+    }
+    Ok(stages)
+}
