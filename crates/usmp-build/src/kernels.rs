@@ -6,7 +6,16 @@ use usmp_core::model::{Model, Overlap, Role};
 use usmp_kernels::prepare::{self, Operand};
 
 use crate::operands::Operands;
-use crate::stages::Prepared;
+
+/// A call's kernel as the build prepared it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prepared {
+    /// Its `Kernel` expression.
+    pub rust: String,
+    /// With usmp-kernels' stage kernel: how many input rows one output row reads;
+    /// `None` when the kernel cannot be in a stage.
+    pub window: Option<usize>,
+}
 
 /// Each call's kernel as a `Kernel` expression naming usmp-kernels by `path` (usmp-kernels
 /// computes the parameters and prints them) with the rows its window spans in a stage,

@@ -73,12 +73,30 @@ pub struct PlannedModel {
     pub lowered: LoweredModel,
 }
 
+/// One stage: calls `first..=last` of the model as it runs before fusing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stage {
+    /// Its first call.
+    pub first: usize,
+    /// Its last call.
+    pub last: usize,
+    /// The rows each part's line buffer holds, and its bytes: one per part but the last.
+    pub line_buffers: Vec<(usize, u64)>,
+}
+
+impl Stage {
+    /// The bytes of all its line buffers.
+    pub fn scratch(&self) -> u64 {
+        self.line_buffers.iter().map(|&(_, b)| b).sum()
+    }
+}
+
 /// A model's streamed stages as planned (`stages`).
 #[derive(Clone, Debug)]
 pub struct Streamed {
     /// The stages, calls numbered as the model runs without them, with each part's
     /// operator.
-    pub stages: Vec<(crate::stages::Stage, Vec<String>)>,
+    pub stages: Vec<(Stage, Vec<String>)>,
     /// The workspace bytes planned without stages.
     pub before: u64,
     /// With them.

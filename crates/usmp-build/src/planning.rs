@@ -15,7 +15,7 @@ use usmp_core::{Algorithm, Auto, Plan, PlanError, Pool, PoolKind};
 use crate::choice::OwnAlgorithms;
 use crate::lower;
 use crate::operands::Operands;
-use crate::planned::{LoweredModel, Planned, PlannedModel, PlannedPool};
+use crate::planned::{LoweredModel, Planned, PlannedModel, PlannedPool, Streamed};
 use crate::spec::{CallOrder, Diagnostic, ModelSpec, PoolSpec, Spec};
 use crate::stages::{Candidate, Planner};
 
@@ -221,33 +221,21 @@ fn plan_model<S: Clone>(
     };
     let pools: Vec<Pool> = spec.pools.iter().map(core_pool).collect();
     let algorithm = configured(m, own)?;
+    let at = Site {
+        spec,
+        m,
+        file: &file,
+        path: &path,
+        options: &options,
+        pools: &pools,
+        algorithm: algorithm.as_ref(),
+    };
     let planner = Planner {
-        plan: |mut model: Model, operands: Operands, kernels| {
-            if m.overlap.value {
-                crate::kernels::declare_overlaps(&mut model, &operands);
-            }
-            let lower = |pools: &[Pool]| liveness::analyse(&model, pools, &options);
-            let liveness = lower(&pools).map_err(|e| lower_error(m, &path, &file, &e))?;
-            let plan = usmp_core::plan(&liveness.problem, algorithm.as_ref()).map_err(|e| {
-                plan_error(spec, m, &e, |pools| {
-                    let l = lower(pools).ok()?;
-                    usmp_core::plan(&l.problem, algorithm.as_ref()).ok()
-                })
-            })?;
-            Ok(Candidate {
-                model,
-                operands,
-                kernels,
-                liveness,
-                plan,
-            })
-        },
+        plan: |model, operands, kernels| at.candidate(model, operands, kernels),
         workspace: |c: &Candidate| {
             let sizes = c.plan.pool_sizes.iter().zip(&spec.pools);
-            sizes
-                .filter(|(_, p)| p.kind.value == PoolKind::Workspace)
-                .map(|(&size, _)| size)
-                .sum()
+            let workspace = sizes.filter(|(_, p)| p.kind.value == PoolKind::Workspace);
+            workspace.map(|(&size, _)| size).sum()
         },
     };
     let refuse = |reason: String| {
@@ -269,7 +257,17 @@ fn plan_model<S: Clone>(
     // TensorFlow Lite Micro runs the calls as the file writes them: its scratch rules
     // keep their numbers.
     let tflm = tflm_copy(m, &file, &self::options(m), algorithm.as_ref())?;
-    Ok(PlannedModel {
+    Ok(planned_model(m, own, (order, tflm, streamed), chosen))
+}
+
+/// The model as planned, from the spec and the candidate chosen.
+fn planned_model<S>(
+    m: &ModelSpec<S>,
+    own: &OwnAlgorithms,
+    (order, tflm, streamed): (Option<Order>, Option<TflmPlan>, Option<Streamed>),
+    chosen: Candidate,
+) -> PlannedModel {
+    PlannedModel {
         search_budget: m.algorithm.value.searches().then(|| own.work_budget()),
         order,
         tflm,
@@ -286,7 +284,48 @@ fn plan_model<S: Clone>(
         plan: chosen.plan,
         // Lowered once every model's plan is final (state kept apart) and the pools sized.
         lowered: LoweredModel::default(),
-    })
+    }
+}
+
+/// What planning one way of running a model needs.
+struct Site<'a, S> {
+    spec: &'a Spec<S>,
+    m: &'a ModelSpec<S>,
+    file: &'a ModelFile,
+    path: &'a Path,
+    options: &'a Options,
+    pools: &'a [Pool],
+    algorithm: &'a dyn Algorithm,
+}
+
+impl<S: Clone> Site<'_, S> {
+    /// `model` with the windows its kernels certify (with `overlap`), lowered and planned.
+    fn candidate(
+        &self,
+        mut model: Model,
+        operands: Operands,
+        kernels: Option<Vec<String>>,
+    ) -> Result<Candidate, Diagnostic<S>> {
+        let (m, algorithm) = (self.m, self.algorithm);
+        if m.overlap.value {
+            crate::kernels::declare_overlaps(&mut model, &operands);
+        }
+        let lower = |pools: &[Pool]| liveness::analyse(&model, pools, self.options);
+        let liveness = lower(self.pools).map_err(|e| lower_error(m, self.path, self.file, &e))?;
+        let plan = usmp_core::plan(&liveness.problem, algorithm).map_err(|e| {
+            plan_error(self.spec, m, &e, |pools| {
+                let l = lower(pools).ok()?;
+                usmp_core::plan(&l.problem, algorithm).ok()
+            })
+        })?;
+        Ok(Candidate {
+            model,
+            operands,
+            kernels,
+            liveness,
+            plan,
+        })
+    }
 }
 
 /// With `order = "memory"`: the model's calls put in the order of the lowest peak

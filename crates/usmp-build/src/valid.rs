@@ -67,31 +67,36 @@ pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic
                 .help("leave `io_in_pools` out (it is true by default) to run the model with invoke(), or set `kernels = false` to run your own kernels"),
             );
         }
-        if model.overlap.value && !model.kernels.value {
-            // Only usmp's kernels are known to read each input byte before they write an
-            // output byte over it.
-            out.push(
-                Diagnostic::new(
-                    model.overlap.span.clone(),
-                    "`overlap = true` lets outputs overwrite inputs within the windows usmp-kernels certifies, but this model does not run on usmp-kernels",
-                )
-                .help("add `kernels = true` to run it on usmp-kernels, or leave `overlap` out: other kernels may read an input byte after writing over it"),
-            );
-        }
-        if model.stages.value != Stages::Off && !model.kernels.value {
-            out.push(
-                Diagnostic::new(
-                    model.stages.span.clone(),
-                    "streamed stages run on usmp-kernels' stage kernel, but this model does not run on usmp-kernels",
-                )
-                .help("add `kernels = true`, or leave `stages` out (it is off without kernels)"),
-            );
-        }
+        only_with_kernels(model, &mut out);
         alignment(&model.alignment, "alignment", &mut out);
         power_of_two(&model.size_granularity, "size granularity", &mut out);
         scratch_rules(model, &mut out);
     }
     out
+}
+
+/// `overlap` and `stages` are promises of usmp-kernels: refused for a model run otherwise.
+fn only_with_kernels<S: Clone>(model: &ModelSpec<S>, out: &mut Vec<Diagnostic<S>>) {
+    if model.overlap.value && !model.kernels.value {
+        // Only usmp's kernels are known to read each input byte before they write an
+        // output byte over it.
+        out.push(
+            Diagnostic::new(
+                model.overlap.span.clone(),
+                "`overlap = true` lets outputs overwrite inputs within the windows usmp-kernels certifies, but this model does not run on usmp-kernels",
+            )
+            .help("add `kernels = true` to run it on usmp-kernels, or leave `overlap` out: other kernels may read an input byte after writing over it"),
+        );
+    }
+    if model.stages.value != Stages::Off && !model.kernels.value {
+        out.push(
+            Diagnostic::new(
+                model.stages.span.clone(),
+                "streamed stages run on usmp-kernels' stage kernel, but this model does not run on usmp-kernels",
+            )
+            .help("add `kernels = true`, or leave `stages` out (it is off without kernels)"),
+        );
+    }
 }
 
 /// At least one workspace pool (that there is a pool and a model at all, the reader

@@ -80,6 +80,7 @@ mod dsp;
 pub mod elementwise;
 pub mod exp;
 pub mod fixed;
+mod kinds;
 pub mod overlap;
 mod params;
 pub mod pointwise;
@@ -93,11 +94,10 @@ pub mod shape;
 pub mod softmax;
 pub mod stage;
 
-pub use stage::{Part, Stage};
-
+pub use kinds::{used, used_in};
 pub use params::{
     Add, Affine, Broadcast, Concatenation, Conv, Float, FullyConnected, Int, Kernel, Mean, Mul,
-    Pad, Pool, Range, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Svdf, used, used_in,
+    Pad, Part, Pool, Range, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Stage, Svdf,
 };
 
 use run::ALL;

@@ -5,7 +5,7 @@
 
 use usmp::{Call, Inputs};
 
-use crate::params::bit;
+use crate::kinds::bit;
 use crate::{
     Concatenation, Conv, Error, Float, Kernel, Stage, Svdf, conv, dense, elementwise, pointwise,
     pool, quantize, shape, softmax,

@@ -5,9 +5,10 @@ use usmp_core::Plan;
 use usmp_core::liveness::Liveness;
 use usmp_core::model::Model;
 
-use super::{Links, Prepared, Stage, choose, fuse};
+use super::{Links, choose, fuse};
+use crate::kernels::Prepared;
 use crate::operands::Operands;
-use crate::planned::Streamed;
+use crate::planned::{Stage, Streamed};
 use crate::spec::Stages;
 
 /// One way to run a model, planned.

@@ -9,21 +9,14 @@
 
 use usmp_core::model::{Model, Role};
 
-use super::{Links, Stage};
+use super::Links;
+use crate::planned::Stage;
 
 /// The stages `auto` runs `model` with: none when no chain can lower its peak.
 pub fn choose(model: &Model, links: &Links) -> Vec<Stage> {
     let live = Live::of(model);
     let n = model.calls.len();
-    let cost = |a: usize, b: usize| {
-        let between: u64 = (a..b).map(|i| live.out[i]).sum();
-        let lines = if a < b {
-            links.stage(a, b).scratch()
-        } else {
-            0
-        };
-        live.union(a, b) - between + lines
-    };
+    let cost = |a: usize, b: usize| live.cost(links, a, b);
     let chains = chains(links, n);
     let alone = (0..n)
         .filter(|&i| !chains.iter().any(|c| c.contains(&i)))
@@ -43,7 +36,7 @@ pub fn choose(model: &Model, links: &Links) -> Vec<Stage> {
 }
 
 /// The maximal runs of linked calls, as inclusive ranges.
-fn chains(links: &Links, n: usize) -> Vec<std::ops::RangeInclusive<usize>> {
+pub(super) fn chains(links: &Links, n: usize) -> Vec<std::ops::RangeInclusive<usize>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < n {
@@ -137,7 +130,7 @@ fn fewest_fused(
 }
 
 /// Each planned tensor's bytes and the calls it is live during.
-struct Live {
+pub(super) struct Live {
     /// Tensor bytes, live from `span.0` to `span.1` (inclusive calls).
     tensors: Vec<(u64, (usize, usize))>,
     /// The bytes of each call's outputs.
@@ -145,7 +138,7 @@ struct Live {
 }
 
 impl Live {
-    fn of(model: &Model) -> Self {
+    pub(super) fn of(model: &Model) -> Self {
         let n = model.calls.len();
         let (producers, last) = (model.producers(), model.last_readers());
         let bytes = |t: usize| model.tensors[t].size.bytes().unwrap_or(0);
@@ -172,6 +165,18 @@ impl Live {
             .map(|c| c.writes.iter().map(|&t| bytes(t)).sum())
             .collect();
         Live { tensors, out }
+    }
+
+    /// The live bytes of calls `a..=b` as one call: one call's own, or a stage's (what
+    /// its calls had live, less the tensors between them, plus its line buffers).
+    pub(super) fn cost(&self, links: &Links, a: usize, b: usize) -> u64 {
+        let between: u64 = (a..b).map(|i| self.out[i]).sum();
+        let lines = if a < b {
+            links.stage(a, b).scratch()
+        } else {
+            0
+        };
+        self.union(a, b).saturating_sub(between) + lines
     }
 
     /// The bytes of every tensor live during some call of `a..=b`.

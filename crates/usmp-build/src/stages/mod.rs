@@ -19,35 +19,9 @@ use usmp_core::model::{Call, Model, Role, Scratch, Size};
 use usmp_kernels::prepare::{PartText, stage_rust};
 use usmp_kernels::stage::{MOST_PARTS, OPERATOR, line_buffer};
 
+use crate::kernels::Prepared;
 use crate::operands::Operands;
-
-/// A call's kernel as the build prepared it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Prepared {
-    /// Its `Kernel` expression.
-    pub rust: String,
-    /// With usmp-kernels' stage kernel: how many input rows one output row reads;
-    /// `None` when the kernel cannot be in a stage.
-    pub window: Option<usize>,
-}
-
-/// One stage: calls `first..=last` of the model as it runs before fusing.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stage {
-    /// Its first call.
-    pub first: usize,
-    /// Its last call.
-    pub last: usize,
-    /// The rows each part's line buffer holds, and its bytes: one per part but the last.
-    pub line_buffers: Vec<(usize, u64)>,
-}
-
-impl Stage {
-    /// The bytes of all its line buffers.
-    pub fn scratch(&self) -> u64 {
-        self.line_buffers.iter().map(|&(_, b)| b).sum()
-    }
-}
+use crate::planned::Stage;
 
 /// What a model's calls allow: for each call, whether it may be in a stage, and for each
 /// call whether it may be fused with the next.

@@ -80,6 +80,7 @@ const MODEL: &str = "\n[[model]]\nname = \"kws\"\npath = \"$KWS\"\n";
 
 mod models;
 mod pools;
+mod stages;
 
 #[test]
 fn toml_syntax_error_points_at_the_token() {

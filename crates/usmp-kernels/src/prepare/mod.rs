@@ -18,8 +18,10 @@ mod layout;
 mod ops;
 mod pointwise;
 mod print;
+mod stage;
 
-pub use print::{PartText, rust, stage_rust};
+pub use print::rust;
+pub use stage::{PartText, stage_rust};
 
 /// One operand of a call, as the model file describes it.
 #[derive(Clone, Copy, Debug)]

@@ -9,7 +9,7 @@ use std::vec::Vec;
 
 use crate::{
     Add, Affine, Broadcast, Concatenation, Conv, Float, FullyConnected, Int, Kernel, Mean, Mul,
-    Pad, Pool, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Stage, Svdf,
+    Pad, Pool, Requantize, Resize, Sigmoid, Softmax, SoftmaxFloat, Svdf,
 };
 
 /// `kernel` as a Rust expression naming the kernels crate by `path` (`"::usmp_kernels"`
@@ -50,12 +50,12 @@ pub fn rust(kernel: &Kernel<'_>, path: &str) -> String {
 }
 
 /// A parameter struct as a Rust expression, the kernels crate at `k`.
-trait Rust {
+pub(super) trait Rust {
     fn rust(&self, k: &str) -> String;
 }
 
 /// `k::name { field: value, .. }` from `(field, value)` pairs in declaration order.
-fn literal(k: &str, name: &str, fields: &[(&str, String)]) -> String {
+pub(super) fn literal(k: &str, name: &str, fields: &[(&str, String)]) -> String {
     let fields: Vec<String> = fields.iter().map(|(f, v)| format!("{f}: {v}")).collect();
     format!("{k}::{name} {{ {} }}", fields.join(", "))
 }
@@ -120,60 +120,6 @@ impl Rust for Conv<'_> {
             ],
         )
     }
-}
-
-impl Rust for Stage<'_> {
-    fn rust(&self, k: &str) -> String {
-        let parts: Vec<PartText> = self
-            .parts
-            .iter()
-            .map(|p| PartText {
-                kernel: rust(&p.kernel, k),
-                output: p.output,
-                weights: p.weights,
-                rows: p.rows,
-            })
-            .collect();
-        stage_literal(k, &parts)
-    }
-}
-
-/// A stage's part with its kernel already printed: what [`stage_rust`] takes, for a
-/// build that prepares each call's kernel on its own.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PartText {
-    /// The part's kernel as [`rust`] prints it.
-    pub kernel: String,
-    /// [`Part::output`].
-    pub output: [usize; 4],
-    /// [`Part::weights`].
-    pub weights: usize,
-    /// [`Part::rows`].
-    pub rows: usize,
-}
-
-/// A `Kernel::Stage` of `parts` as a Rust expression naming the kernels crate by `path`.
-pub fn stage_rust(parts: &[PartText], path: &str) -> String {
-    format!("{path}::Kernel::Stage(&{})", stage_literal(path, parts))
-}
-
-fn stage_literal(k: &str, parts: &[PartText]) -> String {
-    let parts: Vec<String> = parts
-        .iter()
-        .map(|p| {
-            literal(
-                k,
-                "Part",
-                &[
-                    ("kernel", p.kernel.clone()),
-                    ("output", format!("{:?}", p.output)),
-                    ("weights", p.weights.to_string()),
-                    ("rows", p.rows.to_string()),
-                ],
-            )
-        })
-        .collect();
-    literal(k, "Stage", &[("parts", format!("&[{}]", parts.join(", ")))])
 }
 
 impl Rust for FullyConnected<'_> {

@@ -16,6 +16,7 @@
 //! RELU, RELU6, LOGISTIC, TANH), each of batch 1.
 
 use crate::params::{Conv, Kernel, Pool, Requantize, Sigmoid};
+pub use crate::params::{Part, Stage};
 use crate::rows::{Frame, Ring, RowMap};
 use crate::{Error, Int, conv, pointwise, pool, quantize};
 
@@ -27,30 +28,6 @@ pub const OPERATOR: &str = "USMP_STAGE";
 
 /// The most calls one stage fuses.
 pub const MOST_PARTS: usize = 16;
-
-/// A streamed stage: its calls in order. The stage call's input 0 is the first part's
-/// input; its other inputs are the parts' weights; its output is the last part's; its one
-/// scratch buffer holds every part's ring but the last's, in order.
-#[derive(Clone, Copy, Debug)]
-pub struct Stage<'a> {
-    /// The fused calls, in order; each reads the one before it.
-    pub parts: &'a [Part<'a>],
-}
-
-/// One call of a [`Stage`].
-#[derive(Clone, Copy, Debug)]
-pub struct Part<'a> {
-    /// The call's kernel, as the call alone would run it.
-    pub kernel: Kernel<'a>,
-    /// Its output's shape, NHWC with one batch.
-    pub output: [usize; 4],
-    /// Its filter's index among the stage call's inputs (the bias follows where it has
-    /// one); 0 for a kernel without weights.
-    pub weights: usize,
-    /// The rows of its output its line buffer holds; 0 for the last part, whose output
-    /// is the stage's, whole.
-    pub rows: usize,
-}
 
 /// How many consecutive input rows one output row of `kernel` reads at most (its
 /// window's height), or `None` when it cannot run in a stage.
