@@ -240,15 +240,6 @@ impl Kernel<'_> {
             Kernel::Stage(_) => &[],
         }
     }
-
-    /// Whether this kernel runs calls of `op`: one of its [`builtins`](Self::builtins),
-    /// or for a stage the operator [`stage::OPERATOR`].
-    pub fn runs(&self, op: usmp::Op) -> bool {
-        match self {
-            Kernel::Stage(_) => op == usmp::Op::Named(stage::OPERATOR),
-            _ => self.builtins().iter().any(|&b| op == usmp::Op::Builtin(b)),
-        }
-    }
 }
 
 /// Runs every call of `session`'s model in order, call `i` with `kernels[i]` (the

@@ -55,7 +55,12 @@ const fn on<const USED: u64>(bits: u64) -> bool {
 /// each call, for a firmware that runs (or times) its calls one by one.
 pub fn run_only<const USED: u64>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Result<(), Error> {
     let op = call.op();
-    if !kernel.runs(op) {
+    let runs = match kernel {
+        // The operator's name is compared only where a stage is linked.
+        Kernel::Stage(_) => on::<USED>(bit::STAGE) && op == usmp::Op::Named(crate::stage::OPERATOR),
+        _ => (kernel.builtins().iter()).any(|&b| op == usmp::Op::Builtin(b)),
+    };
+    if !runs {
         return Err(Error::WrongOperator {
             planned: op.name(),
             kernel: kernel.builtins().first().map_or("", |b| b.name()),
@@ -150,17 +155,28 @@ fn run_kernel<const USED: u64>(
     }
 }
 
-/// A streamed stage: input 0 in, the weights from the call's other inputs, its line
-/// buffers in scratch 0 (none when it has one part).
+/// A streamed stage: its inputs (the chain's, then every part's weights) resolved to
+/// slices here, so the stage kernel takes only slices; its line buffers in scratch 0
+/// (none when it has one part).
+#[inline(always)]
 fn stage(p: &Stage<'_>, inputs: &Inputs<'_>, call: &mut Call<'_>) -> Result<(), Error> {
-    let x = input(inputs, 0, "input")?;
+    const MOST: usize = 1 + 2 * crate::stage::MOST_PARTS;
+    if inputs.len() > MOST {
+        return Err(Error::Parameters {
+            what: "stage inputs",
+            problem: "more than two weights a part",
+        });
+    }
+    let mut slices: [&[u8]; MOST] = [&[]; MOST];
+    for (k, slice) in slices.iter_mut().enumerate().take(inputs.len()) {
+        *slice = input(inputs, k, "stage input")?;
+    }
     let out = call
         .outputs
         .get_mut(0)
         .ok_or(Error::MissingOperand { what: "output" })?;
     let scratch = call.scratch.get_mut(0).unwrap_or(&mut []);
-    let weights = |k| input(inputs, k, "stage weights");
-    crate::stage::run(p, x, weights, scratch, out)
+    crate::stage::run(p, &slices[..inputs.len()], scratch, out)
 }
 
 /// A weighted kernel's input, filter and (when the parameters say so) bias.

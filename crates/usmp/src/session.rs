@@ -523,6 +523,10 @@ impl<'a> Writable<'a> {
 
     /// Region `k`, for as long as `self` is borrowed; `None` if there is none, it is
     /// absent or left out of the pools, or the iterator already handed it out.
+    // Inlined always: out of line it takes the session's `ModelInfo` by address, and the
+    // linker then keeps all of it, tensor table and scales (30 KB of person_detect's
+    // flash on firmware-m55 once a stage's scratch was a second caller).
+    #[inline(always)]
     pub fn get_mut(&mut self, k: usize) -> Option<&mut [u8]> {
         if k < self.next {
             return None;
@@ -540,6 +544,8 @@ impl<'a> Writable<'a> {
     /// The session is borrowed mutably for `'b`, during which region `k` is handed out
     /// once. The checked plan then keeps it disjoint from every other region of the call:
     /// the shared input is not handed out as an input ([`Inputs::get`] is `None` for it).
+    // Inlined always, as `get_mut`.
+    #[inline(always)]
     unsafe fn region<'b>(&self, k: usize) -> Option<&'b mut [u8]> {
         let b = self.buffer(k)?;
         let over = self.over.iter().find_map(|s| match s.source {

@@ -200,6 +200,17 @@ fn main() -> ! {
     );
     all &= run(
         &Bench {
+            name: "person_detect_whole",
+            kernels: usmp::person_detect_whole::KERNELS,
+            invoke: usmp::person_detect_whole::invoke,
+            run: usmp_kernels::run_only::<{ usmp::person_detect_whole::USED_KERNELS }>,
+            cases: include_bytes!("../../../fixtures/tflite/testdata/person_detect.bin"),
+        },
+        &mut usmp::person_detect_whole::Model::session(&mut ws),
+        clock,
+    );
+    all &= run(
+        &Bench {
             name: "micro_speech",
             kernels: usmp::micro_speech::KERNELS,
             invoke: usmp::micro_speech::invoke,

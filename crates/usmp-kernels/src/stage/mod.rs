@@ -70,12 +70,12 @@ fn bad(problem: &'static str) -> Error {
     }
 }
 
-/// Runs `stage` from `input` into `output`, its line buffers in `scratch`; `weights(k)`
-/// is the stage call's input `k`. Refuses a line buffer shorter than its reader's window.
-pub fn run<'w>(
+/// Runs `stage` on the stage call's `inputs` (the chain's input, then the parts'
+/// weights) into `output`, its line buffers in `scratch`. Refuses a line buffer shorter
+/// than its reader's window.
+pub fn run(
     stage: &Stage<'_>,
-    input: &[u8],
-    weights: impl Fn(usize) -> Result<&'w [u8], Error>,
+    inputs: &[&[u8]],
     scratch: &mut [u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
@@ -88,14 +88,13 @@ pub fn run<'w>(
             ));
         }
     }
-    stream(stage, input, weights, scratch, output, |_, _| ())
+    stream(stage, inputs, scratch, output, |_, _| ())
 }
 
 /// [`run`] without the line buffers' check, telling `computed(part, row)` after each row.
-pub(crate) fn stream<'w>(
+pub(crate) fn stream(
     stage: &Stage<'_>,
-    input: &[u8],
-    weights: impl Fn(usize) -> Result<&'w [u8], Error>,
+    inputs: &[&[u8]],
     scratch: &mut [u8],
     output: &mut [u8],
     computed: impl FnMut(usize, usize),
@@ -120,12 +119,19 @@ pub(crate) fn stream<'w>(
             got: scratch.len(),
         });
     }
+    let input = inputs
+        .first()
+        .ok_or(Error::MissingOperand { what: "input" })?;
     let mut s = Streamer {
         parts,
         start,
         done: [0; MOST_PARTS],
         input,
-        weights,
+        weights: |k: usize| {
+            (inputs.get(k).copied()).ok_or(Error::MissingOperand {
+                what: "stage weights",
+            })
+        },
         scratch,
         output,
         computed,

@@ -195,18 +195,14 @@ impl Chain {
         let mut scratch = vec![0x5Au8; scratch_bytes(&stage)];
         let mut out = vec![0u8; self.expected.len()];
         let mut counts: Vec<Vec<u32>> = self.parts.iter().map(|p| vec![0; p.output[1]]).collect();
-        let weights = |k: usize| Ok(&self.inputs[k][..]);
+        let mut inputs: Vec<&[u8]> = self.inputs.iter().map(|v| &v[..]).collect();
+        inputs[0] = &self.input;
         let done = if checked {
-            run(&stage, &self.input, weights, &mut scratch, &mut out)
+            run(&stage, &inputs, &mut scratch, &mut out)
         } else {
-            stream(
-                &stage,
-                &self.input,
-                weights,
-                &mut scratch,
-                &mut out,
-                |j, r| counts[j][r] += 1,
-            )
+            stream(&stage, &inputs, &mut scratch, &mut out, |j, r| {
+                counts[j][r] += 1
+            })
         };
         (done.map(|()| out), counts)
     }
