@@ -4,6 +4,7 @@
 
 use usmp_core::model::{Model, Overlap, Role};
 use usmp_kernels::prepare::{self, Operand};
+use usmp_kernels::stage::Step;
 
 use crate::operands::Operands;
 
@@ -12,14 +13,14 @@ use crate::operands::Operands;
 pub struct Prepared {
     /// Its `Kernel` expression.
     pub rust: String,
-    /// With usmp-kernels' stage kernel: how many input rows one output row reads;
-    /// `None` when the kernel cannot be in a stage.
-    pub window: Option<usize>,
+    /// In a streamed stage: how its output rows read its input's rows; `None` when the
+    /// kernel cannot be in a stage.
+    pub step: Option<Step>,
 }
 
 /// Each call's kernel as a `Kernel` expression naming usmp-kernels by `path` (usmp-kernels
-/// computes the parameters and prints them) with the rows its window spans in a stage,
-/// or the first call that has none.
+/// computes the parameters and prints them) with its step in a stage, or the first call
+/// that has none.
 pub fn prepare(model: &Model, operands: &Operands, path: &str) -> Result<Vec<Prepared>, String> {
     if operands.tensors.is_empty() {
         return Err(
@@ -30,6 +31,12 @@ pub fn prepare(model: &Model, operands: &Operands, path: &str) -> Result<Vec<Pre
     (0..model.calls.len())
         .map(|i| {
             let (inputs, outputs) = call_operands(model, operands, i);
+            let rows = outputs
+                .first()
+                .and_then(|o| o.shape.get(1))
+                .copied()
+                .unwrap_or(0);
+            let rows = usize::try_from(rows).unwrap_or(0);
             prepare::kernel(
                 operands.builtins[i],
                 &operands.options[i],
@@ -37,7 +44,7 @@ pub fn prepare(model: &Model, operands: &Operands, path: &str) -> Result<Vec<Pre
                 &outputs,
                 |k| Prepared {
                     rust: prepare::rust(k, path),
-                    window: usmp_kernels::stage::window_rows(k),
+                    step: Step::of(k, rows),
                 },
             )
             .map_err(|e| format!("call {i} ({}): {e}", model.calls[i].op))

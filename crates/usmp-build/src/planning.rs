@@ -309,6 +309,9 @@ impl<S: Clone> Site<'_, S> {
         let (m, algorithm) = (self.m, self.algorithm);
         if m.overlap.value {
             crate::kernels::declare_overlaps(&mut model, &operands);
+        } else {
+            // A stage's own window, declared when it was fused.
+            model.calls.iter_mut().for_each(|c| c.overlaps.clear());
         }
         let lower = |pools: &[Pool]| liveness::analyse(&model, pools, self.options);
         let liveness = lower(self.pools).map_err(|e| lower_error(m, self.path, self.file, &e))?;

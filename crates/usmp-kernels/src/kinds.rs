@@ -52,6 +52,8 @@ pub(crate) mod bit {
     pub const DEPTHWISE_BY_FOUR: u64 = 1 << 30;
     /// A streamed stage; its parts' kinds are in the set too.
     pub const STAGE: u64 = 1 << 32;
+    /// A stage writes its output over its input.
+    pub const OVER_STAGE: u64 = 1 << 33;
 }
 
 impl Kernel<'_> {
@@ -155,6 +157,7 @@ const fn over_bit(kernel: &Kernel<'_>) -> u64 {
         | Kernel::Add(_)
         | Kernel::Mul(_)
         | Kernel::Concatenation(_) => bit::OVER_ELEMENTWISE,
+        Kernel::Stage(_) => bit::OVER_STAGE,
         _ => 0,
     }
 }

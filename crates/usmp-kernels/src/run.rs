@@ -75,7 +75,7 @@ pub fn run_only<const USED: u64>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Re
     if let Kernel::Stage(p) = kernel
         && on::<USED>(bit::STAGE)
     {
-        return stage(p, &inputs, call);
+        return stage::<USED>(p, &inputs, call);
     }
     let out = call
         .outputs
@@ -157,9 +157,14 @@ fn run_kernel<const USED: u64>(
 
 /// A streamed stage: its inputs (the chain's, then every part's weights) resolved to
 /// slices here, so the stage kernel takes only slices; its line buffers in scratch 0
-/// (none when it has one part).
+/// (none when it has one part). Where the plan put its output over its input, output 0's
+/// region holds both.
 #[inline(always)]
-fn stage(p: &Stage<'_>, inputs: &Inputs<'_>, call: &mut Call<'_>) -> Result<(), Error> {
+fn stage<const USED: u64>(
+    p: &Stage<'_>,
+    inputs: &Inputs<'_>,
+    call: &mut Call<'_>,
+) -> Result<(), Error> {
     const MOST: usize = 1 + 2 * crate::stage::MOST_PARTS;
     if inputs.len() > MOST {
         return Err(Error::Parameters {
@@ -167,16 +172,26 @@ fn stage(p: &Stage<'_>, inputs: &Inputs<'_>, call: &mut Call<'_>) -> Result<(), 
             problem: "more than two weights a part",
         });
     }
+    let shared = match on::<USED>(bit::OVER | bit::OVER_STAGE) {
+        true => inputs.shared(0),
+        false => None,
+    };
     let mut slices: [&[u8]; MOST] = [&[]; MOST];
     for (k, slice) in slices.iter_mut().enumerate().take(inputs.len()) {
-        *slice = input(inputs, k, "stage input")?;
+        if k > 0 || shared.is_none() {
+            *slice = input(inputs, k, "stage input")?;
+        }
     }
     let out = call
         .outputs
         .get_mut(0)
         .ok_or(Error::MissingOperand { what: "output" })?;
     let scratch = call.scratch.get_mut(0).unwrap_or(&mut []);
-    crate::stage::run(p, &slices[..inputs.len()], scratch, out)
+    let inputs = &slices[..inputs.len()];
+    match shared {
+        Some(shared) => crate::stage::run_over(p, out, &shared, &inputs[1..], scratch),
+        None => crate::stage::run(p, inputs, scratch, out),
+    }
 }
 
 /// A weighted kernel's input, filter and (when the parameters say so) bias.

@@ -15,9 +15,10 @@ pub use apply::{Candidate, Planner, apply};
 pub use choose::choose;
 
 use usmp::Options;
-use usmp_core::model::{Call, Model, Role, Scratch, Size};
+use usmp_core::model::{Call, Model, Overlap, Role, Scratch, Size};
+use usmp_kernels::overlap::Window;
 use usmp_kernels::prepare::{PartText, stage_rust};
-use usmp_kernels::stage::{MOST_PARTS, OPERATOR, line_buffer};
+use usmp_kernels::stage::{MOST_PARTS, OPERATOR, Step, line_buffer, most};
 
 use crate::kernels::Prepared;
 use crate::operands::Operands;
@@ -30,7 +31,7 @@ pub struct Links {
     pub next: Vec<bool>,
     /// Each call's output shape as a stage part sees it (NHWC, one batch).
     shapes: Vec<Option<[usize; 4]>>,
-    windows: Vec<Option<usize>>,
+    steps: Vec<Option<Step>>,
 }
 
 impl Links {
@@ -56,7 +57,7 @@ impl Links {
         Links {
             next,
             shapes,
-            windows: prepared.iter().map(|p| p.window).collect(),
+            steps: prepared.iter().map(|p| p.step).collect(),
         }
     }
 
@@ -70,7 +71,8 @@ impl Links {
         let line_buffers = (first..last)
             .map(|i| {
                 let shape = self.shapes[i].unwrap_or_default();
-                let rows = self.windows[i + 1].unwrap_or(shape[1]).min(shape[1]);
+                let reach = self.steps[i + 1].map_or(shape[1], |s| s.reach);
+                let rows = reach.min(shape[1]);
                 (rows, line_buffer(rows, shape) as u64)
             })
             .collect();
@@ -107,7 +109,7 @@ fn streamable(
     i: usize,
 ) -> Option<[usize; 4]> {
     let call = &model.calls[i];
-    prepared.get(i)?.window?;
+    prepared.get(i)?.step?;
     if call.writes.len() != 1 || !call.in_place.is_empty() || !call.scratch.is_empty() {
         return None;
     }
@@ -173,6 +175,35 @@ pub fn fuse(
     (fused, ops, kernels)
 }
 
+/// The shifts at which `stage`'s output (tensor `output`) may lie over its input
+/// (`input`), as usmp-kernels' stage kernel certifies them ([`most`]), declared as the
+/// build declares a call's window: shifts up to 0.
+fn window(
+    operands: &Operands,
+    links: &Links,
+    stage: &Stage,
+    input: usize,
+    output: usize,
+) -> Option<Overlap> {
+    let steps: Option<Vec<Step>> = (stage.first..=stage.last).map(|i| links.steps[i]).collect();
+    let row = |t: usize| match operands.tensors.get(t)?.shape.as_slice() {
+        &[1, h, w, c] => Some([h, w, c].map(|d| usize::try_from(d).unwrap_or(0))),
+        _ => None,
+    };
+    let ([in_h, in_w, in_c], [out_h, out_w, out_c]) = (row(input)?, row(output)?);
+    let window = Window {
+        most: most(&steps?, in_w * in_c, out_w * out_c),
+        input: in_h * in_w * in_c,
+        output: out_h * out_w * out_c,
+    };
+    let [lo, hi] = window.shifts()?;
+    Some(Overlap {
+        output,
+        input,
+        shifts: [lo, hi.min(0)],
+    })
+}
+
 /// The call of `stage`, its inputs, and its parts as usmp-kernels prints them.
 fn stage_call(
     model: &Model,
@@ -198,6 +229,9 @@ fn stage_call(
     let mut call = Call::new(OPERATOR, first.target.clone());
     call.reads = reads.clone();
     call.writes = model.calls[stage.last].writes.clone();
+    if let Some(overlap) = window(operands, links, stage, reads[0], call.writes[0]) {
+        call.overlaps.push(overlap);
+    }
     if stage.scratch() > 0 {
         call.scratch.push(Scratch {
             name: "line buffers".into(),

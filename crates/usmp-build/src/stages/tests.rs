@@ -40,7 +40,18 @@ fn chain_model(sizes: &[u64], windows: &[usize], skip: bool) -> (Model, Links) {
             .iter()
             .map(|&s| Some([1, (s / 64) as usize, 8, 8]))
             .collect(),
-        windows: windows.iter().map(|&w| Some(w)).collect(),
+        steps: windows
+            .iter()
+            .zip(&sizes[1..])
+            .map(|(&reach, &s)| {
+                Some(usmp_kernels::stage::Step {
+                    stride: 1,
+                    pad: reach / 2,
+                    reach,
+                    rows: (s / 64) as usize,
+                })
+            })
+            .collect(),
     };
     (model, links)
 }

@@ -6,7 +6,9 @@ extern crate std;
 use std::vec;
 use std::vec::Vec;
 
-use super::{Part, Stage, line_buffer, run, scratch_bytes, stream, window_rows};
+use super::{
+    Io, Part, Stage, line_buffer, run, run_over, scratch_bytes, stream, window, window_rows,
+};
 use crate::overlap::tests::Rng;
 use crate::params::{Conv, Int, Kernel, Pool, Requantize};
 use crate::{conv, pool, quantize};
@@ -200,7 +202,11 @@ impl Chain {
         let done = if checked {
             run(&stage, &inputs, &mut scratch, &mut out)
         } else {
-            stream(&stage, &inputs, &mut scratch, &mut out, |j, r| {
+            let io = Io::Apart {
+                input: &self.input,
+                output: &mut out,
+            };
+            stream(&stage, io, &inputs[1..], &mut scratch, |j, r| {
                 counts[j][r] += 1
             })
         };
@@ -270,4 +276,69 @@ fn a_line_buffer_one_row_short_is_refused_and_would_be_wrong() {
 fn line_buffers_are_their_rows_of_the_tensor() {
     assert_eq!(line_buffer(3, [1, 48, 48, 8]), 3 * 48 * 8);
     assert_eq!(line_buffer(5, [1, 2, 4, 3]), 2 * 4 * 3);
+}
+
+impl Chain {
+    /// The stage run over one region, its output `shift` bytes from its input: the
+    /// output's bytes, or the error.
+    fn over(&self, shift: isize, checked: bool) -> Result<Vec<u8>, crate::Error> {
+        let stage = Stage { parts: &self.parts };
+        let (input_at, output_at) = ((-shift).max(0) as usize, shift.max(0) as usize);
+        let (n, m) = (self.input.len(), self.expected.len());
+        let mut region = vec![0x3Cu8; (input_at + n).max(output_at + m)];
+        region[input_at..input_at + n].copy_from_slice(&self.input);
+        let shared = usmp::Shared {
+            output: 0,
+            input_at,
+            input_len: n,
+            output_at,
+            output_len: m,
+        };
+        let mut scratch = vec![0x5Au8; scratch_bytes(&stage)];
+        let weights: Vec<&[u8]> = self.inputs[1..].iter().map(|v| &v[..]).collect();
+        if checked {
+            run_over(&stage, &mut region, &shared, &weights, &mut scratch)?;
+        } else {
+            let (input, output) = (input_at..input_at + n, output_at..output_at + m);
+            let io = Io::Over {
+                region: &mut region,
+                input,
+                output,
+            };
+            stream(&stage, io, &weights, &mut scratch, |_, _| ())?;
+        }
+        Ok(region[output_at..output_at + m].to_vec())
+    }
+}
+
+#[test]
+fn a_stage_over_its_input_gives_its_bytes_up_to_its_window_and_not_past_it() {
+    let (mut ran, mut tight) = (0, 0);
+    for seed in 0..3_000 {
+        let Some(chain) = chain(seed) else { continue };
+        let w = window(&Stage {
+            parts: &chain.parts,
+        })
+        .unwrap();
+        let Some([lo, hi]) = w.shifts() else { continue };
+        // Every shift the window allows, from apart to the highest.
+        for shift in [lo, (lo + hi) / 2, hi] {
+            let got = chain.over(shift as isize, true);
+            assert_eq!(
+                got.unwrap(),
+                chain.expected,
+                "seed {seed} shift {shift} of {w:?}"
+            );
+        }
+        ran += 1;
+        // One byte past it is refused, and run anyway it is wrong on some chains.
+        if hi + 1 < w.input as i64 {
+            assert!(chain.over(hi as isize + 1, true).is_err(), "seed {seed}");
+            tight += usize::from(chain.over(hi as isize + 1, false).unwrap() != chain.expected);
+        }
+    }
+    assert!(
+        ran > 500 && tight > 100,
+        "{ran} chains over their input, {tight} wrong past it"
+    );
 }
