@@ -211,6 +211,17 @@ fn main() -> ! {
     );
     all &= run(
         &Bench {
+            name: "person_detect_apart",
+            kernels: usmp::person_detect_apart::KERNELS,
+            invoke: usmp::person_detect_apart::invoke,
+            run: usmp_kernels::run_only::<{ usmp::person_detect_apart::USED_KERNELS }>,
+            cases: include_bytes!("../../../fixtures/tflite/testdata/person_detect.bin"),
+        },
+        &mut usmp::person_detect_apart::Model::session(&mut ws),
+        clock,
+    );
+    all &= run(
+        &Bench {
             name: "micro_speech",
             kernels: usmp::micro_speech::KERNELS,
             invoke: usmp::micro_speech::invoke,

@@ -17,7 +17,7 @@ use crate::params::{Conv, Float};
 use crate::rows::{Frame, Ring, RowMap};
 
 pub(crate) mod fast;
-mod packed;
+pub(crate) mod packed;
 
 /// Checks the regions against the shapes (`width` bytes per element); the input and
 /// output by length, as they may be cells of one region.
@@ -444,9 +444,10 @@ pub fn conv2d_over<const DW: bool>(
 /// the outputs through `put` and returns `true`, or returns `false` when none takes the
 /// call. Each is safe over its input at every shift the general order's window allows:
 /// later outputs read what they read in the general order, and a block of outputs is
-/// written after all its reads (traced in `overlap::tests`). The 1x1 CONV_2D runs its
-/// pixel order four channels at a time; the two-pixel packed form is not safe over an
-/// input, and calls apart take `conv2d`'s own paths.
+/// written after all its reads (traced in `overlap::tests`). The 1x1 CONV_2D runs two
+/// pixels at a time with the DSP extension, each pair's input copied before its outputs
+/// are written, else its pixel order four channels at a time; calls apart take `conv2d`'s
+/// own paths.
 fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
     frame: &Frame<I, O>,
@@ -462,7 +463,10 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
                 p, frame, input, filter, bias, put,
             )
     } else if fast::pointwise(p) {
-        fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
+        // Two pixels at a time on thumbv7em, their inputs copied first (`packed`).
+        if !(cfg!(usmp_dsp) && packed::conv_1x1_pairs(p, input, filter, bias, put)) {
+            fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
+        }
         true
     } else {
         false

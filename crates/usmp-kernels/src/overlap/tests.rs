@@ -70,7 +70,9 @@ impl Rng {
 }
 
 static MULTIPLIER: [i32; 1] = [1 << 30];
-static SHIFT: [i32; 1] = [-3];
+// Sums of up to a dozen products land inside int8 after this shift, so outputs vary and
+// a wrong sum shows.
+static SHIFT: [i32; 1] = [-11];
 
 /// Random shapes: strides, dilations, paddings, filter sizes, channels, groups and
 /// depth multipliers, with the output size TFLite's formula gives.
@@ -136,6 +138,7 @@ fn region(input: &[u8], output: usize, shift: isize) -> (Vec<u8>, usmp::Shared) 
 #[test]
 fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
     let (mut checked_edges, mut fast_traced, mut pointwise_over) = (0, 0, 0);
+    let (mut pairs_traced, mut pairs_varied) = (0, 0);
     let mut several_traced = 0;
     for seed in 1..=400u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -153,7 +156,10 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         let (ins, outs) = (window.input, window.output);
         let input = bytes(&mut rng, ins);
         let filter = bytes(&mut rng, p.filter.iter().product());
-        let bias = bytes(&mut rng, 4 * p.output[3]);
+        // Small biases, for the same reason as SHIFT.
+        let bias: Vec<u8> = (0..p.output[3])
+            .flat_map(|_| (rng.below(2001) as i32 - 1000).to_le_bytes())
+            .collect();
 
         // The window is the general loops' order exactly; the four-channel depthwise
         // path never writes earlier, relative to its reads.
@@ -204,6 +210,16 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
                 "seed {seed}: the 1x1 path allows only {taken}: {p:?}"
             );
             pointwise_over += usize::from(window.shifts().is_some());
+            log.borrow_mut().clear();
+            let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
+            if conv::packed::conv_1x1_pairs(&p, &probes, &filter, &bias, &mut put) {
+                let taken = traced_most(&log.borrow(), 1);
+                assert!(
+                    taken >= window.most,
+                    "seed {seed}: the paired 1x1 path allows only {taken}: {p:?}"
+                );
+                pairs_traced += 1;
+            }
         }
 
         let mut apart = vec![0; outs];
@@ -211,6 +227,21 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             conv::depthwise_conv2d(&p, &input, &filter, &bias, &mut apart).unwrap();
         } else {
             conv::conv2d(&p, &input, &filter, &bias, &mut apart).unwrap();
+            // Outputs that do not saturate (no random bias), so a wrong sum shows.
+            let q = Conv {
+                multipliers: &[1 << 30],
+                shifts: &[-11],
+                bias: false,
+                ..p
+            };
+            let (mut paired, mut general) = (vec![0; outs], vec![0; outs]);
+            conv::conv2d(&q, &input, &filter, &bias, &mut general).unwrap();
+            let put = &mut |o: usize, v| paired[o] = v;
+            if conv::packed::conv_1x1_pairs(&q, &input[..], &filter, &bias, put) {
+                assert_eq!(paired, general, "seed {seed}: the paired 1x1 path: {q:?}");
+                let distinct = general.iter().collect::<std::collections::BTreeSet<_>>();
+                pairs_varied += usize::from(distinct.len() > 3);
+            }
         }
         let over = |shift: isize| {
             let (mut r, shared) = region(&input, outs, shift);
@@ -246,6 +277,11 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
     );
     // `conv2d_over` runs these on the 1x1 path: its edges are checked above.
     assert!(pointwise_over > 5, "only {pointwise_over} 1x1 shapes");
+    assert!(pairs_traced > 5, "only {pairs_traced} 1x1 shapes in pairs");
+    assert!(
+        pairs_varied > 5,
+        "only {pairs_varied} 1x1 shapes in pairs with varied outputs"
+    );
     assert!(
         several_traced > 50,
         "only {several_traced} multiplier shapes"
