@@ -75,27 +75,14 @@ pub(super) fn row<'w>(
                 y,
             )
         }
-        Kernel::Logistic(p) => {
+        Kernel::Logistic(p) | Kernel::Tanh(p) => {
+            let sigmoid = match part.kernel {
+                Kernel::Tanh(_) => pointwise::tanh,
+                _ => pointwise::logistic,
+            };
             let (x, y) = one_row(frame, shapes, 1, input, output)?;
-            pointwise::logistic(
-                &Sigmoid {
-                    elements: shapes[1][2] * shapes[1][3],
-                    ..*p
-                },
-                x,
-                y,
-            )
-        }
-        Kernel::Tanh(p) => {
-            let (x, y) = one_row(frame, shapes, 1, input, output)?;
-            pointwise::tanh(
-                &Sigmoid {
-                    elements: shapes[1][2] * shapes[1][3],
-                    ..*p
-                },
-                x,
-                y,
-            )
+            let elements = shapes[1][2] * shapes[1][3];
+            sigmoid(&Sigmoid { elements, ..*p }, x, y)
         }
         _ => Err(bad("this kernel cannot run in a stage")),
     }

@@ -42,7 +42,7 @@ fn part(rng: &mut Rng, shape: [usize; 4]) -> Option<(Kernel<'static>, Vec<Vec<u8
         std::boxed::Box::leak(std::boxed::Box::new(p))
     };
     let bytes = |rng: &mut Rng, n: usize| (0..n).map(|_| rng.below(256) as u8).collect::<Vec<u8>>();
-    match rng.below(5) {
+    match rng.below(6) {
         kind @ (0 | 1) => {
             let dilation = [1 + rng.below(2), 1 + rng.below(2)];
             let out_h = size(h, f[0], stride[0], dilation[0], padding[0])?;
@@ -107,6 +107,21 @@ fn part(rng: &mut Rng, shape: [usize; 4]) -> Option<(Kernel<'static>, Vec<Vec<u8
             };
             Some((kernel, Vec::new()))
         }
+        5 => {
+            // An input scale of about 0.1, as prepare gives it.
+            let p = std::boxed::Box::leak(std::boxed::Box::new(crate::params::Sigmoid {
+                elements: h * w * c,
+                input_zero: rng.below(20) as i32 - 10,
+                input_range_radius: 120,
+                input_multiplier: 1_717_986_918,
+                input_left_shift: 24,
+            }));
+            let kernel = match rng.below(2) {
+                0 => Kernel::Logistic(p),
+                _ => Kernel::Tanh(p),
+            };
+            Some((kernel, Vec::new()))
+        }
         _ => {
             let p = std::boxed::Box::leak(std::boxed::Box::new(Requantize {
                 elements: h * w * c,
@@ -141,6 +156,8 @@ fn whole(kernel: &Kernel<'_>, x: &[u8], weights: &[Vec<u8>], out: &mut [u8]) {
         Kernel::MaxPool2d(p) => pool::max_pool2d(p, x, out),
         Kernel::AveragePool2d(p) => pool::average_pool2d(p, x, out),
         Kernel::Relu(p) => quantize::requantize(p, x, out),
+        Kernel::Logistic(p) => crate::pointwise::logistic(p, x, out),
+        Kernel::Tanh(p) => crate::pointwise::tanh(p, x, out),
         _ => unreachable!(),
     }
     .unwrap();
