@@ -81,8 +81,17 @@ fn steps(stage: &Stage<'_>) -> Result<([Step; MOST_PARTS], [usize; 4]), Error> {
         rows: 0,
     };
     let mut steps = [unit; MOST_PARTS];
+    let mut input = part::input_shape(&first.kernel, first.output);
     for (step, p) in steps.iter_mut().zip(parts) {
         *step = Step::of(&p.kernel, p.output[1]).ok_or(bad("this kernel cannot run in a stage"))?;
+        // Each part reads the shape the part before writes, and writes its own: the
+        // frames and the kernels' loops index by these shapes alike.
+        if !part::shapes_agree(&p.kernel, input, p.output) {
+            return Err(bad(
+                "a part's shapes differ from the part before it or from its output",
+            ));
+        }
+        input = p.output;
     }
     Ok((steps, part::input_shape(&first.kernel, first.output)))
 }

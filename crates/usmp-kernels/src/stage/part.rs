@@ -18,6 +18,21 @@ pub(super) fn input_shape(kernel: &Kernel<'_>, output: [usize; 4]) -> [usize; 4]
     }
 }
 
+/// Whether `kernel` reads a tensor of shape `input` and writes one of shape `output`
+/// (an element-wise kernel: as many elements as its parameters say, in and out alike).
+pub(super) fn shapes_agree(kernel: &Kernel<'_>, input: [usize; 4], output: [usize; 4]) -> bool {
+    let elements = |shape: [usize; 4]| shape.iter().product::<usize>();
+    match kernel {
+        Kernel::Conv2d(p) | Kernel::DepthwiseConv2d(p) => p.input == input && p.output == output,
+        Kernel::AveragePool2d(p) | Kernel::MaxPool2d(p) => p.input == input && p.output == output,
+        Kernel::Requantize(p) | Kernel::Relu(p) => {
+            input == output && p.elements == elements(output)
+        }
+        Kernel::Logistic(p) | Kernel::Tanh(p) => input == output && p.elements == elements(output),
+        _ => false,
+    }
+}
+
 /// Output rows `frame.rows` of `part`, its regions (of `shapes`, input and output)
 /// reached through `frame`.
 pub(super) fn row<'w>(

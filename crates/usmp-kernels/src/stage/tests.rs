@@ -359,3 +359,23 @@ fn a_stage_over_its_input_gives_its_bytes_up_to_its_window_and_not_past_it() {
         "{ran} chains over their input, {tight} wrong past it"
     );
 }
+
+#[test]
+fn parts_whose_shapes_disagree_are_refused_not_run() {
+    let mut refused = 0;
+    for seed in 0..500 {
+        let Some(mut chain) = chain(seed) else {
+            continue;
+        };
+        if chain.parts.len() < 2 {
+            continue;
+        }
+        // The first part's output said one row taller than what the second reads.
+        chain.parts[0].output[1] += 1;
+        chain.expected.clear();
+        let (got, _) = chain.streamed(true);
+        assert!(got.is_err(), "seed {seed}: disagreeing shapes were run");
+        refused += 1;
+    }
+    assert!(refused > 100, "only {refused} chains of two parts or more");
+}
