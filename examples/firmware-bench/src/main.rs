@@ -187,72 +187,28 @@ fn main() -> ! {
         fail("the workspace was taken twice")
     };
     let mut all = true;
-    all &= run(
-        &Bench {
-            name: "person_detect",
-            kernels: usmp::person_detect::KERNELS,
-            invoke: usmp::person_detect::invoke,
-            run: usmp_kernels::run_only::<{ usmp::person_detect::USED_KERNELS }>,
-            cases: include_bytes!("../../../fixtures/tflite/testdata/person_detect.bin"),
-        },
-        &mut usmp::person_detect::Model::session(&mut ws),
-        clock,
-    );
-    all &= run(
-        &Bench {
-            name: "person_detect_whole",
-            kernels: usmp::person_detect_whole::KERNELS,
-            invoke: usmp::person_detect_whole::invoke,
-            run: usmp_kernels::run_only::<{ usmp::person_detect_whole::USED_KERNELS }>,
-            cases: include_bytes!("../../../fixtures/tflite/testdata/person_detect.bin"),
-        },
-        &mut usmp::person_detect_whole::Model::session(&mut ws),
-        clock,
-    );
-    all &= run(
-        &Bench {
-            name: "person_detect_apart",
-            kernels: usmp::person_detect_apart::KERNELS,
-            invoke: usmp::person_detect_apart::invoke,
-            run: usmp_kernels::run_only::<{ usmp::person_detect_apart::USED_KERNELS }>,
-            cases: include_bytes!("../../../fixtures/tflite/testdata/person_detect.bin"),
-        },
-        &mut usmp::person_detect_apart::Model::session(&mut ws),
-        clock,
-    );
-    all &= run(
-        &Bench {
-            name: "micro_speech",
-            kernels: usmp::micro_speech::KERNELS,
-            invoke: usmp::micro_speech::invoke,
-            run: usmp_kernels::run_only::<{ usmp::micro_speech::USED_KERNELS }>,
-            cases: include_bytes!("../../../fixtures/tflite/testdata/micro_speech_quantized.bin"),
-        },
-        &mut usmp::micro_speech::Model::session(&mut ws),
-        clock,
-    );
-    all &= run(
-        &Bench {
-            name: "magic_wand",
-            kernels: usmp::magic_wand::KERNELS,
-            invoke: usmp::magic_wand::invoke,
-            run: usmp_kernels::run_only::<{ usmp::magic_wand::USED_KERNELS }>,
-            cases: include_bytes!("../../../fixtures/tflite/testdata/magic_wand.bin"),
-        },
-        &mut usmp::magic_wand::Model::session(&mut ws),
-        clock,
-    );
-    all &= run(
-        &Bench {
-            name: "hello_world",
-            kernels: usmp::hello_world::KERNELS,
-            invoke: usmp::hello_world::invoke,
-            run: usmp_kernels::run_only::<{ usmp::hello_world::USED_KERNELS }>,
-            cases: include_bytes!("../../../fixtures/tflite/testdata/hello_world_int8.bin"),
-        },
-        &mut usmp::hello_world::Model::session(&mut ws),
-        clock,
-    );
+    // One model's bench: its generated module and its test data in fixtures/tflite.
+    macro_rules! bench {
+        ($model:ident, $data:literal) => {
+            all &= run(
+                &Bench {
+                    name: stringify!($model),
+                    kernels: usmp::$model::KERNELS,
+                    invoke: usmp::$model::invoke,
+                    run: usmp_kernels::run_only::<{ usmp::$model::USED_KERNELS }>,
+                    cases: include_bytes!(concat!("../../../fixtures/tflite/testdata/", $data)),
+                },
+                &mut usmp::$model::Model::session(&mut ws),
+                clock,
+            )
+        };
+    }
+    bench!(person_detect, "person_detect.bin");
+    bench!(person_detect_whole, "person_detect.bin");
+    bench!(person_detect_apart, "person_detect.bin");
+    bench!(micro_speech, "micro_speech_quantized.bin");
+    bench!(magic_wand, "magic_wand.bin");
+    bench!(hello_world, "hello_world_int8.bin");
     if !all {
         fail("an output differs from TFLite Micro's");
     }

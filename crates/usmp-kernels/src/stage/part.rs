@@ -61,22 +61,14 @@ pub(super) fn row<'w>(
                 y,
             )
         }
-        Kernel::Conv2d(p) => conv::int8_rows::<false>(
-            p,
-            frame,
-            input,
-            filter()?,
-            bias(p, weights, part.weights)?,
-            output,
-        ),
-        Kernel::DepthwiseConv2d(p) => conv::int8_rows::<true>(
-            p,
-            frame,
-            input,
-            filter()?,
-            bias(p, weights, part.weights)?,
-            output,
-        ),
+        Kernel::Conv2d(p) | Kernel::DepthwiseConv2d(p) => {
+            let rows = match part.kernel {
+                Kernel::DepthwiseConv2d(_) => conv::int8_rows::<true>,
+                _ => conv::int8_rows::<false>,
+            };
+            let bias = bias(p, weights, part.weights)?;
+            rows(p, frame, input, filter()?, bias, output)
+        }
         Kernel::AveragePool2d(p) => pooled(p, frame, input, output, pool::average),
         Kernel::MaxPool2d(p) => pooled(p, frame, input, output, pool::max),
         Kernel::Requantize(p) | Kernel::Relu(p) => {
