@@ -10,7 +10,7 @@
 use crate::bytes::int8;
 use crate::overlap::Load;
 use crate::params::{Conv, MOST_TAPS};
-use crate::rows::{Frame, RowMap};
+use crate::rows::{Frame, Ring, RowMap};
 
 use super::{requantizer, taps};
 
@@ -276,10 +276,37 @@ fn four_packed<T: Load>(x: &[T], w: &[u8], offset: i32, acc: &mut [i32; 4]) {
 /// reads what it read in the general order, so it is safe at every shift their window
 /// allows (`overlap::tests` traces it). Returns `false`, having done nothing, unless
 /// [`Conv::several_at_a_time`].
-// Out of line, as `depthwise_by_four`.
+// Out of line, as `depthwise_by_four`; whole tensors only, so it compiles as before rows
+// were framed (with a frame parameter it ran 2-4 % slower).
 #[inline(never)]
 pub(crate) fn depthwise_by_multiplier<T: Load>(
     p: &Conv<'_>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    put: &mut impl FnMut(usize, u8),
+) -> bool {
+    by_multiplier(p, &Frame::whole(p.output), input, filter, bias, put)
+}
+
+/// [`depthwise_by_multiplier`] over a frame of rings: a stage's part.
+#[inline(never)]
+pub(crate) fn depthwise_by_multiplier_rows<T: Load>(
+    p: &Conv<'_>,
+    frame: &Frame<Ring, Ring>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    put: &mut impl FnMut(usize, u8),
+) -> bool {
+    by_multiplier(p, frame, input, filter, bias, put)
+}
+
+/// The loops of [`depthwise_by_multiplier`], the rows `frame` names.
+#[inline(always)]
+fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
+    p: &Conv<'_>,
+    frame: &Frame<I, O>,
     input: &[T],
     filter: &[u8],
     bias: &[u8],
@@ -290,20 +317,21 @@ pub(crate) fn depthwise_by_multiplier<T: Load>(
     }
     let [batches, in_h, in_w, in_c] = p.input;
     let [_, f_h, f_w, out_c] = p.filter;
-    let [_, out_h, out_w, _] = p.output;
+    let [_, _, out_w, _] = p.output;
     let m = p.depth_multiplier;
     let (finish, offset) = (requantizer(p, bias), p.input_offset);
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
+    let (in_rows, out_rows, shapes) = (frame.input, frame.output, (p.input, p.output));
     for b in 0..batches {
-        for oy in 0..out_h {
+        for oy in frame.rows.clone() {
             let rows = taps(oy, sy, dy, py, in_h, f_h);
             for ox in 0..out_w {
                 let cols = taps(ox, sx, dx, px, in_w, f_w);
-                let out = ((b * out_h + oy) * out_w + ox) * out_c;
+                let out = out_rows.at(shapes.1, b, oy) + ox * out_c;
                 // The input byte of tap (fy, fx), channel `ic`, offset.
                 let x = |fy: usize, fx: usize, ic: usize| {
                     let (y, x) = (oy * sy + fy * dy - py, ox * sx + fx * dx - px);
-                    int8(input[((b * in_h + y) * in_w + x) * in_c + ic].load()) + offset
+                    int8(input[in_rows.at(shapes.0, b, y) + x * in_c + ic].load()) + offset
                 };
                 let w = |fy: usize, fx: usize| (fy * f_w + fx) * out_c;
                 for ic in 0..in_c {

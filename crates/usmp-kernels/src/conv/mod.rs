@@ -361,7 +361,10 @@ pub(crate) fn int8_rows<const DW: bool>(
     want_len(what[3], output.len(), frame.output.len(p.output))?;
     per_channel_lists(what, p)?;
     let mut put = |o: usize, v: u8| output[o] = v;
-    if DW && fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put) {
+    if DW
+        && (fast::depthwise_by_multiplier_rows(p, frame, input, filter, bias, &mut put)
+            || fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put))
+    {
         return Ok(());
     }
     int8_loops::<DW, _, _, _>(p, frame, input, filter, bias, put)
