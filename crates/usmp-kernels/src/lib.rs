@@ -61,8 +61,10 @@
 //! [`usmp::Source::Over`], the session hands the two out as one region, and the kernel
 //! refuses a shift past its window ([`Error::Overlap`]).
 //!
-//! No kernel needs scratch memory: where TFLite Micro keeps intermediate sums in a scratch
-//! buffer (SVDF), these keep them in registers, with the same wrapping int32 arithmetic.
+//! No operator's kernel needs scratch memory: where TFLite Micro keeps intermediate sums in
+//! a scratch buffer (SVDF), these keep them in registers, with the same wrapping int32
+//! arithmetic. A streamed stage ([`stage`]: a chain of calls usmp-build fused, run a few
+//! rows at a time) has one scratch buffer, its line buffers, planned like any scratch.
 #![no_std]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
