@@ -166,32 +166,21 @@ fn stage<const USED: u64>(
     call: &mut Call<'_>,
 ) -> Result<(), Error> {
     const MOST: usize = 1 + 2 * crate::stage::MOST_PARTS;
-    if inputs.len() > MOST {
-        return Err(Error::Parameters {
-            what: "stage inputs",
-            problem: "more than two weights a part",
-        });
-    }
     let shared = match on::<USED>(bit::OVER | bit::OVER_STAGE) {
         true => inputs.shared(0),
         false => None,
     };
-    let mut slices: [&[u8]; MOST] = [&[]; MOST];
-    for (k, slice) in slices.iter_mut().enumerate().take(inputs.len()) {
-        if k > 0 || shared.is_none() {
-            *slice = input(inputs, k, "stage input")?;
-        }
-    }
     let out = call
         .outputs
         .get_mut(0)
         .ok_or(Error::MissingOperand { what: "output" })?;
     let scratch = call.scratch.get_mut(0).unwrap_or(&mut []);
-    let inputs = &slices[..inputs.len()];
-    match shared {
-        Some(shared) => crate::stage::run_over(p, out, &shared, &inputs[1..], scratch),
-        None => crate::stage::run(p, inputs, scratch, out),
-    }
+    // Over its input, input 0 is the region's: the weights alone are handed out.
+    let first = usize::from(shared.is_some());
+    with_parts::<MOST, _>(inputs, first, STAGE, |slices| match shared {
+        Some(shared) => crate::stage::run_over(p, out, &shared, slices, scratch),
+        None => crate::stage::run(p, slices, scratch, out),
+    })
 }
 
 /// A weighted kernel's input, filter and (when the parameters say so) bias.
@@ -242,27 +231,50 @@ fn conv_f32(
 /// CONCATENATION: every input in order, at most 16.
 #[inline(always)]
 fn concatenation(p: &Concatenation<'_>, inputs: &Inputs<'_>, out: &mut [u8]) -> Result<(), Error> {
-    with_parts(inputs, 0, |parts| shape::concatenation(p, parts, out))
+    with_parts::<16, _>(inputs, 0, CONCATENATION, |parts| {
+        shape::concatenation(p, parts, out)
+    })
 }
 
-/// CONCATENATION's inputs from `first` on as slices (at most 16 inputs), handed to `run`.
+/// What a kernel of many inputs names in its errors: the inputs, what is wrong when there
+/// are too many, one input.
+struct Many {
+    inputs: &'static str,
+    too_many: &'static str,
+    input: &'static str,
+}
+
+const CONCATENATION: Many = Many {
+    inputs: "concatenation inputs",
+    too_many: "more than 16 inputs",
+    input: "concatenation input",
+};
+
+const STAGE: Many = Many {
+    inputs: "stage inputs",
+    too_many: "more than two weights a part",
+    input: "stage input",
+};
+
+/// The call's inputs from `first` on as slices (at most `MOST` inputs in all), handed to
+/// `run`.
 #[inline(always)]
-fn with_parts<R>(
+fn with_parts<const MOST: usize, R>(
     inputs: &Inputs<'_>,
     first: usize,
+    names: Many,
     run: impl FnOnce(&[&[u8]]) -> Result<R, Error>,
 ) -> Result<R, Error> {
-    const MOST: usize = 16;
     let mut parts: [&[u8]; MOST] = [&[]; MOST];
     if inputs.len() > MOST {
         return Err(Error::Parameters {
-            what: "concatenation inputs",
-            problem: "more than 16 inputs",
+            what: names.inputs,
+            problem: names.too_many,
         });
     }
     let n = inputs.len().saturating_sub(first);
     for (k, part) in parts.iter_mut().enumerate().take(n) {
-        *part = input(inputs, first + k, "concatenation input")?;
+        *part = input(inputs, first + k, names.input)?;
     }
     run(&parts[..n])
 }
@@ -367,7 +379,7 @@ fn run_over_elementwise<const USED: u64>(
             elementwise::mul_over(p, region, shared, input(inputs, 1, "input 2")?)
         }
         Kernel::Concatenation(p) if on::<USED>(bit::CONCATENATION | bit::OVER_ELEMENTWISE) => {
-            with_parts(inputs, 1, |others| {
+            with_parts::<16, _>(inputs, 1, CONCATENATION, |others| {
                 shape::concatenation_over(p, region, shared, others)
             })
         }

@@ -54,16 +54,17 @@ where
         return Ok(((planner.plan)(model.clone(), operands, kernels)?, None));
     };
     let links = Links::of(model, &operands, prepared);
-    let stages = match choice {
-        Stages::Listed(listed) => listed_stages(model, &links, listed).map_err(&refuse)?,
-        _ => choose(model, &links),
+    let listed = match choice {
+        Stages::Listed(listed) => Some(listed_stages(model, &links, listed).map_err(&refuse)?),
+        _ => None,
     };
-    let (fused, fused_operands, fused_kernels) =
-        fuse(model, &operands, prepared, &stages, &links, path);
     let without = (planner.plan)(model.clone(), operands, kernels)?;
+    let stages = listed.unwrap_or_else(|| choose(model, &without.liveness, &links));
     if stages.is_empty() {
         return Ok((without, None));
     }
+    let (fused, fused_operands, fused_kernels) =
+        fuse(model, &without.operands, prepared, &stages, &links, path);
     let with = (planner.plan)(fused, fused_operands, Some(fused_kernels))?;
     let (before, after) = ((planner.workspace)(&without), (planner.workspace)(&with));
     let kept = matches!(choice, Stages::Listed(_)) || after < before;

@@ -1,20 +1,24 @@
 //! `stages = "auto"`: which chains to fuse. A fused call's live bytes are the union of
-//! what its calls had live, less the tensors between them, plus its line buffers; a call
-//! left alone keeps its own. Chains are short (at most `MOST_PARTS` calls a stage), so
+//! what its calls had live (the workspace buffers of the model's own liveness, as planned
+//! without stages), less the tensors between them, plus its line buffers; a call left
+//! alone keeps its own. Chains are short (at most `MOST_PARTS` calls a stage), so
 //! the search is exact over every way to cut each chain into stages: first the lowest
 //! peak any cut reaches (a min-max over prefixes), then, among the cuts at or under the
 //! model's peak, the one fusing the fewest calls (each fused call runs a little slower,
 //! and fusing below the peak saves nothing). Ties go to the later cut; so the choice is
 //! deterministic.
 
-use usmp_core::model::{Model, Role};
+use usmp_core::PoolKind;
+use usmp_core::liveness::Liveness;
+use usmp_core::model::Model;
 
 use super::Links;
 use crate::planned::Stage;
 
-/// The stages `auto` runs `model` with: none when no chain can lower its peak.
-pub fn choose(model: &Model, links: &Links) -> Vec<Stage> {
-    let live = Live::of(model);
+/// The stages `auto` runs `model` with (its `liveness`, lowered without stages): none
+/// when no chain can lower its peak.
+pub fn choose(model: &Model, liveness: &Liveness, links: &Links) -> Vec<Stage> {
+    let live = Live::of(model, liveness);
     let n = model.calls.len();
     let cost = |a: usize, b: usize| live.cost(links, a, b);
     let chains = chains(links, n);
@@ -129,42 +133,28 @@ fn fewest_fused(
     cut
 }
 
-/// Each planned tensor's bytes and the calls it is live during.
+/// Each workspace buffer's bytes and the calls it is live during.
 pub(super) struct Live {
-    /// Tensor bytes, live from `span.0` to `span.1` (inclusive calls).
-    tensors: Vec<(u64, (usize, usize))>,
+    /// Buffer bytes, live from `span.0` to `span.1` (inclusive calls).
+    buffers: Vec<(u64, (u64, u64))>,
     /// The bytes of each call's outputs.
     out: Vec<u64>,
 }
 
 impl Live {
-    pub(super) fn of(model: &Model) -> Self {
-        let n = model.calls.len();
-        let (producers, last) = (model.producers(), model.last_readers());
-        let bytes = |t: usize| model.tensors[t].size.bytes().unwrap_or(0);
-        let tensors = (0..model.tensors.len())
-            .filter_map(|t| {
-                let span = match model.tensors[t].role {
-                    Role::Constant(_) => return None,
-                    Role::State => (0, n.saturating_sub(1)),
-                    Role::Activation => {
-                        let start = producers[t].filter(|_| !model.inputs.contains(&t));
-                        let end = match model.outputs.contains(&t) {
-                            true => n.saturating_sub(1),
-                            false => last[t].or(producers[t])?,
-                        };
-                        (start.unwrap_or(0), end)
-                    }
-                };
-                Some((bytes(t), span))
-            })
+    pub(super) fn of(model: &Model, liveness: &Liveness) -> Self {
+        let all = liveness.problem.buffers();
+        let workspace = all.iter().filter(|b| b.kind == PoolKind::Workspace);
+        let buffers = workspace
+            .filter_map(|b| Some((b.size, (b.live?.start, b.live?.end.checked_sub(1)?))))
             .collect();
+        let bytes = |t: usize| liveness.tensor_buffers[t].map_or(0, |b| all[b].size);
         let out = model
             .calls
             .iter()
             .map(|c| c.writes.iter().map(|&t| bytes(t)).sum())
             .collect();
-        Live { tensors, out }
+        Live { buffers, out }
     }
 
     /// The live bytes of calls `a..=b` as one call: one call's own, or a stage's (what
@@ -179,9 +169,10 @@ impl Live {
         self.union(a, b).saturating_sub(between) + lines
     }
 
-    /// The bytes of every tensor live during some call of `a..=b`.
+    /// The bytes of every buffer live during some call of `a..=b`.
     fn union(&self, a: usize, b: usize) -> u64 {
-        self.tensors
+        let (a, b) = (a as u64, b as u64);
+        self.buffers
             .iter()
             .filter(|(_, (s, e))| *s <= b && a <= *e)
             .map(|(bytes, _)| bytes)

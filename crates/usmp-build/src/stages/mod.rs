@@ -122,11 +122,13 @@ fn streamable(
         .iter()
         .flatten()
         .all(|&t| matches!(model.tensors[t].role, Role::Constant(_)) && readers[t] == 1);
-    let shape = &operands.tensors.get(call.writes[0])?.shape;
-    match shape.as_slice() {
-        &[1, h, w, c] if weights_only => {
-            Some([1, h, w, c].map(|d| usize::try_from(d).unwrap_or(0)))
-        }
+    nhwc(operands, call.writes[0]).filter(|_| weights_only)
+}
+
+/// Tensor `t`'s shape when it is NHWC of one batch, as a stage's kernels take it.
+fn nhwc(operands: &Operands, t: usize) -> Option<[usize; 4]> {
+    match operands.tensors.get(t)?.shape.as_slice() {
+        &[1, h, w, c] => Some([1, h, w, c].map(|d| usize::try_from(d).unwrap_or(0))),
         _ => None,
     }
 }
@@ -186,11 +188,8 @@ fn window(
     output: usize,
 ) -> Option<Overlap> {
     let steps: Option<Vec<Step>> = (stage.first..=stage.last).map(|i| links.steps[i]).collect();
-    let row = |t: usize| match operands.tensors.get(t)?.shape.as_slice() {
-        &[1, h, w, c] => Some([h, w, c].map(|d| usize::try_from(d).unwrap_or(0))),
-        _ => None,
-    };
-    let ([in_h, in_w, in_c], [out_h, out_w, out_c]) = (row(input)?, row(output)?);
+    let ([_, in_h, in_w, in_c], [_, out_h, out_w, out_c]) =
+        (nhwc(operands, input)?, nhwc(operands, output)?);
     let window = Window {
         most: most(&steps?, in_w * in_c, out_w * out_c),
         input: in_h * in_w * in_c,

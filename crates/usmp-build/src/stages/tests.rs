@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
+use usmp_core::Pool;
 use usmp_core::input::read_model;
+use usmp_core::liveness::{self, Liveness, Options};
 use usmp_core::model::{Call, Model, Tensor};
 
 use super::choose::{Live, chains};
@@ -56,6 +58,12 @@ fn chain_model(sizes: &[u64], windows: &[usize], skip: bool) -> (Model, Links) {
     (model, links)
 }
 
+/// `model`'s liveness in a workspace and a constant pool, as the build lowers it.
+fn lower(model: &Model) -> Liveness {
+    let pools = [Pool::workspace("sram"), Pool::constant("flash")];
+    liveness::analyse(model, &pools, &Options::default()).unwrap()
+}
+
 /// Every cut of calls `0..n` into segments, as bit sets of where a segment ends.
 fn cuts(n: usize) -> impl Iterator<Item = Vec<(usize, usize)>> {
     (0u32..1 << (n - 1)).map(move |ends| {
@@ -85,7 +93,8 @@ fn auto_cuts_as_the_best_of_every_cut() {
         let sizes: Vec<u64> = (0..=n).map(|_| 64 * (1 + draw(40))).collect();
         let windows: Vec<usize> = (0..n).map(|_| 1 + draw(3) as usize).collect();
         let (model, links) = chain_model(&sizes, &windows, case % 3 == 0);
-        let live = Live::of(&model);
+        let lowered = lower(&model);
+        let live = Live::of(&model, &lowered);
         let cost = |a, b| live.cost(&links, a, b);
         let peak = |cut: &[(usize, usize)]| cut.iter().map(|&(a, b)| cost(a, b)).max().unwrap();
         let fused = |cut: &[(usize, usize)]| -> usize {
@@ -105,7 +114,7 @@ fn auto_cuts_as_the_best_of_every_cut() {
             .min()
             .unwrap();
 
-        let chosen = choose(&model, &links);
+        let chosen = choose(&model, &lowered, &links);
         let mut cut: Vec<(usize, usize)> = chosen.iter().map(|s| (s.first, s.last)).collect();
         for i in 0..n {
             if !cut.iter().any(|&(a, b)| a <= i && i <= b) {
@@ -145,7 +154,7 @@ fn person_detects_stages_fuse_into_a_model_that_checks() {
     // Calls 0-28 are convolutions and one average pooling, each reading the one
     // before; RESHAPE (29) and SOFTMAX (30) cannot stream.
     assert_eq!(chains(&links, model.calls.len()), vec![0..=28]);
-    let stages = choose(&model, &links);
+    let stages = choose(&model, &lower(&model), &links);
     let spans: Vec<(usize, usize)> = stages.iter().map(|s| (s.first, s.last)).collect();
     assert_eq!(spans, [(0, 3), (4, 7)]);
     // 3 rows of 48 x 8 before the 3x3 depthwise, 1 row of 48 x 8 before the 1x1 conv.

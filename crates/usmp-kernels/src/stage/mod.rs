@@ -35,15 +35,6 @@ pub const OPERATOR: &str = "USMP_STAGE";
 /// The most calls one stage fuses.
 pub const MOST_PARTS: usize = 16;
 
-/// How many consecutive input rows one output row of `kernel` reads at most (its
-/// window's height), or `None` when it cannot run in a stage.
-pub const fn window_rows(kernel: &crate::Kernel<'_>) -> Option<usize> {
-    match Step::of(kernel, 0) {
-        Some(step) => Some(step.reach),
-        None => None,
-    }
-}
-
 /// The bytes of a line buffer of `rows` rows of a tensor of `shape` (NHWC, int8): at
 /// most the whole tensor.
 pub const fn line_buffer(rows: usize, shape: [usize; 4]) -> usize {
@@ -160,10 +151,9 @@ pub fn run_over(
 
 /// Refuses a line buffer shorter than its reader's window.
 fn checked(stage: &Stage<'_>) -> Result<(), Error> {
-    for pair in stage.parts.windows(2) {
-        let [p, reader] = [&pair[0], &pair[1]];
-        let window = window_rows(&reader.kernel).ok_or(bad("this kernel cannot run in a stage"))?;
-        if p.rows < window.min(p.output[1]) {
+    let (steps, _) = steps(stage)?;
+    for (pair, reader) in stage.parts.windows(2).zip(&steps[1..]) {
+        if pair[0].rows < reader.reach.min(pair[0].output[1]) {
             return Err(bad(
                 "a line buffer holds fewer rows than its reader's window",
             ));

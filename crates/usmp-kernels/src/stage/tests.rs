@@ -6,9 +6,7 @@ extern crate std;
 use std::vec;
 use std::vec::Vec;
 
-use super::{
-    Io, Part, Stage, line_buffer, run, run_over, scratch_bytes, stream, window, window_rows,
-};
+use super::{Io, Part, Stage, Step, line_buffer, run, run_over, scratch_bytes, stream, window};
 use crate::overlap::tests::Rng;
 use crate::params::{Conv, Int, Kernel, Pool, Requantize};
 use crate::{conv, pool, quantize};
@@ -163,7 +161,7 @@ fn whole(kernel: &Kernel<'_>, x: &[u8], weights: &[Vec<u8>], out: &mut [u8]) {
     .unwrap();
 }
 
-/// A random chain: its input, its stage (rings as `window_rows` says), the stage call's
+/// A random chain: its input, its stage (rings as its readers' `Step::reach` says), the stage call's
 /// inputs after input 0, and the bytes the calls give run whole.
 struct Chain {
     input: Vec<u8>,
@@ -187,7 +185,7 @@ fn chain(seed: u64) -> Option<Chain> {
         whole(&kernel, &x, &weights, &mut y);
         if let Some(last) = parts.last_mut() {
             let last: &mut Part<'static> = last;
-            last.rows = window_rows(&kernel).unwrap();
+            last.rows = Step::of(&kernel, 0).unwrap().reach;
         }
         let at = if weights.is_empty() { 0 } else { inputs.len() };
         inputs.extend(weights);
