@@ -44,8 +44,9 @@ pub const EXACT_MAX_BUFFERS: usize = 2500;
 
 /// Before bisecting, minimising decides at the lower bound with this many times the work
 /// budget left, and never more than this many default budgets (see `minimise`).
-/// MiniMalloc's challenging instances whose optimum is the bound need up to 543 million
-/// units for that decision (E), 5.4 default budgets.
+/// MiniMalloc's challenging instances whose optimum is the bound need up to 352 million
+/// units for that decision (E), 3.5 default budgets (543 million before probes tried
+/// TWA first).
 pub const BOUND_PROBE_FACTOR: u64 = 6;
 
 /// [`Exact`]'s default work budget.
@@ -353,6 +354,10 @@ fn minimise_within(
     effort: &mut Effort,
 ) -> PoolResult {
     let bound = inst.lower_bound();
+    let mut start = Start {
+        lo: bound,
+        tried: 0,
+    };
     if target.is_none() && bound < size && !effort.exhausted() {
         let deadline = effort
             .deadline
@@ -360,15 +365,16 @@ fn minimise_within(
         let left = effort.limit.saturating_sub(effort.spent);
         let most = BOUND_PROBE_FACTOR * DEFAULT_WORK_BUDGET;
         let mut decide = Effort::new(left.saturating_mul(BOUND_PROBE_FACTOR).min(most), deadline);
-        let at_bound = rounds(inst, bound, size, Some(bound), &mut decide);
+        let (at_bound, after) = rounds(inst, start, size, Some(bound), &mut decide);
         if at_bound.offsets.is_some() {
             return PoolResult {
                 proven: true,
                 ..at_bound
             };
         }
+        start = after;
     }
-    rounds(inst, bound, size, target, effort)
+    rounds(inst, start, size, target, effort).0
 }
 
 /// [`minimise_within`], whose proofs hold for the declared windows only where the search
@@ -381,35 +387,54 @@ fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort
     }
 }
 
-/// The probing rounds of [`minimise`], from the bound `lo` up to `size`.
+/// Where probing rounds start: the lowest capacity not yet proven impossible, and the
+/// largest share of work one probe there has already had without an answer.
+#[derive(Clone, Copy, Debug)]
+struct Start {
+    lo: u64,
+    tried: u64,
+}
+
+/// The probing rounds of [`minimise`], from `start.lo` up to `size`; and where rounds
+/// after them would start. Every end lies on the instance's step (a multiple of every
+/// size and alignment), so a capacity fits exactly when the step's multiple at or below
+/// it does: only those are probed.
 fn rounds(
     inst: &Instance,
-    lo: u64,
+    start: Start,
     size: u64,
     target: Option<u64>,
     effort: &mut Effort,
-) -> PoolResult {
-    let mut lo = lo;
+) -> (PoolResult, Start) {
+    let step = inst.step();
+    let down = |c: u64| c / step * step;
+    let mut lo = start.lo.next_multiple_of(step);
     let mut hi = size;
+    let target = target.map(down);
     let mut best = None;
     let mut share = 16 * (inst.len() as u64 + 1).pow(2);
+    let mut tried = start.tried;
     let done = |lo: u64, hi: u64| match target {
         Some(t) => hi <= t || t < lo,
         None => hi <= lo,
     };
     while !done(lo, hi) && !effort.exhausted() {
-        // One round: the bound (the optimum surprisingly often), then bisection toward
-        // `hi`, going up past every probe that runs out of its share. On the open
-        // problems the optimum lies well above the bound, and the capacities just below
-        // the best plan are where the next plan is found: a round must reach them.
+        // One round: the bound (the optimum surprisingly often) unless it has had this
+        // share already, then bisection toward `hi`, going up past every probe that runs
+        // out of its share. On the open problems the optimum lies well above the bound,
+        // and the capacities just below the best plan are where the next plan is found:
+        // a round must reach them.
         let mut open = lo;
-        let mut first = true;
+        let mut first = share > tried;
         while open < hi && !done(lo, hi) && !effort.exhausted() {
             let c = match target {
                 Some(t) => t,
                 None if first => lo,
-                None => open + (hi - open) / 2,
+                None => down(open + (hi - open) / 2).max(open),
             };
+            if c == lo {
+                tried = tried.max(share);
+            }
             first = false;
             match probe(inst, c, share, effort) {
                 (Outcome::Found, offsets) => {
@@ -417,23 +442,25 @@ fn rounds(
                     best = Some(offsets);
                 }
                 (Outcome::Infeasible, _) => {
-                    lo = c + 1;
-                    open = c + 1;
+                    lo = c + step;
+                    open = c + step;
+                    tried = 0;
                 }
                 (Outcome::Stopped, _) => {
                     if target.is_some() {
                         break;
                     }
-                    open = c + 1;
+                    open = c + step;
                 }
             }
         }
         share = share.saturating_mul(2);
     }
-    PoolResult {
+    let result = PoolResult {
         offsets: best,
         proven: hi <= lo,
-    }
+    };
+    (result, Start { lo, tried })
 }
 
 /// One capacity, tried with each preorder in turn for at most `share` work each. Any

@@ -125,8 +125,11 @@ pub(crate) enum Preorder {
 }
 
 impl Preorder {
-    /// Every order, in the order a probe tries them.
-    pub(crate) const ALL: [Preorder; 3] = [Preorder::Wat, Preorder::Taw, Preorder::Twa];
+    /// Every order, in the order a probe tries them. TWA first: on MiniMalloc's
+    /// challenging set it is the one that finds the plan at the bound on A, E, F and I and
+    /// most of D's and J's plans, and a probe's later orders only run once it is stopped
+    /// (E at its bound: 543 million units with WAT first, 352 million with TWA first).
+    pub(crate) const ALL: [Preorder; 3] = [Preorder::Twa, Preorder::Taw, Preorder::Wat];
 }
 
 /// One decision search over an [`Instance`].

@@ -70,6 +70,51 @@ fn matches_brute_force_on_small_instances() {
     }
 }
 
+/// Sizes that share a factor (3, 4 or 6), alignments that divide it or not: the search
+/// probes only capacities on the step every end lies on (the factor where each alignment
+/// divides it, else the common divisor of sizes and alignments), and still finds the
+/// optimum and proves it; a capacity between two steps gives a plan within it.
+#[test]
+fn matches_brute_force_where_sizes_share_a_factor() {
+    let mut rng = Rng::seeded(0x5732);
+    let mut stepped = 0;
+    for case in 0..120 {
+        let mut b = Problem::builder();
+        let w = b.pool(Pool::workspace("w").with_alignment(1));
+        for i in 0..3 + case % 4 {
+            let start = rng.below(7);
+            let end = start + 1 + rng.below(8 - start);
+            let align = [1, 1, 2, 4][rng.below(4) as usize];
+            let factor = [3, 4, 6][case % 3];
+            b.buffer(
+                Buffer::new(format!("b{i}"), factor * (1 + rng.below(4)))
+                    .with_candidates([w])
+                    .with_live(start, end)
+                    .with_alignment(align),
+            );
+        }
+        let problem = b.build().unwrap();
+        let expected = brute_force(&problem);
+        let step = Instance::new(&problem, 0, (0..problem.buffers().len()).collect()).step();
+        assert_eq!(
+            expected % step,
+            0,
+            "case {case}: optimum off the step {step}"
+        );
+        stepped += usize::from(step > 1);
+        let plan = plan(&problem, &Exact::default()).unwrap();
+        assert_eq!(plan.total(), expected, "case {case}: {problem:?}");
+        assert!(plan.optimal, "case {case}: the search was not exhausted");
+        let between = Exact {
+            capacity: Some(expected + 2),
+            ..Exact::default()
+        };
+        let within = crate::plan(&problem, &between).unwrap();
+        assert!(within.total() <= expected + 2, "case {case}");
+    }
+    assert!(stepped > 40, "{stepped} cases with a step");
+}
+
 #[test]
 fn matches_brute_force_on_conflict_graphs() {
     let mut rng = Rng::seeded(11);
