@@ -4,6 +4,7 @@
 //! it. Members run in a fixed order (on [`Exact::threads`] threads) and
 //! stop at the lower bound, so the result is the same on every machine and thread count.
 
+use super::slots::pushed_down;
 use super::{
     Algorithm, Assignment, BestFit, Exact, FirstFit, FirstFitByClass, GreedyByBreadth,
     GreedyByConflicts, GreedyBySize, HillClimb, Slots,
@@ -20,7 +21,8 @@ use crate::verify;
 /// the members do not (then its plan); then [`FirstFitByClass`], kept where it is strictly
 /// smaller (or alone finds a plan). Where buffers have a choice of pools it also runs
 /// [`Exact`] from first fit's plan, as `exact` alone does, and keeps the smaller result;
-/// last, slots' plan where it is strictly smaller.
+/// last, where slots' plan is no larger, that plan pushed down (every buffer into the
+/// lowest gap below it), kept where strictly smaller.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Auto {
     /// The exact stage, with its budget and, in decision mode, its target capacity.
@@ -86,7 +88,7 @@ impl Algorithm for Auto {
         // Slots takes a moment, and on long chains of near-equal activations it is at the
         // bound where the others are far above it: then the search does not run.
         let slots = Slots
-            .allocate(problem, lower_bound)
+            .slotted(problem)
             .map(|s| Solution {
                 produced_by: Some(Slots.name().into()),
                 ..s
@@ -124,10 +126,18 @@ impl Algorithm for Auto {
             best
         };
         // Slots after everything, where strictly smaller: the others' results are as
-        // before wherever slots does not beat them.
+        // before wherever slots does not beat them. Pushed down only where it is already
+        // the smallest (the push-down only lowers it).
+        let smallest = |s: &Solution| {
+            best.as_ref()
+                .map_or(true, |b| s.total(problem) <= b.total(problem))
+        };
         match slots {
-            Some(s) => keep_smaller(problem, best, Ok(s), Slots.name()),
-            None => best,
+            Some(s) if smallest(&s) => {
+                let pushed = Solution::new(pushed_down(problem, s.allocations));
+                keep_smaller(problem, best, Ok(pushed), Slots.name())
+            }
+            _ => best,
         }
     }
 }

@@ -11,7 +11,10 @@
 //! a class are colored into slots by start, a buffer taking a free slot already tall
 //! enough for it where there is one. An interval graph colored that way needs no more
 //! slots than its largest clique, so a class whose buffers have one size takes exactly
-//! its peak. Classes are stacked, the largest sizes lowest.
+//! its peak. Classes are stacked, the largest sizes lowest. Last, every buffer, lowest
+//! first, drops into the lowest gap below it: a slot is as tall as the largest buffer it
+//! ever holds, and where those below are smaller for a while, the ones above come down
+//! (chains with skips of several lengths: 1.4 % over the bound before, 0.8 % after).
 //!
 //! It needs live ranges (not a conflict graph) and puts each buffer in its first candidate
 //! pool; a pool it overfills is an error, and `auto` then keeps its other plans. It places
@@ -22,9 +25,10 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 use crate::bound::LowerBound;
 use crate::problem::{Conflicts, Problem};
-use crate::solution::{Allocation, PlanError, Solution};
+use crate::solution::{Allocation, PlanError, Solution, pool_sizes};
 
 use super::Algorithm;
+use super::place::{Fit, Layout, place_in_order};
 
 /// Sizes of one class: at least this many eighths of the largest.
 const CLASS_EIGHTHS: u64 = 7;
@@ -39,6 +43,16 @@ impl Algorithm for Slots {
     }
 
     fn allocate(&self, problem: &Problem, _: &LowerBound) -> Result<Solution, PlanError> {
+        let slotted = self.slotted(problem)?;
+        Ok(Solution::new(pushed_down(problem, slotted.allocations)))
+    }
+}
+
+impl Slots {
+    /// The plan before the push-down: each buffer in its slot. `auto` pushes it down only
+    /// where it is already the smallest plan (the push-down is a first-fit pass, as dear
+    /// as the slots themselves on idealloc's Y_1, and only lowers).
+    pub(crate) fn slotted(&self, problem: &Problem) -> Result<Solution, PlanError> {
         let failed = |reason: String| PlanError::Failed {
             algorithm: self.name().into(),
             reason,
@@ -68,6 +82,32 @@ impl Algorithm for Slots {
             }
         }
         Ok(Solution::new(allocations))
+    }
+}
+
+/// `allocations` with every buffer, lowest first, moved down to the lowest gap below it:
+/// a slot is as tall as its largest buffer, and where the buffers below one are smaller
+/// at some step, the ones above it can drop into what they leave. Taking buffers by offset
+/// no buffer moves up (each one's old place is clear of all placed before it, which moved
+/// down from below it), so the top can only fall. The other plan is kept where any pool
+/// would grow or a buffer change pool (neither happens; the check is cheap).
+pub(crate) fn pushed_down(problem: &Problem, allocations: Vec<Allocation>) -> Vec<Allocation> {
+    let mut order: Vec<usize> = (0..allocations.len()).collect();
+    order.sort_by_key(|&i| (allocations[i].offset, i));
+    let layout = Layout::new(problem);
+    let Ok((pushed, _)) = place_in_order(&layout, &order, Fit::Lowest, 0) else {
+        return allocations;
+    };
+    let same_pools = pushed
+        .iter()
+        .zip(&allocations)
+        .all(|(p, a)| p.pool == a.pool);
+    let before = pool_sizes(problem, &allocations);
+    let after = pool_sizes(problem, &pushed);
+    if same_pools && after.iter().zip(&before).all(|(a, b)| a <= b) {
+        pushed
+    } else {
+        allocations
     }
 }
 
@@ -214,10 +254,11 @@ mod tests {
 
     /// Chains with skip connections of several lengths and sizes within 10 % of each
     /// other (issue 43's family): at the bound with one skip length; with several, within
-    /// 2 % (1.4 % at most here: every slot comes to hold a largest buffer somewhere along
-    /// the chain, while the bound's worst step need not hold the largest sizes).
+    /// 1 % (0.8 % at most here). Every slot comes to hold a largest buffer somewhere along
+    /// the chain, while the bound's worst step need not hold the largest sizes: without
+    /// the push-down the slots alone are 1.4 % over.
     #[test]
-    fn chains_with_skips_of_several_lengths_stay_within_two_percent() {
+    fn chains_with_skips_of_several_lengths_stay_within_one_percent() {
         let mut rng = crate::test_rng::Rng::seeded(0x51075);
         for calls in [100u64, 1_000, 10_000] {
             for skips in [&[9u64][..], &[3, 9, 27], &[2, 5, 40]] {
@@ -246,12 +287,45 @@ mod tests {
                 let bound = LowerBound::of(&problem).total;
                 let plan = crate::plan(&problem, &Slots).unwrap();
                 assert!(
-                    plan.total() * 100 <= bound * 102,
+                    plan.total() * 100 <= bound * 101,
                     "{calls} calls, skips {skips:?}: {} against {bound}",
                     plan.total()
                 );
             }
         }
+    }
+
+    /// The push-down moves no buffer up and keeps every plan valid, whatever plan it is
+    /// given (here greedy by conflicts', which stacks); on most it moves some down.
+    #[test]
+    fn pushing_down_moves_no_buffer_up() {
+        let mut rng = crate::test_rng::Rng::seeded(0xd0e5);
+        let mut lowered = 0;
+        for case in 0..100 {
+            let mut b = Problem::builder();
+            b.pool(Pool::workspace("sram").with_alignment(1 << rng.below(4)));
+            for i in 0..50 + rng.below(300) {
+                let start = rng.below(100);
+                b.buffer(
+                    Buffer::new(format!("b{i}"), 1 + rng.below(500))
+                        .with_candidates([0])
+                        .with_live(start, start + 1 + rng.below(20)),
+                );
+            }
+            let problem = b.build().unwrap();
+            let bound = LowerBound::of(&problem);
+            let given = crate::algo::GreedyByConflicts
+                .allocate(&problem, &bound)
+                .unwrap()
+                .allocations;
+            let pushed = pushed_down(&problem, given.clone());
+            crate::verify::verify(&problem, &pushed).unwrap();
+            for (k, (p, g)) in pushed.iter().zip(&given).enumerate() {
+                assert!(p.offset <= g.offset, "case {case}: buffer {k} moved up");
+            }
+            lowered += usize::from(pushed != given);
+        }
+        assert!(lowered > 50, "only {lowered} plans changed");
     }
 
     #[test]
