@@ -110,9 +110,25 @@ impl Algorithm for Auto {
         if choice {
             members.push(&climb);
         }
+        // Slots pushed down, made at most once: before the search where the members miss
+        // the bound and slots alone does not reach it, or at the end.
+        let pushed = std::cell::OnceCell::new();
+        let pushed_slots = |s: &Solution| {
+            pushed
+                .get_or_init(|| Solution {
+                    produced_by: Some(Slots.name().into()),
+                    ..Solution::new(pushed_down(problem, s.allocations.clone()))
+                })
+                .clone()
+        };
+        let at_bound = || {
+            let s = slots.as_ref()?;
+            let at = |s: &Solution| s.total(problem) <= lower_bound.total;
+            Some(if at(s) { s.clone() } else { pushed_slots(s) })
+        };
         let start = self
             .exact
-            .improve_best(problem, lower_bound, &members, slots.as_ref());
+            .improve_best(problem, lower_bound, &members, &at_bound);
         let start = self.or_by_class(problem, lower_bound, start);
         // Where there is a choice of pools (or no plan yet), the search above kept each
         // buffer's pool: search the assignment too.
@@ -132,10 +148,9 @@ impl Algorithm for Auto {
             best.as_ref()
                 .map_or(true, |b| s.total(problem) <= b.total(problem))
         };
-        match slots {
-            Some(s) if smallest(&s) => {
-                let pushed = Solution::new(pushed_down(problem, s.allocations));
-                keep_smaller(problem, best, Ok(pushed), Slots.name())
+        match &slots {
+            Some(s) if smallest(s) => {
+                keep_smaller(problem, best, Ok(pushed_slots(s)), Slots.name())
             }
             _ => best,
         }

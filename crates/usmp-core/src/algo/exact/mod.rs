@@ -111,7 +111,7 @@ impl Algorithm for Exact {
     }
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-        let start = self.improve_best(problem, lower_bound, &[&FirstFit], None);
+        let start = self.improve_best(problem, lower_bound, &[&FirstFit], &|| None);
         let solution = self.choose_pools(problem, lower_bound, start);
         if self.assignment == Assignment::Fastest
             && let Ok(start) = fastest(problem, lower_bound)
@@ -144,20 +144,20 @@ struct PoolResult {
 impl Exact {
     /// Starts from the best plan of `members` and improves it. When every member overflows
     /// a pool limit, starts from their best plan without limits and searches under them;
-    /// if that fails too, the first member's error stands. `at_bound`, a plan made
-    /// another way, is returned instead of searching when no member reaches the lower
-    /// bound and it does.
+    /// if that fails too, the first member's error stands. `at_bound` makes a plan
+    /// another way, only when no member reaches the lower bound; it is returned instead
+    /// of searching where it does.
     pub(crate) fn improve_best(
         &self,
         problem: &Problem,
         lower_bound: &LowerBound,
         members: &[&(dyn Algorithm + Sync)],
-        at_bound: Option<&Solution>,
+        at_bound: &dyn Fn() -> Option<Solution>,
     ) -> Result<Solution, PlanError> {
         let (start, overflow) = match best_of(problem, lower_bound, members, self.threads) {
             Ok((total, s)) if total <= lower_bound.total => return Ok(s),
-            Ok((_, s)) => match at_bound.filter(|a| a.total(problem) <= lower_bound.total) {
-                Some(a) => return Ok(a.clone()),
+            Ok((_, s)) => match at_bound().filter(|a| a.total(problem) <= lower_bound.total) {
+                Some(a) => return Ok(a),
                 None => (s, None),
             },
             Err(e @ PlanError::NoFit { .. }) => {
