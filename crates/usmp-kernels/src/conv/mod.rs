@@ -18,6 +18,7 @@ use crate::rows::{Frame, Ring, RowMap};
 
 pub(crate) mod fast;
 pub(crate) mod packed;
+pub(crate) mod patch;
 
 /// Checks the regions against the shapes (`width` bytes per element); the input and
 /// output by length, as they may be cells of one region.
@@ -306,6 +307,12 @@ pub fn conv2d(
         fast::conv_1x1_apart(p, input, filter, bias, output);
         return Ok(());
     }
+    if patch::applies(p) {
+        checked(CONV, p, input, filter, bias, output)?;
+        let frame = Frame::whole(p.output);
+        patch::conv(p, &frame, input, filter, bias, &mut |o, v| output[o] = v);
+        return Ok(());
+    }
     int8_conv::<false, _>(CONV, p, input, filter, bias, apart(output))
 }
 
@@ -365,6 +372,10 @@ pub(crate) fn int8_rows<const DW: bool>(
         && (fast::depthwise_by_multiplier_rows(p, frame, input, filter, bias, &mut put)
             || fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put))
     {
+        return Ok(());
+    }
+    if !DW && patch::applies(p) {
+        patch::conv(p, frame, input, filter, bias, &mut put);
         return Ok(());
     }
     int8_loops::<DW, _, _, _>(p, frame, input, filter, bias, put)
@@ -449,8 +460,8 @@ pub fn conv2d_over<const DW: bool>(
 /// later outputs read what they read in the general order, and a block of outputs is
 /// written after all its reads (traced in `overlap::tests`). The 1x1 CONV_2D runs two
 /// pixels at a time with the DSP extension, each pair's input copied before its outputs
-/// are written, else its pixel order four channels at a time; calls apart take `conv2d`'s
-/// own paths.
+/// are written, else its pixel order four channels at a time; a small CONV_2D by patches
+/// (`patch`); calls apart take `conv2d`'s own paths.
 fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
     frame: &Frame<I, O>,
@@ -470,6 +481,9 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
         if !(cfg!(usmp_dsp) && packed::conv_1x1_pairs(p, input, filter, bias, put)) {
             fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
         }
+        true
+    } else if patch::applies(p) {
+        patch::conv(p, frame, input, filter, bias, put);
         true
     } else {
         false

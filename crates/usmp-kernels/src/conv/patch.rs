@@ -1,0 +1,200 @@
+//! A small CONV_2D by patches: each output pixel's receptive field (filter rows x
+//! columns x input channels) gathered once into a patch of offset inputs, zeros where the
+//! window leaves the input, then each output channel a dot product of the patch with its
+//! contiguous filter. The general loops walk the field again for every output channel,
+//! one tap and its few channels at a time (person_detect's first CONV_2D: 3x3 taps of 3
+//! channels, eight output channels), so their loop overhead is paid per tap per output
+//! channel; here it is paid once per pixel.
+//!
+//! The same bytes as the general loops: a tap outside the input adds nothing there and
+//! adds `0 * w` here, and wrapping int32 sums do not depend on their order. Over an input
+//! it is safe at every shift the general order's window allows: a pixel's field is read
+//! whole before its outputs are written, where the general loops read it again after each
+//! output channel's write, and the writes come in the same order.
+
+use core::ops::Range;
+
+use crate::bytes::int8;
+use crate::overlap::Load;
+use crate::params::Conv;
+use crate::rows::{Frame, RowMap};
+
+use super::{fast, requantizer, taps};
+
+/// The most elements a patch holds: its stack array of 16-bit offset inputs (int8 plus an
+/// offset of -127 to 128 always fits) takes 512 bytes, as the packed 1x1's pixel pairs;
+/// a 3x3 filter over 28 channels, a 5x5 over 10.
+pub(crate) const MOST_PATCH: usize = 256;
+
+/// Whether CONV_2D `p` runs by patches: one group, a field of at most [`MOST_PATCH`]
+/// elements, an input offset a 16-bit lane holds with any int8 (-32,640 to 32,639; TFLite's
+/// are -127 to 128), not a 1x1 over every pixel (the matrix product's own path).
+pub(crate) fn applies(p: &Conv<'_>) -> bool {
+    let [_, f_h, f_w, f_c] = p.filter;
+    f_c > 0
+        && f_c == p.input[3]
+        && p.output[3] > 0
+        && f_h.saturating_mul(f_w).saturating_mul(f_c) <= MOST_PATCH
+        && (-32_640..=32_639).contains(&p.input_offset)
+        && !fast::pointwise(p)
+}
+
+/// Output rows `frame.rows` of CONV_2D `p` (which [`applies`]), its regions checked; output
+/// element `o` stored by `put`.
+pub(crate) fn conv<T: Load, I: RowMap, O: RowMap>(
+    p: &Conv<'_>,
+    frame: &Frame<I, O>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    put: &mut impl FnMut(usize, u8),
+) {
+    let rows = Rows {
+        computed: frame.rows.clone(),
+        input: &|b, y| frame.input.at(p.input, b, y),
+        output: &|b, y| frame.output.at(p.output, b, y),
+    };
+    by_patches(p, &rows, input, filter, bias, put);
+}
+
+/// Where [`by_patches`] finds rows: looked up once per output row and filter row, so
+/// through a reference rather than one copy of the loops per kind of frame (a whole
+/// tensor, a stage's ring).
+struct Rows<'a> {
+    computed: Range<usize>,
+    input: &'a dyn Fn(usize, usize) -> usize,
+    output: &'a dyn Fn(usize, usize) -> usize,
+}
+
+// Out of line: its callers (apart, over an input, a stage's rows) share one copy per kind
+// of input (bytes or cells), which a firmware that never takes it pays for once.
+#[inline(never)]
+fn by_patches<T: Load>(
+    p: &Conv<'_>,
+    rows_at: &Rows<'_>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    put: &mut dyn FnMut(usize, u8),
+) {
+    let [batches, in_h, in_w, in_c] = p.input;
+    let [out_c, f_h, f_w, _] = p.filter;
+    let [_, _, out_w, _] = p.output;
+    let field = f_h * f_w * in_c;
+    let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
+    let finish = requantizer(p, bias);
+    let mut store = [0i16; MOST_PATCH];
+    let patch = &mut store[..field];
+    for b in 0..batches {
+        for oy in rows_at.computed.clone() {
+            let rows = taps(oy, sy, dy, py, in_h, f_h);
+            let out_row = (rows_at.output)(b, oy);
+            for ox in 0..out_w {
+                let columns = taps(ox, sx, dx, px, in_w, f_w);
+                // Every element is written below unless the window leaves the input.
+                if rows.len() < f_h || columns.len() < f_w {
+                    patch.fill(0);
+                }
+                for fy in rows.clone() {
+                    let y = (rows_at.input)(b, oy * sy + fy * dy - py);
+                    for fx in columns.clone() {
+                        let from = y + (ox * sx + fx * dx - px) * in_c;
+                        let to = (fy * f_w + fx) * in_c;
+                        for (slot, x) in patch[to..to + in_c].iter_mut().zip(&input[from..]) {
+                            // In 16 bits by `applies`' bound on the offset.
+                            *slot = (int8(x.load()) + p.input_offset) as i16;
+                        }
+                    }
+                }
+                let out = out_row + ox * out_c;
+                for (oc, w) in filter.chunks_exact(field).take(out_c).enumerate() {
+                    let acc = patch.iter().zip(w).fold(0i32, |acc, (&x, &w)| {
+                        acc.wrapping_add(int8(w).wrapping_mul(i32::from(x)))
+                    });
+                    put(out + oc, finish(oc, acc));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::super::{apart, conv2d, int8_loops};
+    use crate::overlap::tests::Rng;
+    use crate::params::Conv;
+    use crate::rows::Frame;
+    use std::vec::Vec;
+
+    /// CONV_2D by patches equals the general loops byte for byte on 3,000 random shapes:
+    /// filters up to 5x5 over up to 12 channels (fields past the patch's 256 elements too), strides and dilations of
+    /// 1 to 3, any padding inside the filter (windows leaving the input on every side),
+    /// 1 to 12 output channels, offsets, activation ranges, with and without a bias,
+    /// multipliers and shifts per tensor or per channel; through `conv2d` and directly.
+    #[test]
+    fn patches_equal_the_general_loops() {
+        let mut rng = Rng(0x0BAD_5EED_1234_5678);
+        let mut taken = 0;
+        for case in 0..3000 {
+            let (f_h, f_w) = (1 + rng.below(5), 1 + rng.below(5));
+            let in_c = 1 + rng.below(12);
+            let (stride, dilation) = (
+                [1 + rng.below(3), 1 + rng.below(3)],
+                [1 + rng.below(3), 1 + rng.below(3)],
+            );
+            let padding = [rng.below(f_h), rng.below(f_w)];
+            let (in_h, in_w) = (1 + rng.below(9), 1 + rng.below(9));
+            let size = |n: usize, f: usize, s: usize, d: usize, p: usize| {
+                ((n + 2 * p).saturating_sub(d * (f - 1) + 1)) / s + 1
+            };
+            let out_h = size(in_h, f_h, stride[0], dilation[0], padding[0]);
+            let out_w = size(in_w, f_w, stride[1], dilation[1], padding[1]);
+            let (batches, out_c) = (1 + rng.below(2), 1 + rng.below(12));
+            let lists = if rng.below(2) == 0 { 1 } else { out_c };
+            let multipliers: Vec<i32> = (0..lists)
+                .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
+                .collect();
+            let shifts: Vec<i32> = (0..lists).map(|_| -(6 + rng.below(6) as i32)).collect();
+            let lo = rng.below(256) as i32 - 128;
+            let p = Conv {
+                input: [batches, in_h, in_w, in_c],
+                filter: [out_c, f_h, f_w, in_c],
+                output: [batches, out_h, out_w, out_c],
+                stride,
+                dilation,
+                padding,
+                depth_multiplier: 1,
+                input_offset: rng.below(256) as i32 - 127,
+                output_offset: rng.below(256) as i32 - 128,
+                activation: [lo, lo + rng.below((128 - lo) as usize) as i32],
+                bias: rng.below(2) == 0,
+                multipliers: &multipliers,
+                shifts: &shifts,
+            };
+            let mut bytes =
+                |n: usize| -> Vec<u8> { (0..n).map(|_| rng.below(256) as u8).collect() };
+            let input = bytes(batches * in_h * in_w * in_c);
+            let filter = bytes(out_c * f_h * f_w * in_c);
+            let bias = bytes(4 * out_c);
+            let frame = Frame::whole(p.output);
+            let mut general = std::vec![0u8; batches * out_h * out_w * out_c];
+            int8_loops::<false, _, _, _>(&p, &frame, &input, &filter, &bias, apart(&mut general).1)
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            let mut called = std::vec![0u8; general.len()];
+            conv2d(&p, &input, &filter, &bias, &mut called)
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            assert_eq!(called, general, "case {case}, conv2d: {p:?}");
+            if super::applies(&p) {
+                taken += 1;
+                let mut direct = std::vec![0u8; general.len()];
+                super::conv(&p, &frame, &input, &filter, &bias, &mut |o, v| {
+                    direct[o] = v
+                });
+                assert_eq!(direct, general, "case {case}, patches: {p:?}");
+            }
+        }
+        // Fields over 256 elements and 1x1 calls over every pixel take other paths.
+        assert!(taken > 2500, "{taken} cases by patches");
+    }
+}
