@@ -87,39 +87,55 @@ where
 }
 
 /// The stages `listed` names, checked: in order, apart, each a chain the stage kernel
-/// runs.
+/// runs. Every listed stage is checked; the mistakes are named together, each once.
 fn listed_stages(model: &Model, links: &Links, listed: &[[u64; 2]]) -> Result<Vec<Stage>, String> {
-    let n = model.calls.len();
     let mut stages: Vec<Stage> = Vec::new();
+    let mut mistakes = Vec::new();
     for &[a, b] in listed {
-        let (a, b) = (a as usize, b as usize);
-        let name = |i: usize| format!("call {i} ({})", model.calls[i].op);
-        if a >= b || b >= n {
-            return Err(format!(
-                "stage [{a}, {b}] is not two or more of the model's {n} calls: write [first, last] with first < last < {n}"
-            ));
+        match listed_stage(model, links, stages.last(), [a as usize, b as usize]) {
+            Ok(stage) => stages.push(stage),
+            Err(mistake) => mistakes.push(mistake),
         }
-        if let Some(prev) = stages.last().filter(|p| p.last >= a) {
-            return Err(format!(
-                "stage [{a}, {b}] begins at or before the end of [{}, {}]: list stages in order, apart",
-                prev.first, prev.last
-            ));
-        }
-        if b - a + 1 > usmp_kernels::stage::MOST_PARTS {
-            return Err(format!(
-                "stage [{a}, {b}] fuses {} calls; a stage fuses at most {}",
-                b - a + 1,
-                usmp_kernels::stage::MOST_PARTS
-            ));
-        }
-        if let Some(k) = (a..b).find(|&k| !links.next[k]) {
-            return Err(format!(
-                "stage [{a}, {b}] cannot fuse {} with {}: a stage's calls are int8 CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D or element-wise calls of one input, each reading only the previous call's output, which nothing else reads",
-                name(k),
-                name(k + 1)
-            ));
-        }
-        stages.push(links.stage(a, b));
     }
-    Ok(stages)
+    match mistakes.is_empty() {
+        true => Ok(stages),
+        false => Err(mistakes.join("; ")),
+    }
+}
+
+/// Listed stage `[a, b]`, checked against the model and the stage listed before it.
+fn listed_stage(
+    model: &Model,
+    links: &Links,
+    prev: Option<&Stage>,
+    [a, b]: [usize; 2],
+) -> Result<Stage, String> {
+    let n = model.calls.len();
+    let name = |i: usize| format!("call {i} ({})", model.calls[i].op);
+    if a >= b || b >= n {
+        return Err(format!(
+            "stage [{a}, {b}] is not two or more of the model's {n} calls: write [first, last] with first < last < {n}"
+        ));
+    }
+    if let Some(prev) = prev.filter(|p| p.last >= a) {
+        return Err(format!(
+            "stage [{a}, {b}] begins at or before the end of [{}, {}]: list stages in order, apart",
+            prev.first, prev.last
+        ));
+    }
+    if b - a + 1 > usmp_kernels::stage::MOST_PARTS {
+        return Err(format!(
+            "stage [{a}, {b}] fuses {} calls; a stage fuses at most {}",
+            b - a + 1,
+            usmp_kernels::stage::MOST_PARTS
+        ));
+    }
+    if let Some(k) = (a..b).find(|&k| !links.next[k]) {
+        return Err(format!(
+            "stage [{a}, {b}] cannot fuse {} with {}: a stage's calls are int8 CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D or element-wise calls of one input, each reading only the previous call's output, which nothing else reads",
+            name(k),
+            name(k + 1)
+        ));
+    }
+    Ok(links.stage(a, b))
 }
