@@ -370,7 +370,7 @@ fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     extern crate std;
     use super::super::{apart, conv2d, depthwise_conv2d, int8_loops};
     use crate::overlap::tests::Rng;
@@ -379,7 +379,7 @@ mod tests {
     use std::vec::Vec;
 
     /// Multipliers in [2^30, 2^31) and right shifts up to 11: one, or one per channel.
-    fn requantization(rng: &mut Rng, channels: usize) -> (Vec<i32>, Vec<i32>) {
+    pub(crate) fn requantization(rng: &mut Rng, channels: usize) -> (Vec<i32>, Vec<i32>) {
         let lists = if rng.below(2) == 0 { 1 } else { channels };
         let multipliers = (0..lists)
             .map(|_| (1 << 30) + rng.below(1 << 30) as i32)

@@ -121,6 +121,7 @@ fn by_patches<T: Load>(
 #[cfg(test)]
 mod tests {
     extern crate std;
+    use super::super::fast::tests::requantization;
     use super::super::{apart, conv2d, int8_loops};
     use crate::overlap::tests::Rng;
     use crate::params::Conv;
@@ -151,11 +152,7 @@ mod tests {
             let out_h = size(in_h, f_h, stride[0], dilation[0], padding[0]);
             let out_w = size(in_w, f_w, stride[1], dilation[1], padding[1]);
             let (batches, out_c) = (1 + rng.below(2), 1 + rng.below(12));
-            let lists = if rng.below(2) == 0 { 1 } else { out_c };
-            let multipliers: Vec<i32> = (0..lists)
-                .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
-                .collect();
-            let shifts: Vec<i32> = (0..lists).map(|_| -(6 + rng.below(6) as i32)).collect();
+            let (multipliers, shifts) = requantization(&mut rng, out_c);
             let lo = rng.below(256) as i32 - 128;
             let p = Conv {
                 input: [batches, in_h, in_w, in_c],
