@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Counts guest instructions per inference and per operator call of the four models in
+# Counts guest instructions per inference and per operator call of the five models in
 # QEMU with -icount shift=0 (src/main.rs says how), on the Cortex-M4 (mps2-an386) and the
 # Cortex-M55 (mps3-an547). Each core runs twice: the two runs must print the same counts
 # (they are deterministic). Then each model's count is compared with counts.txt: one that

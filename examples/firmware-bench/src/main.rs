@@ -1,5 +1,5 @@
-//! Guest instructions per inference and per operator call of four TensorFlow Lite Micro
-//! models (person_detect, micro_speech, magic_wand, hello_world) run by usmp-kernels from
+//! Guest instructions per inference and per operator call of five TensorFlow Lite
+//! models (person_detect, micro_speech, magic_wand, hello_world, unet) run by usmp-kernels from
 //! planned memory, counted in QEMU with `-icount shift=0`: every guest instruction advances
 //! the virtual clock by 1 ns, and SysTick, clocked from it, counts them. The ratio of
 //! instructions to ticks is calibrated against a loop of known length at start-up.
@@ -209,6 +209,7 @@ fn main() -> ! {
     bench!(micro_speech, "micro_speech_quantized.bin");
     bench!(magic_wand, "magic_wand.bin");
     bench!(hello_world, "hello_world_int8.bin");
+    bench!(unet, "unet.bin");
     if !all {
         fail("an output differs from TFLite Micro's");
     }

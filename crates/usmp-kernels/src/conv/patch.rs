@@ -15,6 +15,7 @@
 use core::ops::Range;
 
 use crate::bytes::int8;
+use crate::dsp::{Lanes, smlad, sxtb16, sxtb16_odd};
 use crate::overlap::Load;
 use crate::params::Conv;
 use crate::rows::{Frame, RowMap};
@@ -40,8 +41,22 @@ pub(crate) fn applies(p: &Conv<'_>) -> bool {
 }
 
 /// Output rows `frame.rows` of CONV_2D `p` (which [`applies`]), its regions checked; output
-/// element `o` stored by `put`.
+/// element `o` stored by `put`. On Cortex-M4 and M7 the dot products take two
+/// multiply-accumulates per instruction ([`crate::dsp`]).
 pub(crate) fn conv<T: Load, I: RowMap, O: RowMap>(
+    p: &Conv<'_>,
+    frame: &Frame<I, O>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    put: &mut impl FnMut(usize, u8),
+) {
+    conv_with::<{ cfg!(usmp_dsp) }, T, I, O>(p, frame, input, filter, bias, put);
+}
+
+/// [`conv`], the dot products in 16-bit lanes where `PACKED` (portable lanes off the
+/// DSP extension: what the tests compare on every target).
+pub(crate) fn conv_with<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
     frame: &Frame<I, O>,
     input: &[T],
@@ -54,7 +69,7 @@ pub(crate) fn conv<T: Load, I: RowMap, O: RowMap>(
         input: &|b, y| frame.input.at(p.input, b, y),
         output: &|b, y| frame.output.at(p.output, b, y),
     };
-    by_patches(p, &rows, input, filter, bias, put);
+    by_patches::<PACKED, T>(p, &rows, input, filter, bias, put);
 }
 
 /// Where [`by_patches`] finds rows: looked up once per output row and filter row, so
@@ -66,10 +81,45 @@ struct Rows<'a> {
     output: &'a dyn Fn(usize, usize) -> usize,
 }
 
+/// Where field element `k` sits in the patch: each group of four holds its elements 0, 2,
+/// 1, 3, so the group read as two words of 16-bit lanes, (0, 2) and (1, 3), pairs with the
+/// filter's four bytes widened by SXTB16 (bytes 0 and 2) and by its odd form (1 and 3).
+const fn slot(k: usize) -> usize {
+    (k & !3) | ((k & 1) << 1) | ((k >> 1) & 1)
+}
+
+/// Two 16-bit values as one word of lanes, `low` in lane 0.
+fn lanes(low: i16, high: i16) -> Lanes {
+    u32::from(low as u16) | (u32::from(high as u16) << 16)
+}
+
+/// Output channel `w`'s filter times the patch (in [`slot`] order), wrapping.
+#[inline(always)]
+fn dot<const PACKED: bool>(patch: &[i16], w: &[u8]) -> i32 {
+    let (head, tail) = w.split_at(w.len() / 4 * 4);
+    let mut acc = 0i32;
+    for (x, ws) in patch.chunks_exact(4).zip(head.chunks_exact(4)) {
+        if PACKED {
+            let ws = u32::from_le_bytes([ws[0], ws[1], ws[2], ws[3]]);
+            acc = smlad(lanes(x[0], x[1]), sxtb16(ws), acc);
+            acc = smlad(lanes(x[2], x[3]), sxtb16_odd(ws), acc);
+        } else {
+            for (j, &w) in ws.iter().enumerate() {
+                acc = acc.wrapping_add(int8(w).wrapping_mul(i32::from(x[slot(j)])));
+            }
+        }
+    }
+    for (j, &w) in tail.iter().enumerate() {
+        let x = patch[slot(head.len() + j)];
+        acc = acc.wrapping_add(int8(w).wrapping_mul(i32::from(x)));
+    }
+    acc
+}
+
 // Out of line: its callers (apart, over an input, a stage's rows) share one copy per kind
 // of input (bytes or cells), which a firmware that never takes it pays for once.
 #[inline(never)]
-fn by_patches<T: Load>(
+fn by_patches<const PACKED: bool, T: Load>(
     p: &Conv<'_>,
     rows_at: &Rows<'_>,
     input: &[T],
@@ -84,7 +134,8 @@ fn by_patches<T: Load>(
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     let finish = requantizer(p, bias);
     let mut store = [0i16; MOST_PATCH];
-    let patch = &mut store[..field];
+    // Whole groups of four: a last, partial group's slots are spread over the group.
+    let patch = &mut store[..field.next_multiple_of(4)];
     for b in 0..batches {
         for oy in rows_at.computed.clone() {
             let rows = taps(oy, sy, dy, py, in_h, f_h);
@@ -100,18 +151,15 @@ fn by_patches<T: Load>(
                     for fx in columns.clone() {
                         let from = y + (ox * sx + fx * dx - px) * in_c;
                         let to = (fy * f_w + fx) * in_c;
-                        for (slot, x) in patch[to..to + in_c].iter_mut().zip(&input[from..]) {
+                        for (c, x) in input[from..from + in_c].iter().enumerate() {
                             // In 16 bits by `applies`' bound on the offset.
-                            *slot = (int8(x.load()) + p.input_offset) as i16;
+                            patch[slot(to + c)] = (int8(x.load()) + p.input_offset) as i16;
                         }
                     }
                 }
                 let out = out_row + ox * out_c;
                 for (oc, w) in filter.chunks_exact(field).take(out_c).enumerate() {
-                    let acc = patch.iter().zip(w).fold(0i32, |acc, (&x, &w)| {
-                        acc.wrapping_add(int8(w).wrapping_mul(i32::from(x)))
-                    });
-                    put(out + oc, finish(oc, acc));
+                    put(out + oc, finish(oc, dot::<PACKED>(patch, w)));
                 }
             }
         }
@@ -132,7 +180,8 @@ mod tests {
     /// filters up to 5x5 over up to 12 channels (fields past the patch's 256 elements too), strides and dilations of
     /// 1 to 3, any padding inside the filter (windows leaving the input on every side),
     /// 1 to 12 output channels, offsets, activation ranges, with and without a bias,
-    /// multipliers and shifts per tensor or per channel; through `conv2d` and directly.
+    /// multipliers and shifts per tensor or per channel; through `conv2d` and directly, the
+    /// dot products in scalars and in 16-bit lanes (Cortex-M4's form, portable here).
     #[test]
     fn patches_equal_the_general_loops() {
         let mut rng = Rng(0x0BAD_5EED_1234_5678);
@@ -184,11 +233,16 @@ mod tests {
             assert_eq!(called, general, "case {case}, conv2d: {p:?}");
             if super::applies(&p) {
                 taken += 1;
-                let mut direct = std::vec![0u8; general.len()];
-                super::conv(&p, &frame, &input, &filter, &bias, &mut |o, v| {
-                    direct[o] = v
-                });
-                assert_eq!(direct, general, "case {case}, patches: {p:?}");
+                for packed in [false, true] {
+                    let mut direct = std::vec![0u8; general.len()];
+                    let put = &mut |o: usize, v: u8| direct[o] = v;
+                    if packed {
+                        super::conv_with::<true, _, _, _>(&p, &frame, &input, &filter, &bias, put);
+                    } else {
+                        super::conv_with::<false, _, _, _>(&p, &frame, &input, &filter, &bias, put);
+                    }
+                    assert_eq!(direct, general, "case {case}, lanes {packed}: {p:?}");
+                }
             }
         }
         // Fields over 256 elements and 1x1 calls over every pixel take other paths.
