@@ -17,8 +17,8 @@ use crate::verify;
 /// Greedy by breadth, first fit, best fit, greedy by size and by conflicts (and hill
 /// climbing when buffers have a choice of pools), then [`Exact`] on the smallest of their
 /// plans (ties go to the earlier member), which also searches the assignment of buffers to
-/// pools as [`Exact::assignment`] says, unless [`Slots`] reaches the lower bound where
-/// the members do not (then its plan); then [`FirstFitByClass`], kept where it is strictly
+/// pools as [`Exact::assignment`] says, unless [`Slots`] reaches the lower bound, as placed
+/// or pushed down, where the members do not (then its plan); then [`FirstFitByClass`], kept where it is strictly
 /// smaller (or alone finds a plan). Where buffers have a choice of pools it also runs
 /// [`Exact`] from first fit's plan, as `exact` alone does, and keeps the smaller result;
 /// last, where slots' plan is no larger, that plan pushed down (every buffer into the
