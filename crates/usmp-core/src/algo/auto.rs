@@ -163,6 +163,54 @@ mod tests {
     use crate::problem::{Buffer, Pool};
     use crate::test_rng::Rng;
 
+    /// Where the members and the slots as placed miss the bound and the slots pushed down
+    /// reach it, `auto` returns that plan (with no budget, so the search could not have
+    /// found it) and names slots; such problems are found among short skip chains. (That
+    /// it returns it before searching is a matter of time: docs/performance.md.)
+    #[test]
+    fn slots_pushed_down_at_the_bound_are_returned() {
+        let no_budget = Auto {
+            exact: Exact {
+                work_budget: 0,
+                ..Exact::default()
+            },
+        };
+        let mut rng = Rng::seeded(0x5107);
+        let mut seen = 0;
+        for case in 0..60 {
+            let problem = super::super::slots::tests::skips(40, &[3, 9, 27], &mut rng);
+            let bound = LowerBound::of(&problem);
+            let members = [
+                crate::plan(&problem, &GreedyByBreadth).unwrap().total(),
+                crate::plan(&problem, &FirstFit).unwrap().total(),
+                crate::plan(&problem, &BestFit).unwrap().total(),
+                crate::plan(&problem, &GreedyBySize).unwrap().total(),
+                crate::plan(&problem, &GreedyByConflicts).unwrap().total(),
+            ];
+            let placed = Slots.slotted(&problem).unwrap().total(&problem);
+            let pushed = crate::plan(&problem, &Slots).unwrap().total();
+            let auto = crate::plan(&problem, &no_budget).unwrap();
+            let only_pushed = members.iter().all(|&m| m > bound.total) && placed > bound.total;
+            if only_pushed && pushed == bound.total {
+                seen += 1;
+                assert_eq!(auto.total(), bound.total, "case {case}");
+                assert!(
+                    auto.algorithm.contains("slots"),
+                    "case {case}: {}",
+                    auto.algorithm
+                );
+            }
+            assert!(
+                auto.total() <= members.into_iter().min().unwrap_or(0),
+                "case {case}"
+            );
+        }
+        assert!(
+            seen > 0,
+            "no case where only the pushed slots reach the bound"
+        );
+    }
+
     /// With no budget for the exact stage, equal sizes in an order the members place badly:
     /// slots reaches the bound (an interval graph colored by start takes its largest
     /// clique), so its plan is the one `auto` returns, and it says so. Sizes of 16 and 48

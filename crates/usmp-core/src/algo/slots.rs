@@ -204,7 +204,7 @@ fn colored(problem: &Problem, class: &[usize]) -> Vec<Slot> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::problem::{Buffer, Pool};
 
@@ -252,6 +252,34 @@ mod tests {
         }
     }
 
+    /// A chain of `calls` activations of 1,024-1,120 bytes (multiples of 16), each read by
+    /// the next call and, where its index is a multiple of `k + 1`, again `k` calls later
+    /// for each `k` of `skips`; 256 bytes of scratch per call.
+    pub(crate) fn skips(calls: u64, skips: &[u64], rng: &mut crate::test_rng::Rng) -> Problem {
+        let mut b = Problem::builder();
+        b.pool(Pool::workspace("sram").with_alignment(16));
+        for i in 0..calls {
+            let mut end = i + 2;
+            for &k in skips {
+                if i % (k + 1) == 0 {
+                    end = end.max(i + k + 1);
+                }
+            }
+            let size = 1024 + 16 * rng.below(7);
+            b.buffer(
+                Buffer::new(format!("x{i}"), size)
+                    .with_candidates([0])
+                    .with_live(i, end.min(calls + 1)),
+            );
+            b.buffer(
+                Buffer::new(format!("s{i}"), 256)
+                    .with_candidates([0])
+                    .with_live(i, i + 1),
+            );
+        }
+        b.build().unwrap()
+    }
+
     /// Chains with skip connections of several lengths and sizes within 10 % of each
     /// other (issue 43's family): at the bound with one skip length; with several, within
     /// 1 % (0.8 % at most here). Every slot comes to hold a largest buffer somewhere along
@@ -261,34 +289,13 @@ mod tests {
     fn chains_with_skips_of_several_lengths_stay_within_one_percent() {
         let mut rng = crate::test_rng::Rng::seeded(0x51075);
         for calls in [100u64, 1_000, 10_000] {
-            for skips in [&[9u64][..], &[3, 9, 27], &[2, 5, 40]] {
-                let mut b = Problem::builder();
-                b.pool(Pool::workspace("sram").with_alignment(16));
-                for i in 0..calls {
-                    let mut end = i + 2;
-                    for &k in skips {
-                        if i % (k + 1) == 0 {
-                            end = end.max(i + k + 1);
-                        }
-                    }
-                    let size = 1024 + 16 * rng.below(7);
-                    b.buffer(
-                        Buffer::new(format!("x{i}"), size)
-                            .with_candidates([0])
-                            .with_live(i, end.min(calls + 1)),
-                    );
-                    b.buffer(
-                        Buffer::new(format!("s{i}"), 256)
-                            .with_candidates([0])
-                            .with_live(i, i + 1),
-                    );
-                }
-                let problem = b.build().unwrap();
+            for k in [&[9u64][..], &[3, 9, 27], &[2, 5, 40]] {
+                let problem = skips(calls, k, &mut rng);
                 let bound = LowerBound::of(&problem).total;
                 let plan = crate::plan(&problem, &Slots).unwrap();
                 assert!(
                     plan.total() * 100 <= bound * 101,
-                    "{calls} calls, skips {skips:?}: {} against {bound}",
+                    "{calls} calls, skips {k:?}: {} against {bound}",
                     plan.total()
                 );
             }
