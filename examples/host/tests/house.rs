@@ -50,7 +50,7 @@ fn modules(src: &Path) -> BTreeMap<ModPath, PathBuf> {
 }
 
 /// `text` without comments, string and character literals (their contents could look
-/// like paths), and without `#[cfg(test)]` modules written inline.
+/// like paths), and without `#[cfg(test)]` modules written inline (of any visibility).
 fn code(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
@@ -123,6 +123,11 @@ fn without_test_modules(code: &str) -> String {
         out.push_str(&rest[..at]);
         let after = &rest[at + "#[cfg(test)]".len()..];
         let item = after.trim_start();
+        // A test module may be visible to its siblings' tests (`pub(super) mod tests`).
+        let item = ["pub(crate) ", "pub(super) ", "pub "]
+            .iter()
+            .find_map(|v| item.strip_prefix(v))
+            .unwrap_or(item);
         let Some(body) = item.strip_prefix("mod ").and_then(|m| {
             let brace = m.find(['{', ';'])?;
             (m.as_bytes()[brace] == b'{').then(|| &m[brace..])
