@@ -29,7 +29,13 @@ pub(crate) type Lanes = u32;
 /// `value` in both lanes.
 #[inline(always)]
 pub(crate) fn splat(value: i16) -> Lanes {
-    u32::from(value as u16) * 0x0001_0001
+    pair(value, value)
+}
+
+/// `low` in lane 0 and `high` in lane 1.
+#[inline(always)]
+pub(crate) fn pair(low: i16, high: i16) -> Lanes {
+    u32::from(low as u16) | (u32::from(high as u16) << 16)
 }
 
 /// Lane `k` of `x`, as a signed 16-bit value.

@@ -310,7 +310,9 @@ pub fn conv2d(
     if patch::applies(p) {
         checked(CONV, p, input, filter, bias, output)?;
         let frame = Frame::whole(p.output);
-        patch::conv(p, &frame, input, filter, bias, &mut |o, v| output[o] = v);
+        patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, &frame, input, filter, bias, &mut |o, v| {
+            output[o] = v
+        });
         return Ok(());
     }
     int8_conv::<false, _>(CONV, p, input, filter, bias, apart(output))
@@ -375,7 +377,7 @@ pub(crate) fn int8_rows<const DW: bool>(
         return Ok(());
     }
     if !DW && patch::applies(p) {
-        patch::conv(p, frame, input, filter, bias, &mut put);
+        patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, &mut put);
         return Ok(());
     }
     int8_loops::<DW, _, _, _>(p, frame, input, filter, bias, put)
@@ -483,7 +485,7 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
         }
         true
     } else if patch::applies(p) {
-        patch::conv(p, frame, input, filter, bias, put);
+        patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put);
         true
     } else {
         false

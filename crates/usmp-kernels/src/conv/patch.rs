@@ -15,7 +15,7 @@
 use core::ops::Range;
 
 use crate::bytes::int8;
-use crate::dsp::{Lanes, smlad, sxtb16, sxtb16_odd};
+use crate::dsp::{pair, smlad, sxtb16, sxtb16_odd};
 use crate::overlap::Load;
 use crate::params::Conv;
 use crate::rows::{Frame, RowMap};
@@ -41,22 +41,10 @@ pub(crate) fn applies(p: &Conv<'_>) -> bool {
 }
 
 /// Output rows `frame.rows` of CONV_2D `p` (which [`applies`]), its regions checked; output
-/// element `o` stored by `put`. On Cortex-M4 and M7 the dot products take two
-/// multiply-accumulates per instruction ([`crate::dsp`]).
-pub(crate) fn conv<T: Load, I: RowMap, O: RowMap>(
-    p: &Conv<'_>,
-    frame: &Frame<I, O>,
-    input: &[T],
-    filter: &[u8],
-    bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
-) {
-    conv_with::<{ cfg!(usmp_dsp) }, T, I, O>(p, frame, input, filter, bias, put);
-}
-
-/// [`conv`], the dot products in 16-bit lanes where `PACKED` (portable lanes off the
-/// DSP extension: what the tests compare on every target).
-pub(crate) fn conv_with<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
+/// element `o` stored by `put`. With `PACKED` the dot products take 16-bit lanes
+/// ([`crate::dsp`]: two multiply-accumulates per instruction on Cortex-M4 and M7, portable
+/// lanes elsewhere, which is how the tests compare them on every target).
+pub(crate) fn conv<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
     frame: &Frame<I, O>,
     input: &[T],
@@ -88,11 +76,6 @@ const fn slot(k: usize) -> usize {
     (k & !3) | ((k & 1) << 1) | ((k >> 1) & 1)
 }
 
-/// Two 16-bit values as one word of lanes, `low` in lane 0.
-fn lanes(low: i16, high: i16) -> Lanes {
-    u32::from(low as u16) | (u32::from(high as u16) << 16)
-}
-
 /// Output channel `w`'s filter times the patch (in [`slot`] order), wrapping.
 #[inline(always)]
 fn dot<const PACKED: bool>(patch: &[i16], w: &[u8]) -> i32 {
@@ -101,8 +84,8 @@ fn dot<const PACKED: bool>(patch: &[i16], w: &[u8]) -> i32 {
     for (x, ws) in patch.chunks_exact(4).zip(head.chunks_exact(4)) {
         if PACKED {
             let ws = u32::from_le_bytes([ws[0], ws[1], ws[2], ws[3]]);
-            acc = smlad(lanes(x[0], x[1]), sxtb16(ws), acc);
-            acc = smlad(lanes(x[2], x[3]), sxtb16_odd(ws), acc);
+            acc = smlad(pair(x[0], x[1]), sxtb16(ws), acc);
+            acc = smlad(pair(x[2], x[3]), sxtb16_odd(ws), acc);
         } else {
             for (j, &w) in ws.iter().enumerate() {
                 acc = acc.wrapping_add(int8(w).wrapping_mul(i32::from(x[slot(j)])));
@@ -237,9 +220,9 @@ mod tests {
                     let mut direct = std::vec![0u8; general.len()];
                     let put = &mut |o: usize, v: u8| direct[o] = v;
                     if packed {
-                        super::conv_with::<true, _, _, _>(&p, &frame, &input, &filter, &bias, put);
+                        super::conv::<true, _, _, _>(&p, &frame, &input, &filter, &bias, put);
                     } else {
-                        super::conv_with::<false, _, _, _>(&p, &frame, &input, &filter, &bias, put);
+                        super::conv::<false, _, _, _>(&p, &frame, &input, &filter, &bias, put);
                     }
                     assert_eq!(direct, general, "case {case}, lanes {packed}: {p:?}");
                 }

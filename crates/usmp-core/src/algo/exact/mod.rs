@@ -396,9 +396,9 @@ struct Start {
 }
 
 /// The probing rounds of [`minimise`], from `start.lo` up to `size`; and where rounds
-/// after them would start. Every end lies on the instance's step (a multiple of every
-/// size and alignment), so a capacity fits exactly when the step's multiple at or below
-/// it does: only those are probed.
+/// after them would start. Every end lies on the instance's step (`Instance::step`), so a
+/// capacity fits exactly when the step's multiple at or below it does: only those are
+/// probed.
 fn rounds(
     inst: &Instance,
     start: Start,
