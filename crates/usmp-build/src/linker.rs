@@ -22,6 +22,7 @@ use usmp_core::PoolKind;
 
 use crate::outputs::{Embed, LINKER_FILE};
 use crate::planned::{Planned, PlannedPool};
+use crate::spec::image_section;
 
 /// The fragment's file name for each front end: `usmp.x` from usmp-build in `build.rs`,
 /// `usmp_pools.x` from `usmp_pools!` while the crate compiles. Two names, so that a crate
@@ -75,6 +76,62 @@ fn section_bytes(pool: &PlannedPool) -> u64 {
     pool.size.next_multiple_of(pool.start_alignment.max(1))
 }
 
+/// One output section of the fragment: where it goes and what it holds.
+struct Placement<'a> {
+    section: String,
+    /// The input sections it gathers (`KEEP(*(patterns))`).
+    patterns: String,
+    noload: &'static str,
+    region: &'a str,
+    insert: &'static str,
+    start: String,
+    end: String,
+    /// The guard symbol's definition, in the first section placed.
+    define: String,
+    /// What it holds, for the messages: `pool sram`.
+    what: String,
+}
+
+impl Placement<'_> {
+    /// The section, then `ASSERT`s that it fits its region and holds exactly `bytes`.
+    fn write(&self, out: &mut String, pool: &PlannedPool, file: &str, bytes: u64) {
+        let Placement {
+            section: s,
+            patterns,
+            noload,
+            region,
+            insert,
+            start,
+            end,
+            define,
+            what,
+        } = self;
+        let _ = writeln!(
+            out,
+            "
+SECTIONS
+{{
+  {s}{noload} : ALIGN({align})
+  {{{define}
+    {start} = .;
+    KEEP(*({patterns}));
+    {end} = .;
+  }} > {region} /* \"memory region not defined\" here: pass -T{file} after -Tlink.x (which includes memory.x), or declare {region} in memory.x */
+}}
+INSERT {insert};
+
+/* The linker's own \"overflowed by N bytes\" line above this message says by how much. */
+ASSERT({end} <= ORIGIN({region}) + LENGTH({region}), \"ERROR(usmp): {what} ({size} bytes) overflows memory region {region}; enlarge {region} in memory.x, give the pool a smaller `size` limit so it plans into the next pool, or move it to a larger region\"); /* \"memory region not defined\" on this line: pass -T{file} after -Tlink.x (which includes memory.x), or declare {region} in memory.x */
+/* Exactly the generated statics in the section: short when rustc left them out or
+   this fragment is linked twice; long when other data is in it (it would shift them). */
+ASSERT({end} - {start} >= {bytes}, \"ERROR(usmp): section {s} holds less than the {bytes} bytes planned for {what}: rustc leaves out the statics of a model the firmware never uses (run it, e.g. with invoke(), or remove it from usmp.toml), or -T{file} is passed to the linker twice (pass it once), or {file} comes from another build than the generated module\");
+ASSERT({end} - {start} <= {bytes}, \"ERROR(usmp): section {s} holds more than the {bytes} bytes planned for {what}: other data is in that section, which would shift the pool; put nothing else in it, or {file} comes from another build than the generated module\");",
+            align = pool.start_alignment,
+            size = pool.size,
+        );
+    }
+}
+
 /// The fragment for `planned`, to be written as [`file_name`]`(embed)`. Pools without a
 /// region are left to the default linker script (host builds) and only listed in a comment.
 pub fn fragment(planned: &Planned, embed: &Embed) -> String {
@@ -108,45 +165,83 @@ pub fn fragment(planned: &Planned, embed: &Embed) -> String {
             );
             continue;
         };
-        let (noload, insert, what) = match pool.kind {
-            // NOLOAD: the workspace needs no image in flash and no start-up copy or zeroing.
-            PoolKind::Workspace => (" (NOLOAD)", "BEFORE .bss", "workspace"),
-            PoolKind::Constant => ("", "AFTER .rodata", "constant"),
-        };
-        let s = &pool.section;
-        let sym = pool.name.to_ascii_lowercase();
         let define = symbol
             .take()
             .map(|l| format!("\n    {l} = .;"))
             .unwrap_or_default();
+        let sym = pool.name.to_ascii_lowercase();
+        let file = file_name(embed);
+        let bytes = section_bytes(pool);
+        let run = match (&pool.load, pool.kind) {
+            (Some(load), _) => {
+                let _ = write!(
+                    out,
+                    "
+/* constant pool {name}: {size} bytes, planned, run from {region}. Its images are stored
+   in {load} (section {image}) and copied into {region} by Workspace::take, not at reset
+   as cortex-m-rt copies .data (`AT>`): the copy is storage of the generated code's own,
+   so Rust never takes RAM to hold bytes before they are copied, and host builds copy
+   the same way. The run section is NOLOAD: nothing else fills it. */",
+                    name = pool.name,
+                    size = pool.size,
+                    image = image_section(&pool.section),
+                );
+                let image = Placement {
+                    section: image_section(&pool.section),
+                    patterns: image_section(&pool.section),
+                    noload: "",
+                    region: load,
+                    insert: "AFTER .rodata",
+                    start: format!("__liusmp_{sym}"),
+                    end: format!("__leusmp_{sym}"),
+                    define: String::new(),
+                    what: format!("the image of pool {}", pool.name),
+                };
+                image.write(&mut out, pool, file, bytes);
+                // Only the section itself: `{s}.*` would take the images too.
+                (" (NOLOAD)", "BEFORE .bss", pool.section.clone())
+            }
+            // NOLOAD: the workspace needs no image in flash and no start-up copy or zeroing.
+            (None, PoolKind::Workspace) => {
+                let _ = write!(
+                    out,
+                    "\n/* workspace pool {}: {} bytes, planned. */",
+                    pool.name, pool.size
+                );
+                (
+                    " (NOLOAD)",
+                    "BEFORE .bss",
+                    format!("{0} {0}.*", pool.section),
+                )
+            }
+            (None, PoolKind::Constant) => {
+                let _ = write!(
+                    out,
+                    "\n/* constant pool {}: {} bytes, planned. */",
+                    pool.name, pool.size
+                );
+                ("", "AFTER .rodata", format!("{0} {0}.*", pool.section))
+            }
+        };
+        let (noload, insert, patterns) = run;
+        Placement {
+            section: pool.section.clone(),
+            patterns,
+            noload,
+            region,
+            insert,
+            start: start_symbol(&pool.name),
+            end: format!("__eusmp_{sym}"),
+            define,
+            what: format!("pool {}", pool.name),
+        }
+        .write(&mut out, pool, file, bytes);
         let _ = writeln!(
             out,
-            "
-/* {what} pool {name}: {size} bytes, planned. */
-SECTIONS
-{{
-  {s}{noload} : ALIGN({align})
-  {{{define}
-    {start} = .;
-    KEEP(*({s} {s}.*));
-    __eusmp_{sym} = .;
-  }} > {region} /* \"memory region not defined\" here: pass -T{file} after -Tlink.x (which includes memory.x), or declare {region} in memory.x */
-}}
-INSERT {insert};
-
-/* The linker's own \"overflowed by N bytes\" line above this message says by how much. */
-ASSERT(__eusmp_{sym} <= ORIGIN({region}) + LENGTH({region}), \"ERROR(usmp): pool {name} ({size} bytes) overflows memory region {region}; enlarge {region} in memory.x, give the pool a smaller `size` limit so it plans into the next pool, or move it to a larger region\"); /* \"memory region not defined\" on this line: pass -T{file} after -Tlink.x (which includes memory.x), or declare {region} in memory.x */
-/* Exactly the generated pool statics in the section: short when rustc left them out or
-   this fragment is linked twice; long when other data is in it (it would shift them). */
-ASSERT(__eusmp_{sym} - {start} >= {bytes}, \"ERROR(usmp): section {s} holds less than pool {name}'s {bytes} bytes: rustc leaves out the statics of a model the firmware never uses (run it, e.g. with invoke(), or remove it from usmp.toml), or -T{file} is passed to the linker twice (pass it once), or {file} comes from another build than the generated module\");
-ASSERT(__eusmp_{sym} - {start} <= {bytes}, \"ERROR(usmp): section {s} holds more than pool {name}'s {bytes} bytes: other data is in that section, which would shift the pool; put nothing else in it, or {file} comes from another build than the generated module\");
-ASSERT({start} % {align} == 0, \"BUG(usmp): pool {name} starts at an address that is not a multiple of its alignment {align}, though its section is aligned so\");",
-            file = file_name(embed),
+            "ASSERT({start} % {align} == 0, \"BUG(usmp): pool {name} starts at an address that is not a multiple of its alignment {align}, though its section is aligned so\");",
             start = start_symbol(&pool.name),
             name = pool.name,
-            size = pool.size,
             align = pool.start_alignment,
-            bytes = section_bytes(pool),
         );
     }
     out

@@ -265,6 +265,7 @@ pub fn pool_info(p: &PlannedPool) -> PoolInfo<'_> {
         size: at(p.size),
         alignment: at(p.alignment),
         section: &p.section,
+        loaded: p.load.is_some(),
     }
 }
 

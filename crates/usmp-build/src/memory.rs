@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use usmp_core::PoolKind;
 
-use crate::spec::{Diagnostic, PoolSpec};
+use crate::spec::{At, Diagnostic, PoolSpec};
 
 /// One region of a `MEMORY` block.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -220,14 +220,25 @@ fn check<S: Clone>(pools: &[PoolSpec<S>], file: &str, regions: &[Region]) -> Vec
                     names_of(regions, Memory::Writable)
                 ),
             )),
-            (PoolKind::Constant, Memory::Writable) => Some((
+            (PoolKind::Constant, Memory::Image) if pool.load.is_some() => Some((
+                format!(
+                    "constant pool `{name}` runs from region `{}` (it has a `load` region), but {at} declares it read-only: the image could not be copied there",
+                    r.value
+                ),
+                format!(
+                    "run it from a writable region ({}), or remove `load` to read the weights where they are stored",
+                    names_of(regions, Memory::Writable)
+                ),
+            )),
+            (PoolKind::Constant, Memory::Writable) if pool.load.is_none() => Some((
                 format!(
                     "constant pool `{name}` is in region `{}`, which {at} declares writable RAM: on a board nothing loads the image's weights there (cortex-m-rt copies only .data), so the model would read garbage",
                     r.value
                 ),
                 format!(
-                    "put the pool in a region the image is programmed into: {}",
-                    names_of(regions, Memory::Image)
+                    "add load = \"FLASH\" (a region the image is programmed into: {}) to copy the weights into {} when the workspace is taken, or put the pool in one of those regions",
+                    names_of(regions, Memory::Image),
+                    r.value
                 ),
             )),
             _ => None,
@@ -235,8 +246,47 @@ fn check<S: Clone>(pools: &[PoolSpec<S>], file: &str, regions: &[Region]) -> Vec
         if let Some((message, help)) = message {
             found.push(Diagnostic::new(r.span.clone(), message).help(help));
         }
+        if let Some(load) = &pool.load {
+            found.extend(load_region(name, load, file, regions));
+        }
     }
     found
+}
+
+/// A diagnostic at a pool's `load` when `regions` lacks it or it is RAM (nothing the
+/// board is programmed with would be there to copy).
+fn load_region<S: Clone>(
+    pool: &str,
+    load: &At<String, S>,
+    file: &str,
+    regions: &[Region],
+) -> Option<Diagnostic<S>> {
+    let Some(region) = regions.iter().find(|x| x.name == load.value) else {
+        return Some(
+            Diagnostic::new(
+                load.span.clone(),
+                format!("region `{}` is not declared in {file}", load.value),
+            )
+            .help(format!(
+                "write the region the image is stored in: {}",
+                names_of(regions, Memory::Image)
+            )),
+        );
+    };
+    (region.memory() != Memory::Image).then(|| {
+        Diagnostic::new(
+            load.span.clone(),
+            format!(
+                "constant pool `{pool}` loads its image from region `{}`, which {file}:{} does not declare read-only: only memory the image is programmed into holds the weights at start-up",
+                load.value, region.line
+            ),
+        )
+        .help(format!(
+            "write a region the image is programmed into ({}), or give {} attributes `(rx)` in {file} if it is flash",
+            names_of(regions, Memory::Image),
+            load.value
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub struct PlannedPool {
     pub section: String,
     /// Its linker memory region.
     pub region: Option<String>,
+    /// A constant pool run from RAM: the region its images are stored in, copied into
+    /// `region` when the workspace is taken.
+    pub load: Option<String>,
     /// Its limit, if any.
     pub limit: Option<u64>,
     /// Workspace: the largest any model needs (they share it). Constant: the sum of the

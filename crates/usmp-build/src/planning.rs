@@ -140,6 +140,7 @@ fn sized_pools<S: Clone>(
             start_alignment,
             section: p.section.value.clone(),
             region: p.region.as_ref().map(|r| r.value.clone()),
+            load: p.load.as_ref().map(|r| r.value.clone()),
             limit: p.size.as_ref().map(|s| s.value),
             size,
         });

@@ -28,6 +28,7 @@ pub const POOL_KEYS: &[&str] = &[
     "alignment",
     "section",
     "region",
+    "load",
     "targets",
     "bandwidth",
 ];
@@ -438,6 +439,7 @@ fn pool<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> PoolSpec<S> 
     let alignment = r.uint(t, "alignment", "16");
     let section = r.string(t, "section", "\".usmp.sram\"");
     let region = r.string(t, "region", "\"RAM\"");
+    let load = r.string(t, "load", "\"FLASH\"");
     let targets = r.strings(t, "targets", "[\"cpu\"]");
     PoolSpec {
         kind: or(kind, PoolKind::Workspace, &name.span),
@@ -446,6 +448,7 @@ fn pool<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> PoolSpec<S> 
         alignment: or(alignment, DEFAULT_ALIGNMENT, &name.span),
         section: or(section, format!(".usmp.{}", name.value), &name.span),
         region,
+        load,
         targets,
         name,
     }

@@ -17,14 +17,17 @@ pub fn text(planned: &Planned) -> String {
             .map_or("no limit".to_string(), |l| format!("limit {l}"));
         let _ = writeln!(
             out,
-            "  {:<12} {:<9} {:>10} bytes  {limit}, section {}{}",
+            "  {:<12} {:<9} {:>10} bytes  {limit}, section {}{}{}",
             pool.name,
             pool.kind.as_str(),
             pool.size,
             pool.section,
             pool.region
                 .as_ref()
-                .map_or(String::new(), |r| format!(" in region {r}"))
+                .map_or(String::new(), |r| format!(" in region {r}")),
+            pool.load.as_ref().map_or(String::new(), |l| format!(
+                " (its image in {l}, copied when the workspace is taken)"
+            ))
         );
     }
     for m in &planned.models {

@@ -50,8 +50,17 @@ pub struct PoolSpec<S> {
     /// The linker memory region its section goes to in `usmp.x`; none: left to the
     /// default linker script (host builds).
     pub region: Option<At<String, S>>,
+    /// A constant pool run from RAM: the region its image is stored in (`"FLASH"`), from
+    /// which taking the workspace copies it into `region`. None: read where it is stored.
+    pub load: Option<At<String, S>>,
     /// Targets that can access it; empty: every target.
     pub targets: Vec<At<String, S>>,
+}
+
+/// The link section of the images of a constant pool run from RAM (`load`), whose own
+/// section (`section`) is then the RAM the images are copied into.
+pub fn image_section(section: &str) -> String {
+    format!("{section}.image")
 }
 
 /// One model.

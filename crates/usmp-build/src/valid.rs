@@ -9,7 +9,9 @@ use usmp_core::{Assignment, Named};
 use crate::choice::{AlgorithmChoice, OwnAlgorithms};
 
 use crate::ident::check_name;
-use crate::spec::{At, Diagnostic, MAX_ALIGNMENT, ModelSpec, Spec, Stages};
+use crate::spec::{
+    At, Diagnostic, MAX_ALIGNMENT, ModelSpec, PoolSpec, Spec, Stages, image_section,
+};
 
 /// Every problem in `spec` that can be seen without reading the models.
 pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic<S>> {
@@ -118,12 +120,12 @@ fn presence<S: Clone>(spec: &Spec<S>, out: &mut Vec<Diagnostic<S>>) {
 /// Each pool on its own: names, sections, alignment, size, region and targets.
 fn pools<S: Clone>(spec: &Spec<S>, out: &mut Vec<Diagnostic<S>>) {
     let mut seen = BTreeSet::new();
-    let mut sections = BTreeSet::new();
+    let mut sections: BTreeSet<String> = BTreeSet::new();
     for pool in &spec.pools {
         // A pool declared twice has its default section twice too: one error is enough.
         let twice = seen.contains(&pool.name.value);
         name(&pool.name, "pool", &mut seen, out);
-        if !sections.insert(pool.section.value.as_str()) && !twice {
+        if !sections.insert(pool.section.value.clone()) && !twice {
             // Two statics in one section: the linker would lay them end to end, and the
             // fragment could not place or size either pool.
             out.push(
@@ -161,6 +163,22 @@ fn pools<S: Clone>(spec: &Spec<S>, out: &mut Vec<Diagnostic<S>>) {
                 .help("write the name of a region of memory.x's MEMORY block, e.g. \"RAM\""),
             );
         }
+        if let Some(load) = &pool.load {
+            load_region(pool, load, out);
+            let image = image_section(&pool.section.value);
+            if !sections.insert(image.clone()) {
+                out.push(
+                    Diagnostic::new(
+                        pool.section.span.clone(),
+                        format!(
+                            "pool `{}` keeps its images in section `{image}`, which an earlier pool uses too",
+                            pool.name.value
+                        ),
+                    )
+                    .help("give the pools sections whose names do not differ only by `.image`"),
+                );
+            }
+        }
         for t in &pool.targets {
             if t.value.is_empty() {
                 out.push(
@@ -169,6 +187,46 @@ fn pools<S: Clone>(spec: &Spec<S>, out: &mut Vec<Diagnostic<S>>) {
                 );
             }
         }
+    }
+}
+
+/// A pool's `load`: only a constant pool run from a `region` of its own has one.
+fn load_region<S: Clone>(pool: &PoolSpec<S>, load: &At<String, S>, out: &mut Vec<Diagnostic<S>>) {
+    let name = &pool.name.value;
+    let problem = if pool.kind.value == PoolKind::Workspace {
+        Some((
+            format!(
+                "workspace pool `{name}` has a `load` region, but only constants have an image to copy"
+            ),
+            "remove `load`, or make it a constant pool (kind = \"constant\") run from RAM"
+                .to_string(),
+        ))
+    } else if !is_symbol(&load.value) {
+        Some((
+            format!("`{}` is not a linker memory region name", load.value),
+            "write the region of memory.x the image is stored in, e.g. \"FLASH\"".to_string(),
+        ))
+    } else {
+        match &pool.region {
+            None => Some((
+                format!("constant pool `{name}` has a `load` region but no `region` to run from"),
+                format!(
+                    "add region = \"DTCM\" (the RAM its weights are copied into when the workspace is taken), or remove `load` to read them in {}",
+                    load.value
+                ),
+            )),
+            Some(region) if region.value == load.value => Some((
+                format!(
+                    "constant pool `{name}` would be copied from region `{}` into the same region",
+                    load.value
+                ),
+                "make `region` the RAM it runs from and `load` the flash its image is stored in, or remove `load` to read it in place".to_string(),
+            )),
+            Some(_) => None,
+        }
+    };
+    if let Some((message, help)) = problem {
+        out.push(Diagnostic::new(load.span.clone(), message).help(help));
     }
 }
 

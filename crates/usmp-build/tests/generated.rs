@@ -199,7 +199,7 @@ fn model(rng: &mut Rng) -> String {
 }
 
 /// A random pool set: one to three workspace pools (the first perhaps limited, the last
-/// never, so every model fits) and a constant pool.
+/// never, so every model fits) and a constant pool (last, so a `load` may follow).
 fn pools(rng: &mut Rng) -> String {
     let mut toml = String::new();
     let n = 1 + rng.below(3);
@@ -285,7 +285,16 @@ fn run<M: Model<Pools = usmp::Pools>>(ws: &mut usmp::Workspace) {
             let mut reads = Vec::new();
             for k in 0..call.inputs.len() {
                 if let (Some(Source::Buffer(b)), Some(bytes)) = (call.inputs.source(k), call.inputs.get(k)) {
-                    if workspace(b) {
+                    if !workspace(b) {
+                        // A constant: its image's bytes, read from the copy taking the
+                        // workspace made where its pool runs from RAM, in place otherwise.
+                        let image = M::constant(&info.buffers[b as usize]);
+                        assert_eq!(bytes, image, "{} call {i}: constant input {k} (buffer {b}) is not its image", info.name);
+                        let loaded = usmp::POOLS[info.buffers[b as usize].pool].loaded;
+                        if !bytes.is_empty() {
+                            assert_eq!(bytes.as_ptr() != image.as_ptr(), loaded, "{} call {i}: constant input {k} (buffer {b}) read from the wrong place", info.name);
+                        }
+                    } else {
                         reads.push(range(bytes));
                         // Only state may be read before anything wrote it (its first run).
                         assert!(written[b as usize] || info.buffers[b as usize].persistent, "{} call {i}: input {k} (buffer {b}) read before written", info.name);
@@ -366,6 +375,11 @@ fn random_accepted_models_compile_and_run_soundly() {
         std::fs::create_dir_all(dir.join("src")).unwrap();
         std::fs::create_dir_all(dir.join("models")).unwrap();
         let mut toml = pools(&mut rng);
+        if c % 2 == 1 {
+            // The constants run from RAM, copied in when the workspace is taken. (On the
+            // host the regions only name the fragment's placement; nothing links it.)
+            toml.push_str("region = \"DTCM\"\nload = \"FLASH\"\n");
+        }
         let mut lib = String::from(CHECKER);
         lib.push_str(
             "\n#[test]\nfn every_model() {\n    let mut ws = usmp::Workspace::take().unwrap();\n",

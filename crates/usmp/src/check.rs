@@ -119,7 +119,7 @@ macro_rules! rules {
 }
 
 rules! {
-        Violation::Pool => "a pool's alignment is not a power of two, or a model's images do not list every pool",
+        Violation::Pool => "a pool's alignment is not a power of two, a workspace pool is marked loaded, or a model's images do not list every pool",
         Violation::OutsidePool { .. } => "a buffer lies outside its pool or at a misaligned offset",
         Violation::LiveRange { .. } => "a buffer's live range is not inside the model's calls",
         Violation::Certificate { .. } => "the list of buffers live during a call is wrong",
@@ -225,7 +225,10 @@ pub const fn check(pools: &[PoolInfo<'_>], model: &ModelInfo<'_>) -> Result<(), 
     }
     let mut p = 0;
     while p < pools.len() {
-        if !pools[p].alignment.is_power_of_two() {
+        // Only constants are copied in: a loaded workspace pool means a wrong table.
+        if !pools[p].alignment.is_power_of_two()
+            || (pools[p].loaded && !matches!(pools[p].kind, PoolKind::Constant))
+        {
             return Err(Violation::Pool);
         }
         p += 1;

@@ -47,6 +47,11 @@ pub struct PoolInfo<'a> {
     pub alignment: usize,
     /// The link section of its storage.
     pub section: &'a str,
+    /// A constant pool run from RAM: each model's image stays where the firmware is
+    /// programmed ([`Model::constants`](crate::Model::constants)), and
+    /// [`Workspace::take`](crate::Workspace::take) copies it into storage of its own in
+    /// this pool's section, which sessions then read. Always `false` for a workspace pool.
+    pub loaded: bool,
 }
 
 /// Where one planned buffer lives and when it is live.

@@ -15,15 +15,28 @@ use crate::workspace::{Pools, Workspace};
 /// - [`check`](crate::check)`(Self::Pools::POOLS, Self::INFO)` returns `Ok` (generated code
 ///   asserts it in a `const`, so a file that breaks it does not compile);
 /// - [`Model::constants`]`(p)` is this model's image in constant pool `p`, exactly
-///   `INFO.images[p]` bytes, and empty for every other index.
+///   `INFO.images[p]` bytes, and empty for every other index;
+/// - for every pool `p` with `loaded` set, [`Model::copy`]`(p)` is as documented there,
+///   and `Self::Pools`' [`Pools::load`] lists the pair `(constants(p), copy(p))`.
 pub unsafe trait Model: 'static {
     /// The pools it is planned in.
     type Pools: Pools;
     /// Its plan.
     const INFO: &'static ModelInfo<'static>;
 
-    /// Its constants in constant pool `pool`.
+    /// Its constants in constant pool `pool`: the image as the firmware stores it (in
+    /// flash), also for a pool run from RAM.
     fn constants(pool: usize) -> &'static [u8];
+
+    /// For a constant pool run from RAM ([`PoolInfo::loaded`](crate::PoolInfo::loaded)):
+    /// the first byte of this model's copy of its image there, `INFO.images[pool]`
+    /// bytes aligned to the pool's alignment, private to the generated code and filled
+    /// by [`Workspace::take`](crate::Workspace::take) (see [`Pools::load`]). Null for
+    /// any other index, which is the default.
+    fn copy(pool: usize) -> *mut u8 {
+        let _ = pool;
+        core::ptr::null_mut()
+    }
 
     /// The bytes of constant buffer `b`; empty for a workspace buffer.
     fn constant(b: &Buffer) -> &'static [u8] {
@@ -39,6 +52,7 @@ struct Memory {
     info: &'static ModelInfo<'static>,
     base: fn(usize) -> *mut u8,
     constant: fn(&Buffer) -> &'static [u8],
+    copy: fn(usize) -> *mut u8,
     kinds: &'static [crate::plan::PoolInfo<'static>],
 }
 
@@ -48,6 +62,7 @@ impl Memory {
             info: M::INFO,
             base: M::Pools::base,
             constant: M::constant,
+            copy: M::copy,
             kinds: M::Pools::POOLS,
         }
     }
@@ -69,7 +84,22 @@ impl Memory {
     unsafe fn shared<'a>(&self, b: u32) -> Option<&'a [u8]> {
         let buffer = self.buffer(b)?;
         if self.is_constant(buffer) {
-            return Some((self.constant)(buffer));
+            if !self.kinds.get(buffer.pool).is_some_and(|p| p.loaded) {
+                return Some((self.constant)(buffer));
+            }
+            let copy = (self.copy)(buffer.pool);
+            if copy.is_null() {
+                // A model that does not say where its copy is: no weights, not garbage.
+                return None;
+            }
+            // SAFETY: the checked plan puts the buffer's bytes inside the model's image
+            // of this pool, which `copy` mirrors byte for byte (`Model`'s contract); the
+            // caller holds the workspace, so `take` (or `steal`) filled the copy before
+            // it existed (`Pools::load`), and nothing writes it afterwards while a
+            // workspace is borrowed.
+            return Some(unsafe {
+                core::slice::from_raw_parts(copy.wrapping_add(buffer.offset), buffer.len)
+            });
         }
         // SAFETY: the plan is checked (`Model`'s contract): the buffer's `size` bytes,
         // and so its first `len`, lie inside its pool, whose bytes `take` initialised; no

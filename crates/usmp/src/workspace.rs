@@ -51,6 +51,10 @@ impl<const N: usize> core::fmt::Debug for Storage<N> {
 ///   `POOLS[p].size` bytes, aligned to `POOLS[p].alignment`, valid for the whole program
 ///   and reached by nothing but this crate (a private `static` [`Storage`]).
 /// - [`Pools::once`] returns the same flag every time, used for nothing else.
+/// - [`Pools::load`] lists, for every model planned in these pools and every pool of
+///   `POOLS` that is `loaded`, that model's image and the storage of its copy
+///   ([`Model::copy`](crate::Model::copy)): storage of the image's length, reached by
+///   nothing but this crate, apart from the image and from every other copy.
 pub unsafe trait Pools: 'static {
     /// Every pool, in preference order; [`Buffer::pool`](crate::Buffer::pool) indexes it.
     const POOLS: &'static [PoolInfo<'static>];
@@ -60,6 +64,14 @@ pub unsafe trait Pools: 'static {
 
     /// The flag [`Workspace::take`] sets.
     fn once() -> &'static TakeOnce;
+
+    /// The `i`-th copy taking the workspace makes: an image of constants (in flash) and
+    /// where it runs from (RAM of the image's length); `None` past the last. Pools with
+    /// no constant pool run from RAM list none, the default.
+    fn load(i: usize) -> Option<(&'static [u8], *mut u8)> {
+        let _ = i;
+        None
+    }
 }
 
 /// The one handle to every workspace pool of `P`. A model's [`Session`](crate::Session)
@@ -81,7 +93,9 @@ impl<P: Pools> core::fmt::Debug for Workspace<P> {
 impl<P: Pools> Workspace<P> {
     /// Returns the handle the first time it is called and `None` after. It zeroes the
     /// workspace pools (uninitialised `NOLOAD` memory at start-up), so every byte reached
-    /// through it is initialised and state starts at zero.
+    /// through it is initialised and state starts at zero, and copies the images of the
+    /// constant pools run from RAM ([`Pools::load`]) into place: exactly once, before
+    /// any session can read them.
     pub fn take() -> Option<Self> {
         if !P::once().take() {
             return None;
@@ -90,7 +104,8 @@ impl<P: Pools> Workspace<P> {
         Some(unsafe { Self::init() })
     }
 
-    /// Returns a handle whether or not one was taken, zeroing the pools again.
+    /// Returns a handle whether or not one was taken, zeroing the pools and copying the
+    /// constants run from RAM again.
     ///
     /// # Safety
     ///
@@ -102,11 +117,13 @@ impl<P: Pools> Workspace<P> {
         unsafe { Self::init() }
     }
 
-    /// Zeroes every workspace pool and makes the handle.
+    /// Zeroes every workspace pool, copies the constants run from RAM, and makes the
+    /// handle.
     ///
     /// # Safety
     ///
-    /// No reference to any pool byte is alive or will be used through another handle.
+    /// No reference to any pool byte or copy of constants is alive or will be used
+    /// through another handle.
     unsafe fn init() -> Self {
         for (p, pool) in P::POOLS.iter().enumerate() {
             if pool.kind == PoolKind::Workspace {
@@ -114,6 +131,13 @@ impl<P: Pools> Workspace<P> {
                 // that nothing refers to (the caller's promise).
                 unsafe { core::ptr::write_bytes(P::base(p), 0, pool.size) };
             }
+        }
+        let mut i = 0;
+        while let Some((image, copy)) = P::load(i) {
+            // SAFETY: `copy` is storage of `image.len()` bytes apart from the image (the
+            // `Pools` contract) that nothing refers to (the caller's promise).
+            unsafe { core::ptr::copy_nonoverlapping(image.as_ptr(), copy, image.len()) };
+            i += 1;
         }
         Workspace {
             _pools: PhantomData,

@@ -20,6 +20,7 @@ const POOLS: &[PoolInfo<'static>] = &[PoolInfo {
     size: 32,
     alignment: 4,
     section: ".usmp.ram",
+    loaded: false,
 }];
 
 struct Pools;

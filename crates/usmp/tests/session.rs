@@ -24,6 +24,7 @@ const POOLS: &[PoolInfo<'static>] = &[
         size: 48,
         alignment: 4,
         section: ".usmp.ram",
+        loaded: false,
     },
     PoolInfo {
         name: "rom",
@@ -31,6 +32,7 @@ const POOLS: &[PoolInfo<'static>] = &[
         size: 8,
         alignment: 4,
         section: ".usmp.rom",
+        loaded: false,
     },
 ];
 

@@ -166,8 +166,8 @@ fn pool_constants(out: &mut String, planned: &Planned, rt: &str) {
         };
         let _ = writeln!(
             out,
-            "    {rt}::PoolInfo {{ name: {:?}, kind: {rt}::PoolKind::{kind}, size: {size}, alignment: {}, section: {:?} }},",
-            info.name, info.alignment, info.section
+            "    {rt}::PoolInfo {{ name: {:?}, kind: {rt}::PoolKind::{kind}, size: {size}, alignment: {}, section: {:?}, loaded: {} }},",
+            info.name, info.alignment, info.section, info.loaded
         );
     }
     out.push_str("];\n");
@@ -236,6 +236,7 @@ fn shared(out: &mut String, planned: &Planned, fragment: Option<(&str, &str)>, r
     let arms: String = workspace(planned)
         .map(|(i, pool)| format!("            {i} => {}.0.base(),\n", upper(&pool.name)))
         .collect();
+    let (load, load_contract) = loads(planned, rt);
     let _ = write!(
         out,
         "
@@ -251,7 +252,7 @@ pub struct Pools;
 // SAFETY: each workspace pool's base is its own private `Storage` of exactly its
 // `POOLS[p].size` bytes (the same constant), aligned by its wrapper to the pool's
 // alignment or more, and reached only through `{rt}::Workspace<Pools>`; `taken` serves
-// nothing else.
+// nothing else{load_contract}.
 unsafe impl {rt}::Pools for Pools {{
     const POOLS: &'static [{rt}::PoolInfo<'static>] = POOLS;
 
@@ -264,13 +265,53 @@ unsafe impl {rt}::Pools for Pools {{
     fn once() -> &'static {rt}::TakeOnce {{
 {check}        &taken
     }}
-}}
+{load}}}
 
 /// The one handle to the workspace pools: `Workspace::take()` returns it once, zeroed;
 /// each model's `session` borrows it while it runs.
 pub type Workspace = {rt}::Workspace<Pools>;
 "
     );
+}
+
+/// `Pools::load` and the words its contract adds to the `Pools` impl's, where some pool is
+/// run from RAM: every model's image in each such pool, with its copy.
+fn loads(planned: &Planned, rt: &str) -> (String, &'static str) {
+    let pairs: Vec<String> = planned
+        .pools
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.load.is_some())
+        .flat_map(|(p, _)| {
+            planned.models.iter().map(move |m| {
+                format!(
+                    "({m}::Model::constants({p}), {m}::Model::copy({p}))",
+                    m = m.module
+                )
+            })
+        })
+        .collect();
+    if pairs.is_empty() {
+        return (String::new(), "");
+    }
+    let arms: String = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, pair)| format!("            {i} => Some({pair}),\n"))
+        .collect();
+    (
+        format!(
+            "
+    fn load(i: usize) -> Option<(&'static [u8], *mut u8)> {{
+        use {rt}::Model as _;
+        match i {{
+{arms}            _ => None,
+        }}
+    }}
+"
+        ),
+        "; `load` lists every model's image in each pool run from\n// RAM with that model's copy of it (`Model::copy`: a private static of the image's length)",
+    )
 }
 
 /// A byte string literal holding `bytes`, deterministic and compact.

@@ -12,6 +12,7 @@ use super::{byte_string, comment, tensors, upper};
 use crate::ident::constant_names;
 use crate::outputs::{Embed, Paths, constants_file};
 use crate::planned::{Planned, PlannedModel};
+use crate::spec::image_section;
 
 /// Constants each model module defines itself; buffer constants avoid them.
 const RESERVED: &[&str] = &[
@@ -234,10 +235,19 @@ fn constants(out: &mut String, planned: &Planned, m: &PlannedModel, embed: &Embe
                 byte_string(&m.liveness.constant_image(&m.model, &m.plan, p))
             ),
         };
+        // A pool run from RAM keeps the image in its load region's section; the pool's
+        // own section holds the copy (`Model::copy`).
+        let (section, stored) = match &pool.load {
+            Some(load) => (
+                image_section(&pool.section),
+                format!(" as stored in {load}, copied into the pool when the workspace is taken"),
+            ),
+            None => (pool.section.clone(), String::new()),
+        };
         let _ = writeln!(
             out,
-            "\n    /// Bytes of this model's constants in pool `{}`.\n    pub const {name}_SIZE: usize = {size};\n    #[unsafe(link_section = {:?})]\n    static {name}: super::Align{}<[u8; {name}_SIZE]> = super::Align{}({bytes});",
-            pool.name, pool.section, pool.start_alignment, pool.start_alignment
+            "\n    /// Bytes of this model's constants in pool `{}`.\n    pub const {name}_SIZE: usize = {size};\n    /// This model's constants in pool `{}`{stored}.\n    #[unsafe(link_section = {section:?})]\n    static {name}: super::Align{}<[u8; {name}_SIZE]> = super::Align{}({bytes});",
+            pool.name, pool.name, pool.start_alignment, pool.start_alignment
         );
     }
 }
@@ -303,6 +313,46 @@ fn kernels(out: &mut String, m: &PlannedModel, paths: Paths<'_>) {
     );
 }
 
+/// `Model::copy`, where some pool is run from RAM: each such pool's copy of this model's
+/// image is a static of the arm that returns it, so its name clashes with nothing.
+fn copies(planned: &Planned, rt: &str) -> String {
+    let arms: String = planned
+        .pools
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.load.is_some())
+        .map(|(p, pool)| {
+            let align = pool.start_alignment;
+            format!(
+                "                {p} => {{
+                    /// Where the constants of pool `{name}` are read from: filled from the
+                    /// image by `Workspace::take`, uninitialised until then.
+                    #[unsafe(link_section = {section:?})]
+                    static COPY: super::Align{align}<{rt}::Storage<{upper}_SIZE>> =
+                        super::Align{align}({rt}::Storage::new());
+                    COPY.0.base()
+                }}
+",
+                name = pool.name,
+                section = pool.section,
+                upper = upper(&pool.name),
+            )
+        })
+        .collect();
+    if arms.is_empty() {
+        return String::new();
+    }
+    format!(
+        "
+        fn copy(pool: usize) -> *mut u8 {{
+            match pool {{
+{arms}                _ => ::core::ptr::null_mut(),
+            }}
+        }}
+"
+    )
+}
+
 fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel, rt: &str) {
     let arms: String = planned
         .pools
@@ -311,6 +361,12 @@ fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel, rt: &str) {
         .filter(|(_, p)| p.kind == PoolKind::Constant)
         .map(|(p, pool)| format!("                {p} => &{}.0,\n", upper(&pool.name)))
         .collect();
+    let copies = copies(planned, rt);
+    let copy_contract = if copies.is_empty() {
+        ""
+    } else {
+        "; `copy(p)`, for each pool run from RAM, is its own\n    // static of `INFO.images[p]` bytes (the same constant) aligned as the pool, which\n    // `super::Pools::load` lists with `constants(p)`"
+    };
     let _ = write!(
         out,
         "
@@ -321,7 +377,7 @@ fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel, rt: &str) {
 
     // SAFETY: `INFO` passes `{rt}::check` against `super::POOLS` (asserted above), and
     // `constants(p)` is this model's image in constant pool `p`, of `INFO.images[p]`
-    // bytes (the same constants), empty for any other index.
+    // bytes (the same constants), empty for any other index{copy_contract}.
     unsafe impl {rt}::Model for Model {{
         type Pools = super::Pools;
         const INFO: &'static ModelInfo<'static> = &INFO;
@@ -331,7 +387,7 @@ fn model_impl(out: &mut String, planned: &Planned, m: &PlannedModel, rt: &str) {
 {arms}                _ => &[],
             }}
         }}
-    }}
+{copies}    }}
 
     impl Model {{
         /// A session of this model in `workspace`, for as long as it is borrowed.

@@ -119,6 +119,108 @@ fn a_pool_in_the_wrong_kind_of_memory_is_refused() {
     generates(&dir);
 }
 
+#[test]
+fn a_constant_pool_run_from_ram_needs_ram_to_run_from_and_flash_to_load_from() {
+    let memory_x = "MEMORY\n{\n  FLASH : ORIGIN = 0x0, LENGTH = 256K\n  RAM : ORIGIN = 0x20000000, LENGTH = 64K\n  QSPI (rx) : ORIGIN = 0x28000000, LENGTH = 8M\n  DTCM (rwx) : ORIGIN = 0x20010000, LENGTH = 16K\n}\n";
+    let toml = |region: &str, load: &str| {
+        format!(
+            "[[pool]]\nname = \"sram\"\nregion = \"RAM\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\nregion = \"{region}\"\nload = \"{load}\"\n{MODEL}"
+        )
+    };
+    let files = [("memory.x", memory_x)];
+    for (case, region, load, at, words) in [
+        (
+            "load_from_ram",
+            "DTCM",
+            "RAM",
+            "9:8",
+            &[
+                "loads its image from region `RAM`, which",
+                "programmed into (FLASH, QSPI)",
+            ][..],
+        ),
+        (
+            "load_not_declared",
+            "DTCM",
+            "FLSH",
+            "9:8",
+            &[
+                "region `FLSH` is not declared in",
+                "write the region the image is stored in: FLASH, QSPI",
+            ],
+        ),
+        (
+            "run_from_flash",
+            "QSPI",
+            "FLASH",
+            "8:10",
+            &[
+                "constant pool `flash` runs from region `QSPI` (it has a `load` region), but",
+                "memory.x:5 declares it read-only",
+                "run it from a writable region (RAM, DTCM)",
+            ],
+        ),
+    ] {
+        one_with(case, &toml(region, load), &files, at, words);
+    }
+    // Copied into where it is stored (without memory.x, which would also say DTCM is RAM).
+    one(
+        "load_into_itself",
+        &toml("DTCM", "DTCM"),
+        "9:8",
+        &["would be copied from region `DTCM` into the same region"],
+    );
+    // Without a region to run from, or on a workspace pool, `load` means nothing.
+    one_with(
+        "load_without_region",
+        &format!(
+            "[[pool]]\nname = \"sram\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\nload = \"FLASH\"\n{MODEL}"
+        ),
+        &files,
+        "7:8",
+        &[
+            "constant pool `flash` has a `load` region but no `region` to run from",
+            "add region = \"DTCM\"",
+        ],
+    );
+    one_with(
+        "load_on_workspace",
+        &format!(
+            "[[pool]]\nname = \"sram\"\nregion = \"RAM\"\nload = \"FLASH\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n{MODEL}"
+        ),
+        &files,
+        "4:8",
+        &["workspace pool `sram` has a `load` region, but only constants have an image to copy"],
+    );
+    // Run from DTCM, stored in QSPI: the images in QSPI, the copy NOLOAD in DTCM.
+    let dir = setup("run_from_dtcm", &toml("DTCM", "QSPI"), &files);
+    generates(&dir);
+    let x = std::fs::read_to_string(dir.join("out/usmp.x")).unwrap();
+    let image = x
+        .find("  .usmp.flash.image : ALIGN(16)")
+        .expect("the image section");
+    let run = x
+        .find("  .usmp.flash (NOLOAD) : ALIGN(16)")
+        .expect("the run section");
+    assert!(
+        x[image..run].contains("KEEP(*(.usmp.flash.image));\n    __leusmp_flash = .;\n  } > QSPI"),
+        "{x}"
+    );
+    assert!(x[image..run].contains("INSERT AFTER .rodata;"), "{x}");
+    assert!(
+        x[run..].contains("KEEP(*(.usmp.flash));\n    __eusmp_flash = .;\n  } > DTCM"),
+        "{x}"
+    );
+    assert!(x[run..].contains("INSERT BEFORE .bss;"), "{x}");
+    let code = std::fs::read_to_string(dir.join("out/usmp.rs")).unwrap();
+    assert!(code.contains("loaded: true"), "{code}");
+    assert!(
+        code.contains("#[unsafe(link_section = \".usmp.flash.image\")]"),
+        "{code}"
+    );
+    assert!(code.contains("fn load(i: usize)"), "{code}");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_memory_x_that_is_not_a_file_is_refused_without_blocking() {

@@ -23,6 +23,7 @@ pub const POOLS: &[::usmp::PoolInfo<'static>] = &[
         size: DTCM_SIZE,
         alignment: 16,
         section: ".usmp.dtcm",
+        loaded: false,
     },
     ::usmp::PoolInfo {
         name: "sram",
@@ -30,6 +31,7 @@ pub const POOLS: &[::usmp::PoolInfo<'static>] = &[
         size: SRAM_SIZE,
         alignment: 16,
         section: ".usmp.sram",
+        loaded: false,
     },
     ::usmp::PoolInfo {
         name: "flash",
@@ -37,6 +39,7 @@ pub const POOLS: &[::usmp::PoolInfo<'static>] = &[
         size: 1136,
         alignment: 16,
         section: ".usmp.flash",
+        loaded: false,
     },
 ];
 
@@ -236,6 +239,7 @@ pub mod kws {
 
     /// Bytes of this model's constants in pool `flash`.
     pub const FLASH_SIZE: usize = 1136;
+    /// This model's constants in pool `flash`.
     #[unsafe(link_section = ".usmp.flash")]
     static FLASH: super::Align16<[u8; FLASH_SIZE]> = super::Align16(
         *include_bytes!("kws.flash.bin"),

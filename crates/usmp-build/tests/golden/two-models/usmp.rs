@@ -26,6 +26,7 @@ pub const POOLS: &[::usmp::PoolInfo<'static>] = &[
         size: SRAM_SIZE,
         alignment: 32,
         section: ".usmp.sram",
+        loaded: false,
     },
     ::usmp::PoolInfo {
         name: "flash",
@@ -33,6 +34,7 @@ pub const POOLS: &[::usmp::PoolInfo<'static>] = &[
         size: 1152,
         alignment: 4,
         section: ".usmp.flash",
+        loaded: false,
     },
 ];
 
@@ -222,6 +224,7 @@ pub mod keyword {
 
     /// Bytes of this model's constants in pool `flash`.
     pub const FLASH_SIZE: usize = 1136;
+    /// This model's constants in pool `flash`.
     #[unsafe(link_section = ".usmp.flash")]
     static FLASH: super::Align16<[u8; FLASH_SIZE]> = super::Align16(
         *include_bytes!("keyword.flash.bin"),
@@ -347,6 +350,7 @@ pub mod tiny {
 
     /// Bytes of this model's constants in pool `flash`.
     pub const FLASH_SIZE: usize = 16;
+    /// This model's constants in pool `flash`.
     #[unsafe(link_section = ".usmp.flash")]
     static FLASH: super::Align16<[u8; FLASH_SIZE]> = super::Align16(
         *include_bytes!("tiny.flash.bin"),
