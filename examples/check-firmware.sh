@@ -57,6 +57,23 @@ while read -r _ name planned _ _ section; do
     status=1
   fi
 done < <(grep '^  pool ' "$log")
+# "  image dtcm_weights 65536 bytes in .usmp.dtcm_weights.image": the images of a constant
+# pool run from RAM, which Workspace::take copies into the pool's own (NOLOAD) section.
+# They must be in the image the board is programmed with (PROGBITS), or there would be
+# nothing to copy.
+while read -r _ name planned _ _ section; do
+  actual=$(size_of "$section")
+  table+=$'\n'"| \`$section\` (images of pool $name) | ${actual:-missing} | $planned |"
+  if [ "${actual:-}" != "$planned" ]; then
+    echo "error: section $section is ${actual:-missing} bytes, the plan says $planned" >&2
+    status=1
+  fi
+  type=$(awk -v s="$section" '$1 == s { print $2 }' <<<"$sections")
+  if [ "$type" != PROGBITS ]; then
+    echo "error: the images of pool $name ($section) are ${type:-missing}, not PROGBITS: not in the image, nothing to copy" >&2
+    status=1
+  fi
+done < <(grep '^  image ' "$log")
 echo
 echo "$table"
 

@@ -30,13 +30,22 @@ mod device {
     }
 
     /// Prints what runs (`title`, how many calls, whether poison is on) and each pool as
-    /// `  pool <name> <bytes> bytes in <section>`: the lines `check-firmware.sh` compares
-    /// with the ELF's sections.
+    /// `  pool <name> <bytes> bytes in <section>`, and for a constant pool run from RAM
+    /// its images as `  image <name> <bytes> bytes in <section>.image`: the lines
+    /// `check-firmware.sh` compares with the ELF's sections.
     pub fn print_plan(title: &str, calls: usize, poison: bool, pools: &[usmp::PoolInfo<'_>]) {
         let poison = if poison { "on" } else { "off" };
         hprintln!("{}: {} calls, poison {}", title, calls, poison);
         for p in pools {
             hprintln!("  pool {:<5} {:>6} bytes in {}", p.name, p.size, p.section);
+            if p.loaded {
+                hprintln!(
+                    "  image {:<5} {:>6} bytes in {}.image",
+                    p.name,
+                    p.size,
+                    p.section
+                );
+            }
         }
     }
 

@@ -1,7 +1,8 @@
 //! TensorFlow Lite Micro's person_detect (a 96x96 grayscale MobileNet, 31 calls) on a
 //! Cortex-M55 (QEMU's MPS3 AN547), run by usmp-kernels from planned memory: activations
-//! split over a 32 KiB pool in DTCM and a pool in SRAM, weights in a constant pool in
-//! QSPI flash, no allocator and no arena. Runs each test input, prints the scores next
+//! split over a 32 KiB pool in DTCM and a pool in SRAM; the weights read most per byte in
+//! a constant pool run from DTCM, which `Workspace::take` fills from its image in QSPI
+//! flash, the rest read in place from QSPI; no allocator and no arena. Runs each test input, prints the scores next
 //! to TFLite Micro's, and exits non-zero on any difference.
 //!
 //! `cargo run --release` here; `--features poison` fills every buffer with 0x5A before
