@@ -17,7 +17,7 @@ use crate::outputs::{
     tflm_file,
 };
 use crate::planned::Planned;
-use crate::planning;
+use crate::shares;
 use crate::spec::{Diagnostic, Spec};
 use crate::{linker, report, valid};
 
@@ -493,7 +493,7 @@ pub fn plan<S: Clone>(
         early.extend(problems);
         return Err(early);
     }
-    match planning::plan_spec(spec, own, paths.kernels, read) {
+    match shares::plan_spec(spec, own, paths.kernels, read) {
         Ok(planned) if problems.is_empty() => Ok(planned),
         Ok(_) => Err(problems),
         Err(more) => {

@@ -170,6 +170,7 @@ mod planning;
 mod raw;
 mod read;
 mod report;
+mod shares;
 mod spec;
 mod stages;
 mod valid;

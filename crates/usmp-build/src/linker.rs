@@ -169,80 +169,86 @@ pub fn fragment(planned: &Planned, embed: &Embed) -> String {
             .take()
             .map(|l| format!("\n    {l} = .;"))
             .unwrap_or_default();
-        let sym = pool.name.to_ascii_lowercase();
-        let file = file_name(embed);
-        let bytes = section_bytes(pool);
-        let run = match (&pool.load, pool.kind) {
-            (Some(load), _) => {
-                let _ = write!(
-                    out,
-                    "
+        placed(&mut out, pool, region, define, file_name(embed));
+    }
+    out
+}
+
+/// Pool `pool`'s sections in `region` (with `define`, the guard's definition, in the first)
+/// and their `ASSERT`s; for a pool run from RAM, its images' section in the load region
+/// first.
+fn placed(out: &mut String, pool: &PlannedPool, region: &str, define: String, file: &str) {
+    let sym = pool.name.to_ascii_lowercase();
+    let bytes = section_bytes(pool);
+    let run = match (&pool.load, pool.kind) {
+        (Some(load), _) => {
+            let _ = write!(
+                out,
+                "
 /* constant pool {name}: {size} bytes, planned, run from {region}. Its images are stored
    in {load} (section {image}) and copied into {region} by Workspace::take, not at reset
    as cortex-m-rt copies .data (`AT>`): the copy is storage of the generated code's own,
    so Rust never takes RAM to hold bytes before they are copied, and host builds copy
    the same way. The run section is NOLOAD: nothing else fills it. */",
-                    name = pool.name,
-                    size = pool.size,
-                    image = image_section(&pool.section),
-                );
-                let image = Placement {
-                    section: image_section(&pool.section),
-                    patterns: image_section(&pool.section),
-                    noload: "",
-                    region: load,
-                    insert: "AFTER .rodata",
-                    start: format!("__liusmp_{sym}"),
-                    end: format!("__leusmp_{sym}"),
-                    define: String::new(),
-                    what: format!("the image of pool {}", pool.name),
-                };
-                image.write(&mut out, pool, file, bytes);
-                // Only the section itself: `{s}.*` would take the images too.
-                (" (NOLOAD)", "BEFORE .bss", pool.section.clone())
-            }
-            // NOLOAD: the workspace needs no image in flash and no start-up copy or zeroing.
-            (None, PoolKind::Workspace) => {
-                let _ = write!(
-                    out,
-                    "\n/* workspace pool {}: {} bytes, planned. */",
-                    pool.name, pool.size
-                );
-                (
-                    " (NOLOAD)",
-                    "BEFORE .bss",
-                    format!("{0} {0}.*", pool.section),
-                )
-            }
-            (None, PoolKind::Constant) => {
-                let _ = write!(
-                    out,
-                    "\n/* constant pool {}: {} bytes, planned. */",
-                    pool.name, pool.size
-                );
-                ("", "AFTER .rodata", format!("{0} {0}.*", pool.section))
-            }
-        };
-        let (noload, insert, patterns) = run;
-        Placement {
-            section: pool.section.clone(),
-            patterns,
-            noload,
-            region,
-            insert,
-            start: start_symbol(&pool.name),
-            end: format!("__eusmp_{sym}"),
-            define,
-            what: format!("pool {}", pool.name),
+                name = pool.name,
+                size = pool.size,
+                image = image_section(&pool.section),
+            );
+            let image = Placement {
+                section: image_section(&pool.section),
+                patterns: image_section(&pool.section),
+                noload: "",
+                region: load,
+                insert: "AFTER .rodata",
+                start: format!("__liusmp_{sym}"),
+                end: format!("__leusmp_{sym}"),
+                define: String::new(),
+                what: format!("the image of pool {}", pool.name),
+            };
+            image.write(out, pool, file, bytes);
+            // Only the section itself: `{s}.*` would take the images too.
+            (" (NOLOAD)", "BEFORE .bss", pool.section.clone())
         }
-        .write(&mut out, pool, file, bytes);
-        let _ = writeln!(
-            out,
-            "ASSERT({start} % {align} == 0, \"BUG(usmp): pool {name} starts at an address that is not a multiple of its alignment {align}, though its section is aligned so\");",
-            start = start_symbol(&pool.name),
-            name = pool.name,
-            align = pool.start_alignment,
-        );
+        // NOLOAD: the workspace needs no image in flash and no start-up copy or zeroing.
+        (None, PoolKind::Workspace) => {
+            let _ = write!(
+                out,
+                "\n/* workspace pool {}: {} bytes, planned. */",
+                pool.name, pool.size
+            );
+            (
+                " (NOLOAD)",
+                "BEFORE .bss",
+                format!("{0} {0}.*", pool.section),
+            )
+        }
+        (None, PoolKind::Constant) => {
+            let _ = write!(
+                out,
+                "\n/* constant pool {}: {} bytes, planned. */",
+                pool.name, pool.size
+            );
+            ("", "AFTER .rodata", format!("{0} {0}.*", pool.section))
+        }
+    };
+    let (noload, insert, patterns) = run;
+    Placement {
+        section: pool.section.clone(),
+        patterns,
+        noload,
+        region,
+        insert,
+        start: start_symbol(&pool.name),
+        end: format!("__eusmp_{sym}"),
+        define,
+        what: format!("pool {}", pool.name),
     }
-    out
+    .write(out, pool, file, bytes);
+    let _ = writeln!(
+        out,
+        "ASSERT({start} % {align} == 0, \"BUG(usmp): pool {name} starts at an address that is not a multiple of its alignment {align}, though its section is aligned so\");",
+        start = start_symbol(&pool.name),
+        name = pool.name,
+        align = pool.start_alignment,
+    );
 }

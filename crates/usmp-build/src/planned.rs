@@ -118,6 +118,38 @@ pub struct Planned {
     pub models: Vec<PlannedModel>,
     /// One summary line per model as a cargo warning.
     pub summary: bool,
+    /// How each size shared by a constant pool (`shares`) was split.
+    pub splits: Vec<Split>,
+    /// Where a model's assignment is `fastest`: the same spec planned by the preference
+    /// order, for the report.
+    pub preference: Option<Box<Planned>>,
+}
+
+/// How a workspace pool's size was split with the constant pool sharing it.
+#[derive(Clone, Debug)]
+pub struct Split {
+    /// The constant pool (index into the pools).
+    pub constant: usize,
+    /// The workspace pool whose size it shares.
+    pub workspace: usize,
+    /// That size.
+    pub limit: u64,
+    /// The splits planned, in the order tried.
+    pub tried: Vec<Tried>,
+    /// The one kept (index into `tried`).
+    pub chosen: usize,
+}
+
+/// One split of a shared size, planned.
+#[derive(Clone, Copy, Debug)]
+pub struct Tried {
+    /// The limit the workspace pool had.
+    pub workspace: u64,
+    /// The limit the constant pool had.
+    pub constant: u64,
+    /// Where it planned: the bytes each pool used and the estimated memory time per
+    /// inference of all models, in nanoseconds.
+    pub outcome: Option<(u64, u64, u64)>,
 }
 
 /// One call's operands, as the runtime's `CallInfo` holds them.

@@ -72,6 +72,8 @@ pub fn plan_spec<S: Clone>(
         pools,
         models,
         summary: spec.summary,
+        splits: Vec::new(),
+        preference: None,
     };
     lowered(spec, &mut planned)?;
     Ok(planned)

@@ -29,6 +29,7 @@ pub const POOL_KEYS: &[&str] = &[
     "section",
     "region",
     "load",
+    "shares",
     "targets",
     "bandwidth",
 ];
@@ -440,6 +441,7 @@ fn pool<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> PoolSpec<S> 
     let section = r.string(t, "section", "\".usmp.sram\"");
     let region = r.string(t, "region", "\"RAM\"");
     let load = r.string(t, "load", "\"FLASH\"");
+    let shares = r.string(t, "shares", "\"dtcm\"");
     let targets = r.strings(t, "targets", "[\"cpu\"]");
     PoolSpec {
         kind: or(kind, PoolKind::Workspace, &name.span),
@@ -449,6 +451,7 @@ fn pool<S: Clone>(r: &mut Reader<S>, t: &Table<'_, S>, k: usize) -> PoolSpec<S> 
         section: or(section, format!(".usmp.{}", name.value), &name.span),
         region,
         load,
+        shares,
         targets,
         name,
     }

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use usmp_core::report;
 
-use crate::planned::{Planned, Streamed};
+use crate::planned::{Planned, Split, Streamed};
 
 /// The text report.
 pub fn text(planned: &Planned) -> String {
@@ -30,7 +30,10 @@ pub fn text(planned: &Planned) -> String {
             ))
         );
     }
-    for m in &planned.models {
+    for split in &planned.splits {
+        out.push_str(&shared(planned, split));
+    }
+    for (i, m) in planned.models.iter().enumerate() {
         let _ = writeln!(out, "\n== model {} ({}) ==\n", m.name, m.path);
         out.push_str(&report::table(&m.liveness.problem, &m.plan));
         if let Some(units) = m.search_budget.filter(|_| !m.plan.optimal) {
@@ -40,6 +43,24 @@ pub fn text(planned: &Planned) -> String {
                  units (Config::work_budget gives it more; `usmp plan MODEL --time-limit 60` \
                  searches by the clock)"
             );
+        }
+        if let Some(p) = planned.preference.as_ref().and_then(|p| p.models.get(i)) {
+            let sizes: Vec<String> = p
+                .plan
+                .pool_sizes
+                .iter()
+                .zip(p.liveness.problem.pools())
+                .map(|(size, pool)| format!("{} {size}", pool.name))
+                .collect();
+            let heading = format!(
+                "beside it, the plan by the preference order (assignment = \"preference\"; pools {} bytes):",
+                sizes.join(", ")
+            );
+            out.push_str(&report::traffic_table(
+                &p.liveness.problem,
+                &p.plan.allocations,
+                &heading,
+            ));
         }
         out.push('\n');
         if let Some(order) = &m.order {
@@ -65,6 +86,36 @@ pub fn text(planned: &Planned) -> String {
         }
     }
     out
+}
+
+/// How a shared size was split: every split planned, the one kept marked.
+fn shared(planned: &Planned, split: &Split) -> String {
+    let (c, w) = (
+        &planned.pools[split.constant].name,
+        &planned.pools[split.workspace].name,
+    );
+    let mut out = format!(
+        "\npool {c} shares the {} bytes of pool {w}; splits planned ({w} limit + {c} limit: bytes used, estimated memory time per inference):\n",
+        split.limit
+    );
+    for (i, t) in split.tried.iter().enumerate() {
+        let outcome = match t.outcome {
+            Some((ws, cs, ns)) => format!("{ws} + {cs} bytes, {} us", micros(ns)),
+            None => "no plan".to_string(),
+        };
+        let kept = if i == split.chosen { "  (kept)" } else { "" };
+        let _ = writeln!(
+            out,
+            "  {:>8} + {:<8} {outcome}{kept}",
+            t.workspace, t.constant
+        );
+    }
+    out
+}
+
+/// Nanoseconds as microseconds with three decimals.
+fn micros(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
 }
 
 /// The streamed stages: each with its calls and line buffers, and the workspace

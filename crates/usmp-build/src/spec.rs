@@ -53,6 +53,9 @@ pub struct PoolSpec<S> {
     /// A constant pool run from RAM: the region its image is stored in (`"FLASH"`), from
     /// which taking the workspace copies it into `region`. None: read where it is stored.
     pub load: Option<At<String, S>>,
+    /// A constant pool whose bytes come out of this workspace pool's `size`: the two are
+    /// one memory (a TCM holding weights and activations), and planning chooses the split.
+    pub shares: Option<At<String, S>>,
     /// Targets that can access it; empty: every target.
     pub targets: Vec<At<String, S>>,
 }

@@ -21,6 +21,7 @@ pub fn validate<S: Clone>(spec: &Spec<S>, own: &OwnAlgorithms) -> Vec<Diagnostic
     // (A set, not a scan per pool: a file may declare very many pools.)
     let pool_names: BTreeSet<&str> = spec.pools.iter().map(|p| p.name.value.as_str()).collect();
     size_constants(spec, &pool_names, &mut out);
+    shares(spec, &mut out);
     let mut names = BTreeSet::new();
     let mut modules = BTreeSet::new();
     for model in &spec.models {
@@ -227,6 +228,74 @@ fn load_region<S: Clone>(pool: &PoolSpec<S>, load: &At<String, S>, out: &mut Vec
     };
     if let Some((message, help)) = problem {
         out.push(Diagnostic::new(load.span.clone(), message).help(help));
+    }
+}
+
+/// Each `shares`: a constant pool naming a workspace pool of a `size` (its limit is what
+/// the two split), in the same region, shared with no other constant pool.
+fn shares<S: Clone>(spec: &Spec<S>, out: &mut Vec<Diagnostic<S>>) {
+    let mut taken = BTreeSet::new();
+    for pool in &spec.pools {
+        let Some(shares) = &pool.shares else { continue };
+        let name = &pool.name.value;
+        let target = spec.pools.iter().find(|p| p.name.value == shares.value);
+        let problem = match target {
+            _ if pool.kind.value == PoolKind::Workspace => Some((
+                format!(
+                    "workspace pool `{name}` shares another pool's size, but only a constant pool can"
+                ),
+                "put `shares` on the constant pool whose weights take room in this one".to_string(),
+            )),
+            None => Some((
+                format!(
+                    "`shares` names pool `{}`, which is not declared",
+                    shares.value
+                ),
+                "name a workspace pool with a `size`, e.g. shares = \"dtcm\"".to_string(),
+            )),
+            Some(t) if t.kind.value != PoolKind::Workspace => Some((
+                format!(
+                    "`shares` names constant pool `{}`: only a workspace pool's size can be shared",
+                    shares.value
+                ),
+                "name the workspace pool in the same memory, e.g. shares = \"dtcm\"".to_string(),
+            )),
+            Some(t) if t.size.is_none() => Some((
+                format!(
+                    "`shares` names workspace pool `{}`, which has no `size` to share",
+                    shares.value
+                ),
+                format!(
+                    "give pool `{}` a size: what the activations and the weights of `{name}` have together",
+                    shares.value
+                ),
+            )),
+            Some(t)
+                if t.region.as_ref().map(|r| &r.value)
+                    != pool.region.as_ref().map(|r| &r.value) =>
+            {
+                Some((
+                    format!(
+                        "constant pool `{name}` shares the size of pool `{}`, but the two are not in the same region",
+                        shares.value
+                    ),
+                    format!(
+                        "give both the same `region` (the memory they split), or remove `shares` and give `{name}` a `size` of its own"
+                    ),
+                ))
+            }
+            Some(_) if !taken.insert(shares.value.as_str()) => Some((
+                format!(
+                    "pool `{}` is already shared by another constant pool",
+                    shares.value
+                ),
+                "let one constant pool share it; give the others a `size` of their own".to_string(),
+            )),
+            Some(_) => None,
+        };
+        if let Some((message, help)) = problem {
+            out.push(Diagnostic::new(shares.span.clone(), message).help(help));
+        }
     }
 }
 

@@ -88,6 +88,7 @@
 #![deny(missing_docs)]
 
 mod check;
+mod model;
 mod once;
 mod op;
 mod options;
@@ -96,9 +97,10 @@ mod session;
 mod workspace;
 
 pub use check::{Violation, check, check_module};
+pub use model::Model;
 pub use once::TakeOnce;
 pub use op::{Builtin, ElementType, Op, Quantization, Scales, Tensor, slice};
 pub use options::{Activation, Options, Padding};
 pub use plan::{Buffer, CallInfo, ModelInfo, PoolInfo, PoolKind, Slot, Source};
-pub use session::{Call, Inputs, Model, Session, Shared, Writable};
+pub use session::{Call, Inputs, Session, Shared, Writable};
 pub use workspace::{Pools, Storage, Workspace};

@@ -80,6 +80,7 @@ const MODEL: &str = "\n[[model]]\nname = \"kws\"\npath = \"$KWS\"\n";
 
 mod models;
 mod pools;
+mod shares;
 mod stages;
 
 #[test]
