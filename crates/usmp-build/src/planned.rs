@@ -100,8 +100,9 @@ pub struct Streamed {
     /// The stages, calls numbered as the model runs without them, with each part's
     /// operator.
     pub stages: Vec<(Stage, Vec<String>)>,
-    /// The workspace bytes planned without stages.
-    pub before: u64,
+    /// The workspace bytes planned without stages; `None` where the model has no plan
+    /// without them (it fits its pools only streamed).
+    pub before: Option<u64>,
     /// With them.
     pub after: u64,
     /// Whether the model runs with them: listed stages always; `auto`'s only when they

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use usmp_core::input::{InputError, ModelFile, read_model};
-use usmp_core::liveness::{self, CallSelector, Options, ScratchRule};
+use usmp_core::liveness::{self, CallSelector, Liveness, Options, ScratchRule};
 use usmp_core::model::{Model, ModelError, ModelLocus, Scratch, Size};
 use usmp_core::order::{Order, memory_order};
 use usmp_core::shared::{self, SharedError, SharedModel};
@@ -240,6 +240,7 @@ fn plan_model<S: Clone>(
             let workspace = sizes.filter(|(_, p)| p.kind.value == PoolKind::Workspace);
             workspace.map(|(&size, _)| size).sum()
         },
+        liveness: |mut model, operands: &Operands| at.liveness(&mut model, operands),
     };
     let refuse = |reason: String| {
         Diagnostic::new(
@@ -303,6 +304,19 @@ struct Site<'a, S> {
 
 impl<S: Clone> Site<'_, S> {
     /// `model` with the windows its kernels certify (with `overlap`), lowered and planned.
+    /// `model`'s liveness in the pools, with the overlaps its kernels certify declared on
+    /// it where `overlap` is on (and cleared where it is off).
+    fn liveness(&self, model: &mut Model, operands: &Operands) -> Result<Liveness, Diagnostic<S>> {
+        if self.m.overlap.value {
+            crate::kernels::declare_overlaps(model, operands);
+        } else {
+            // A stage's own window, declared when it was fused.
+            model.calls.iter_mut().for_each(|c| c.overlaps.clear());
+        }
+        liveness::analyse(model, self.pools, self.options)
+            .map_err(|e| lower_error(self.m, self.path, self.file, &e))
+    }
+
     fn candidate(
         &self,
         mut model: Model,
@@ -310,14 +324,8 @@ impl<S: Clone> Site<'_, S> {
         kernels: Option<Vec<String>>,
     ) -> Result<Candidate, Diagnostic<S>> {
         let (m, algorithm) = (self.m, self.algorithm);
-        if m.overlap.value {
-            crate::kernels::declare_overlaps(&mut model, &operands);
-        } else {
-            // A stage's own window, declared when it was fused.
-            model.calls.iter_mut().for_each(|c| c.overlaps.clear());
-        }
+        let liveness = self.liveness(&mut model, &operands)?;
         let lower = |pools: &[Pool]| liveness::analyse(&model, pools, self.options);
-        let liveness = lower(self.pools).map_err(|e| lower_error(m, self.path, self.file, &e))?;
         let plan = usmp_core::plan(&liveness.problem, algorithm).map_err(|e| {
             plan_error(self.spec, m, &e, |pools| {
                 let l = lower(pools).ok()?;

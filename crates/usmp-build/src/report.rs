@@ -121,9 +121,11 @@ fn micros(ns: u64) -> String {
 /// The streamed stages: each with its calls and line buffers, and the workspace
 /// without and with them.
 fn stages(s: &Streamed) -> String {
+    let before = s
+        .before
+        .map_or("no plan".to_string(), |b| format!("{b} bytes"));
     let mut out = format!(
-        "streamed stages: workspace {} bytes without, {} with: {}\n",
-        s.before,
+        "streamed stages: workspace {before} without, {} bytes with: {}\n",
         s.after,
         if s.kept {
             "the model runs with them"

@@ -151,6 +151,32 @@ mod tests {
     }
 
     #[test]
+    fn a_constant_pool_run_from_ram_is_loaded_from_its_image() {
+        let dir = project("loaded");
+        let input: proc_macro2::TokenStream = r#"model = "m.json", pools { fast: workspace(region = "DTCM", size = 4 KiB), w: constant(region = "DTCM", load = "FLASH", shares = "fast") }"#
+            .parse()
+            .unwrap();
+        let dirs = Dirs {
+            base: &dir,
+            crate_root: Some(&dir),
+            out_dir: Some(&dir.join("out")),
+        };
+        let code = expand(input, &dirs).unwrap().to_string();
+        assert!(code.contains("loaded : true"), "{code}");
+        assert!(code.contains("fn load"), "{code}");
+        let x = std::fs::read_to_string(dir.join("out/usmp_pools.x")).unwrap();
+        assert!(x.contains(".usmp.w.image : ALIGN"), "{x}");
+        assert!(x.contains(".usmp.w (NOLOAD)"), "{x}");
+        // Copied into the region it is stored in: refused, saying what to write instead.
+        let input: proc_macro2::TokenStream = r#"model = "m.json", pools { fast: workspace(region = "DTCM"), w: constant(region = "FLASH", load = "FLASH") }"#
+            .parse()
+            .unwrap();
+        let e = expand(input, &dirs).unwrap_err().to_string();
+        assert!(e.contains("into the same region"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_pool_without_region_warns_on_firmware_targets() {
         let dir = project("unplaced");
         let input: proc_macro2::TokenStream =

@@ -36,8 +36,9 @@
 //!   `models { kws: model(path = "...", algorithm = "...", ...), vww: model(...) }` for
 //!   several sharing the workspace pools;
 //! - pools: `name: workspace(...)` or `name: constant(...)` with `size` (`4096`, `16 KiB`),
-//!   `alignment` (or `align`), `section`, `targets = ["cpu"]`, `bandwidth = "8 GB/s"`:
-//!   the keys and units of `usmp.toml`;
+//!   `alignment` (or `align`), `section`, `targets = ["cpu"]`, `bandwidth = "8 GB/s"`,
+//!   and for a constant pool run from RAM `region = "DTCM", load = "FLASH"` (copied when
+//!   the workspace is taken) and `shares = "dtcm"`: the keys and units of `usmp.toml`;
 //! - scratch: `scratch = [op("CONV_2D", im2col = 4 KiB, align = 32), call(3, acc = 512)]`.
 //!
 //! ## Memory regions: `usmp_pools.x`

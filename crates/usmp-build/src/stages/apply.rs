@@ -26,28 +26,32 @@ pub struct Candidate {
 }
 
 /// How a model's candidates are planned and measured.
-pub struct Planner<P, W> {
+pub struct Planner<P, W, L> {
     /// Plans a model with its operands and kernels.
     pub plan: P,
     /// The workspace bytes of a candidate.
     pub workspace: W,
+    /// A model's liveness as `plan` lowers it, for choosing stages where the model has no
+    /// plan without them.
+    pub liveness: L,
 }
 
 /// `model` planned with the stages `choice` names (`prepared`: each call's kernel, with
 /// `kernels = true`), and what the report says of them; a listed stage that is no chain
 /// is `refuse`d with the reason.
-pub fn apply<D, P, W>(
+pub fn apply<D, P, W, L>(
     choice: &Stages,
     model: &Model,
     operands: Operands,
     prepared: Option<&[Prepared]>,
     path: &str,
-    planner: &Planner<P, W>,
+    planner: &Planner<P, W, L>,
     refuse: impl Fn(String) -> D,
 ) -> Result<(Candidate, Option<Streamed>), D>
 where
     P: Fn(Model, Operands, Option<Vec<String>>) -> Result<Candidate, D>,
     W: Fn(&Candidate) -> u64,
+    L: Fn(Model, &Operands) -> Result<Liveness, D>,
 {
     let kernels = prepared.map(|p| p.iter().map(|k| k.rust.clone()).collect());
     let Some(prepared) = prepared.filter(|_| *choice != Stages::Off) else {
@@ -58,16 +62,32 @@ where
         Stages::Listed(listed) => Some(listed_stages(model, &links, listed).map_err(&refuse)?),
         _ => None,
     };
-    let without = (planner.plan)(model.clone(), operands, kernels)?;
-    let stages = listed.unwrap_or_else(|| choose(model, &without.liveness, &links));
+    // A model may fit its pools only streamed: then the stages are chosen from its
+    // liveness alone, and kept.
+    let without = (planner.plan)(model.clone(), operands.clone(), kernels);
+    let liveness = match &without {
+        Ok(w) => w.liveness.clone(),
+        Err(_) => (planner.liveness)(model.clone(), &operands)?,
+    };
+    let stages = listed.unwrap_or_else(|| choose(model, &liveness, &links));
     if stages.is_empty() {
-        return Ok((without, None));
+        return without.map(|w| (w, None));
     }
     let (fused, fused_operands, fused_kernels) =
-        fuse(model, &without.operands, prepared, &stages, &links, path);
-    let with = (planner.plan)(fused, fused_operands, Some(fused_kernels))?;
-    let (before, after) = ((planner.workspace)(&without), (planner.workspace)(&with));
-    let kept = matches!(choice, Stages::Listed(_)) || after < before;
+        fuse(model, &operands, prepared, &stages, &links, path);
+    let with = (planner.plan)(fused, fused_operands, Some(fused_kernels));
+    let (without, with) = match (without, with) {
+        (Err(e), Err(_)) => return Err(e),
+        // Auto's stages with no plan are dropped; listed ones are the user's to fix.
+        (Ok(w), Err(e)) => match choice {
+            Stages::Listed(_) => return Err(e),
+            _ => return Ok((w, None)),
+        },
+        (without, Ok(with)) => (without.ok(), with),
+    };
+    let before = without.as_ref().map(&planner.workspace);
+    let after = (planner.workspace)(&with);
+    let kept = matches!(choice, Stages::Listed(_)) || before.is_none_or(|b| after < b);
     let named = stages
         .into_iter()
         .map(|s| {
@@ -83,7 +103,11 @@ where
         after,
         kept,
     };
-    Ok((if kept { with } else { without }, Some(streamed)))
+    let chosen = match without {
+        Some(without) if !kept => without,
+        _ => with,
+    };
+    Ok((chosen, Some(streamed)))
 }
 
 /// The stages `listed` names, checked: in order, apart, each a chain the stage kernel

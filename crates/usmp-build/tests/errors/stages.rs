@@ -96,3 +96,26 @@ fn listed_stages_run_even_where_auto_would_not() {
     assert!(report.contains("the model runs with them"), "{report}");
     assert!(report.contains("29 calls"), "{report}");
 }
+
+/// A model that fits its pools only streamed plans, with its stages: person_detect needs
+/// 36,880 bytes of workspace run call by call and 14,592 streamed, so 16 KiB fits only
+/// the second (the model once failed here, as the plan without stages came first).
+#[test]
+fn a_model_that_fits_only_streamed_runs_streamed() {
+    let toml = format!(
+        "[[pool]]\nname = \"sram\"\nsize = \"16 KiB\"\n\n[[pool]]\nname = \"flash\"\nkind = \"constant\"\n\n[[model]]\nname = \"pd\"\npath = \"{PERSON}\"\nkernels = true\n"
+    );
+    let dir = setup("stages_only_streamed", &toml, &[]);
+    generates(&dir);
+    let report = std::fs::read_to_string(dir.join("out/usmp-report.txt")).unwrap();
+    assert!(
+        report.contains(
+            "streamed stages: workspace no plan without, 14592 bytes with: the model runs with them"
+        ),
+        "{report}"
+    );
+    // Where even the stages do not fit, the error says what the plan needs.
+    let toml = toml.replace("16 KiB", "8 KiB");
+    let d = errors("stages_too_small_even_streamed", &toml, &[]);
+    assert!(d[0].contains("is too small for model `pd`"), "{d:#?}");
+}
