@@ -295,6 +295,17 @@ impl Problem {
         fast
     }
 
+    /// Narrows `buffer`'s candidate pools to `pools` (a subset of them, in the order to
+    /// try), for an assignment decided before placing.
+    pub(crate) fn set_candidates(&mut self, buffer: usize, pools: Vec<usize>) {
+        debug_assert!(
+            pools
+                .iter()
+                .all(|p| self.buffers[buffer].candidates.contains(p))
+        );
+        self.buffers[buffer].candidates = pools;
+    }
+
     /// The alignment an offset of `buffer` in `pool` must have: the larger of the two.
     pub fn alignment_in(&self, buffer: usize, pool: usize) -> u64 {
         self.buffers[buffer]

@@ -20,6 +20,7 @@
 mod assign;
 mod instance;
 mod search;
+mod weights;
 mod windows;
 
 #[cfg(test)]
@@ -88,8 +89,11 @@ pub enum Assignment {
     /// per byte ([`Buffer::traffic`](crate::Buffer::traffic)), most first, each into the
     /// fastest of its candidates ([`Pool::bandwidth`](crate::Pool::bandwidth)) where it
     /// fits under the limit, lowest gap first; then each pool is placed exactly. The
-    /// preference order's plan is kept instead where its estimated memory time is lower
-    /// (or equal, and it is no larger), and where the other finds no plan.
+    /// weights a limited constant pool holds are chosen before, exactly: a knapsack of
+    /// their time saved against their fastest unlimited pool (one pool at a time, the
+    /// fastest first). The preference order's plan is kept instead where its estimated
+    /// memory time is lower (or equal, and it is no larger), and where the other finds no
+    /// plan.
     Fastest,
 }
 
@@ -318,10 +322,17 @@ impl Exact {
     }
 }
 
-/// [`Assignment::Fastest`]'s start: buffers by traffic per byte, most first (then larger
+/// [`Assignment::Fastest`]'s start: the weights of each limited constant pool chosen by
+/// a knapsack (`weights`), then buffers by traffic per byte, most first (then larger
 /// first, then in order), each in the lowest gap of the fastest candidate it fits in.
 fn fastest(problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
-    let fast = problem.fastest_first();
+    let mut fast = problem.fastest_first();
+    // The weights each limited constant pool holds are a knapsack, decided first.
+    for (b, candidates) in weights::choose(&fast).into_iter().enumerate() {
+        if let Some(candidates) = candidates {
+            fast.set_candidates(b, candidates);
+        }
+    }
     let b = problem.buffers();
     let mut order: Vec<usize> = (0..b.len()).collect();
     // traffic_i / size_i > traffic_j / size_j, compared without division.

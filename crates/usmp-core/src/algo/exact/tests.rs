@@ -289,3 +289,92 @@ fn fastest_puts_the_most_accessed_bytes_in_the_fastest_pool() {
     // 3260 B at 1 GB/s, against 3200 B at 8 GB/s and 60 B at 1 GB/s.
     assert_eq!((time(&preferred), time(&quick)), (3260, 460));
 }
+
+/// Under `fastest`, the weights a limited constant pool holds are the quickest choice
+/// there is (a knapsack solved exactly), where the greedy order by traffic per byte is
+/// not: checked against every subset on random small sets of weights.
+#[test]
+fn fastest_chooses_the_quickest_weights_for_a_limited_constant_pool() {
+    let mut state = 11u64;
+    let mut next = move |n: u64| {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % n
+    };
+    let fastest = Exact {
+        assignment: Assignment::Fastest,
+        ..Exact::default()
+    };
+    let mut greedy_missed = 0;
+    for _ in 0..300 {
+        let mut b = Problem::builder();
+        let work = b.pool(Pool::workspace("sram").with_bandwidth(1_000_000_000));
+        // 1 ns and 10 ns per byte: every time below is a whole number of nanoseconds.
+        let limit = 16 * (1 + next(24));
+        let tcm = b.pool(
+            Pool::constant("tcm_w")
+                .with_limit(limit)
+                .with_alignment(16)
+                .with_bandwidth(1_000_000_000),
+        );
+        let flash = b.pool(Pool::constant("flash").with_bandwidth(100_000_000));
+        b.buffer(Buffer::new("x", 16).with_candidates([work]).with_live(0, 1));
+        let n = 1 + next(10) as usize;
+        let weights: Vec<(u64, u64)> = (0..n)
+            .map(|_| (16 * (1 + next(8)), 1 + next(5_000)))
+            .collect();
+        for (i, &(size, traffic)) in weights.iter().enumerate() {
+            b.buffer(
+                Buffer::new(format!("w{i}"), size)
+                    .constant()
+                    .with_candidates([tcm, flash])
+                    .with_live(0, 1)
+                    .with_traffic(traffic),
+            );
+        }
+        let problem = b.build().unwrap();
+        let planned = plan(&problem, &fastest).unwrap();
+        let time =
+            crate::traffic::memory_time(&crate::traffic::traffic(&problem, &planned.allocations));
+        // Every subset of weights that fits the limit: 1 ns per byte in tcm_w, 10 in
+        // flash (the activation moves no bytes).
+        let all: u64 = weights.iter().map(|w| 10 * w.1).sum();
+        let best = (0u32..1 << n)
+            .filter(|m| {
+                let used: u64 = (0..n)
+                    .filter(|i| m & (1 << i) != 0)
+                    .map(|i| weights[i].0)
+                    .sum();
+                used <= limit
+            })
+            .map(|m| {
+                let saved: u64 = (0..n)
+                    .filter(|i| m & (1 << i) != 0)
+                    .map(|i| 9 * weights[i].1)
+                    .sum();
+                all - saved
+            })
+            .min()
+            .unwrap();
+        assert_eq!(time, best, "limit {limit}, weights {weights:?}");
+        // The greedy order: by traffic per byte, each where it fits.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&i, &j| {
+            (u128::from(weights[j].1) * u128::from(weights[i].0))
+                .cmp(&(u128::from(weights[i].1) * u128::from(weights[j].0)))
+        });
+        let mut room = limit;
+        let mut greedy = all;
+        for i in order {
+            if weights[i].0 <= room {
+                room -= weights[i].0;
+                greedy -= 9 * weights[i].1;
+            }
+        }
+        greedy_missed += usize::from(greedy > best);
+    }
+    // The sets are such that the greedy order alone misses the optimum often.
+    assert!(greedy_missed > 10, "{greedy_missed}");
+}
