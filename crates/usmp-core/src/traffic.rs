@@ -44,3 +44,10 @@ pub fn memory_time(per_pool: &[PoolTraffic]) -> u64 {
         .filter_map(|t| t.nanoseconds)
         .fold(0, u64::saturating_add)
 }
+
+/// The time one byte takes at `bandwidth` bytes per second, in units of 10^-18 s: exact
+/// for every bandwidth that divides 10^18 bytes per second, within one unit per byte
+/// otherwise. What choosing pools by speed compares, summed in `u128`.
+pub(crate) fn per_byte(bandwidth: u64) -> u128 {
+    1_000_000_000_000_000_000 / u128::from(bandwidth.max(1))
+}

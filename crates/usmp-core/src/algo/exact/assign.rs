@@ -76,6 +76,33 @@ struct State<'p> {
     placed: BTreeMap<(usize, Vec<usize>), Option<Placed>>,
     complete: bool,
     effort: &'p mut Effort,
+    /// With [`Objective::Time`]: the estimated memory time decides, the total only
+    /// between equal times.
+    time: Option<Time>,
+}
+
+/// What the search minimises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Objective {
+    /// The total of the pool sizes.
+    Total,
+    /// The estimated memory time per inference (each buffer's traffic at its pool's
+    /// bandwidth; pools without one cost nothing), then the total.
+    Time,
+}
+
+/// The memory time of an assignment, in units of 10^-18 s ([`crate::traffic::per_byte`]).
+struct Time {
+    /// Per buffer and pool, the time its traffic takes there.
+    cost: Vec<Vec<u128>>,
+    /// Per depth, the least the choosers from there on can add: each at its quickest.
+    rest: Vec<u128>,
+    /// The time of the buffers placed so far.
+    so_far: u128,
+    /// The best plan's time; `u128::MAX` before one.
+    best: u128,
+    /// No assignment is quicker than this: every buffer at its quickest candidate.
+    floor: u128,
 }
 
 /// Searches the assignments of `problem`'s buffers to pools, starting from `start` (a
@@ -86,6 +113,7 @@ pub(crate) fn search(
     start: Option<(u64, Vec<Allocation>)>,
     enough: u64,
     effort: &mut Effort,
+    objective: Objective,
 ) -> Joint {
     let n = problem.buffers().len();
     let pools = problem.pools().len();
@@ -97,6 +125,7 @@ pub(crate) fn search(
         .filter(|&b| problem.buffers()[b].candidates.len() > 1)
         .collect();
     choosers.sort_by_key(|&b| (std::cmp::Reverse(problem.buffers()[b].size), b));
+    let time = (objective == Objective::Time).then(|| Time::new(problem, &choosers, &start));
     let mut state = State {
         problem,
         choosers,
@@ -110,6 +139,7 @@ pub(crate) fn search(
         placed: BTreeMap::new(),
         complete: true,
         effort,
+        time,
     };
     if state.done() {
         return Joint {
@@ -123,7 +153,7 @@ pub(crate) fn search(
             state.add(b, pool);
         }
     }
-    if state.fits() {
+    if state.fits(0) {
         state.decide(0);
     }
     Joint {
@@ -132,6 +162,43 @@ pub(crate) fn search(
         // nothing.
         complete: state.complete && problem.overlaps().is_empty(),
         best: state.best,
+    }
+}
+
+impl Time {
+    fn new(problem: &Problem, choosers: &[usize], start: &Option<(u64, Vec<Allocation>)>) -> Self {
+        let pools = problem.pools();
+        let cost: Vec<Vec<u128>> = problem
+            .buffers()
+            .iter()
+            .map(|b| {
+                pools
+                    .iter()
+                    .map(|p| {
+                        p.bandwidth
+                            .map_or(0, |bw| u128::from(b.traffic) * crate::traffic::per_byte(bw))
+                    })
+                    .collect()
+            })
+            .collect();
+        let quickest = |b: usize| {
+            let candidates = &problem.buffers()[b].candidates;
+            candidates.iter().map(|&p| cost[b][p]).min().unwrap_or(0)
+        };
+        let mut rest = vec![0u128; choosers.len() + 1];
+        for d in (0..choosers.len()).rev() {
+            rest[d] = rest[d + 1] + quickest(choosers[d]);
+        }
+        let floor = (0..cost.len()).map(quickest).sum();
+        let time_of = |a: &[Allocation]| a.iter().enumerate().map(|(b, x)| cost[b][x.pool]).sum();
+        let best = start.as_ref().map_or(u128::MAX, |(_, a)| time_of(a));
+        Time {
+            cost,
+            rest,
+            so_far: 0,
+            best,
+            floor,
+        }
     }
 }
 
@@ -157,7 +224,24 @@ impl State<'_> {
     }
 
     fn done(&self) -> bool {
-        self.best.as_ref().is_some_and(|(t, _)| *t <= self.enough)
+        match &self.time {
+            Some(time) => time.best <= time.floor,
+            None => self.best.as_ref().is_some_and(|(t, _)| *t <= self.enough),
+        }
+    }
+
+    /// Whether a plan of the current assignment, whose pools add at least `total` bytes
+    /// (and, with the time objective, `time` at least), cannot beat the best.
+    fn beaten(&self, total: u64, time: u128) -> bool {
+        match &self.time {
+            Some(t) => time > t.best || (time == t.best && total >= self.total()),
+            None => total >= self.total(),
+        }
+    }
+
+    /// The least time an assignment completing the current one from `depth` can have.
+    fn time_from(&self, depth: usize) -> u128 {
+        self.time.as_ref().map_or(0, |t| t.so_far + t.rest[depth])
     }
 
     fn bound_of(&self, pool: usize) -> u64 {
@@ -188,6 +272,9 @@ impl State<'_> {
         self.pool_of[b] = pool;
         self.members[pool].push(b);
         self.bound[pool].push(bound);
+        if let Some(t) = &mut self.time {
+            t.so_far += t.cost[b][pool];
+        }
     }
 
     /// Undoes the last [`add`](Self::add) of `b`.
@@ -203,10 +290,14 @@ impl State<'_> {
         self.pool_of[b] = usize::MAX;
         self.members[pool].pop();
         self.bound[pool].pop();
+        if let Some(t) = &mut self.time {
+            t.so_far -= t.cost[b][pool];
+        }
     }
 
-    /// Whether the pools' bounds still allow a plan better than the best.
-    fn fits(&self) -> bool {
+    /// Whether the pools' bounds still allow a plan better than the best, with the
+    /// choosers from `depth` on still to decide.
+    fn fits(&self, depth: usize) -> bool {
         let pools = self.problem.pools();
         let mut sum = 0u64;
         for (p, pool) in pools.iter().enumerate() {
@@ -216,7 +307,7 @@ impl State<'_> {
             }
             sum = sum.saturating_add(bound);
         }
-        sum < self.total()
+        !self.beaten(sum, self.time_from(depth))
     }
 
     /// Decides the chooser at `depth` and everything after it.
@@ -232,7 +323,7 @@ impl State<'_> {
         let candidates = self.problem.buffers()[b].candidates.clone();
         for pool in candidates {
             self.add(b, pool);
-            if self.fits() {
+            if self.fits(depth + 1) {
                 self.decide(depth + 1);
             }
             self.remove(b);
@@ -253,7 +344,8 @@ impl State<'_> {
             }
             // What the pools still to place must add at least.
             let later: u64 = (p + 1..pools.len()).map(|q| self.bound_of(q)).sum();
-            if total.saturating_add(self.bound_of(p)).saturating_add(later) >= self.total() {
+            let least = total.saturating_add(self.bound_of(p)).saturating_add(later);
+            if self.beaten(least, self.time_from(self.choosers.len())) {
                 return;
             }
             let mut key = self.members[p].clone();
@@ -282,8 +374,12 @@ impl State<'_> {
             total = total.saturating_add(placed.end);
             ends[p] = Some((key, placed));
         }
-        if total >= self.total() {
+        let time = self.time_from(self.choosers.len());
+        if self.beaten(total, time) {
             return;
+        }
+        if let Some(t) = &mut self.time {
+            t.best = time;
         }
         let mut allocations = vec![Allocation { pool: 0, offset: 0 }; self.pool_of.len()];
         for (pool, end) in ends.into_iter().enumerate() {

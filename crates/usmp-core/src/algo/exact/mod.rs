@@ -35,6 +35,7 @@ use super::portfolio::best_of;
 use crate::bound::LowerBound;
 use crate::problem::Problem;
 use crate::solution::{Allocation, PlanError, Solution, pool_sizes};
+use assign::Objective;
 pub use assign::{JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS};
 use instance::Instance;
 use search::{Effort, Outcome, Preorder, Search};
@@ -93,7 +94,9 @@ pub enum Assignment {
     /// their time saved against their fastest unlimited pool (one pool at a time, the
     /// fastest first). The preference order's plan is kept instead where its estimated
     /// memory time is lower (or equal, and it is no larger), and where the other finds no
-    /// plan.
+    /// plan. A problem of at most [`JOINT_MAX_BUFFERS`] buffers, [`JOINT_MAX_CHOOSERS`]
+    /// with a choice, is then searched over every assignment for the quickest plan
+    /// (within a quarter of the work budget).
     Fastest,
 }
 
@@ -116,25 +119,48 @@ impl Algorithm for Exact {
 
     fn allocate(&self, problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, PlanError> {
         let start = self.improve_best(problem, lower_bound, &[&FirstFit], &|| None);
-        let solution = self.choose_pools(problem, lower_bound, start);
-        if self.assignment == Assignment::Fastest
-            && let Ok(start) = fastest(problem, lower_bound)
-        {
+        let mut solution = self.choose_pools(problem, lower_bound, start);
+        if self.assignment != Assignment::Fastest {
+            return solution.map(|s| Solution {
+                produced_by: None,
+                ..s
+            });
+        }
+        let cost = |s: &Solution| {
+            let total = s.total(problem);
+            let traffic = crate::traffic::traffic(problem, &s.allocations);
+            (crate::traffic::memory_time(&traffic), total)
+        };
+        if let Ok(start) = fastest(problem, lower_bound) {
             // Taking buffers by traffic per byte is a greedy answer to a knapsack: keep
             // the preference plan where it is quicker (or as quick and smaller).
             let (quick, _) = self.improve(problem, start);
-            let cost = |s: &Solution| {
-                let total = s.total(problem);
-                let traffic = crate::traffic::traffic(problem, &s.allocations);
-                (crate::traffic::memory_time(&traffic), total)
-            };
             if solution.as_ref().map_or(true, |s| cost(&quick) < cost(s)) {
-                return Ok(quick);
+                solution = Ok(quick);
+            }
+        }
+        let mut solution = solution?;
+        // Small enough: every assignment searched for the quickest, from the one in hand.
+        let choosers = problem
+            .buffers()
+            .iter()
+            .filter(|b| b.candidates.len() > 1)
+            .count();
+        if problem.buffers().len() <= JOINT_MAX_BUFFERS && choosers <= JOINT_MAX_CHOOSERS {
+            let deadline = self.time_limit.map(|t| Instant::now() + t);
+            let mut effort = Effort::new(self.work_budget / assign::JOINT_BUDGET_DIVISOR, deadline);
+            let start = (solution.total(problem), solution.allocations.clone());
+            let joint = assign::search(problem, Some(start), 0, &mut effort, Objective::Time);
+            if let Some((_, allocations)) = joint.best {
+                let found = Solution::new(allocations);
+                if cost(&found) < cost(&solution) {
+                    solution = found;
+                }
             }
         }
         Ok(Solution {
             produced_by: None,
-            ..solution?
+            ..solution
         })
     }
 }
@@ -228,7 +254,7 @@ impl Exact {
         };
         let deadline = self.time_limit.map(|t| Instant::now() + t);
         let mut effort = Effort::new(self.work_budget / assign::JOINT_BUDGET_DIVISOR, deadline);
-        let joint = assign::search(problem, incumbent, enough, &mut effort);
+        let joint = assign::search(problem, incumbent, enough, &mut effort, Objective::Total);
         match (start, joint.best) {
             (Ok(s), Some((found, allocations))) if found < total(&s) => Ok(Solution {
                 allocations,

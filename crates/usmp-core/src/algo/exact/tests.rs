@@ -378,3 +378,80 @@ fn fastest_chooses_the_quickest_weights_for_a_limited_constant_pool() {
     // The sets are such that the greedy order alone misses the optimum often.
     assert!(greedy_missed > 10, "{greedy_missed}");
 }
+
+/// Under `fastest`, a problem small enough is searched over every assignment for the
+/// quickest plan: against brute force on random buffers all live together (each pool
+/// then holds the sum of its buffers), over two limited pools and an unlimited one.
+#[test]
+fn fastest_finds_the_quickest_assignment_of_a_small_problem() {
+    let mut rng = Rng::seeded(0x44);
+    let fastest = Exact {
+        assignment: Assignment::Fastest,
+        ..Exact::default()
+    };
+    let mut greedy_missed = 0;
+    for _ in 0..300 {
+        let mut b = Problem::builder();
+        // 1, 2 and 10 ns per byte.
+        let speeds = [1_000_000_000u64, 500_000_000, 100_000_000];
+        let limits = [Some(1 + rng.below(200)), Some(1 + rng.below(300)), None];
+        let pools: Vec<usize> = speeds
+            .iter()
+            .zip(limits)
+            .enumerate()
+            .map(|(i, (&bw, limit))| {
+                let pool = Pool::workspace(format!("p{i}")).with_bandwidth(bw);
+                b.pool(match limit {
+                    Some(l) => pool.with_limit(l),
+                    None => pool,
+                })
+            })
+            .collect();
+        let n = 1 + rng.below(7) as usize;
+        let buffers: Vec<(u64, u64)> = (0..n)
+            .map(|_| (1 + rng.below(100), rng.below(2_000)))
+            .collect();
+        for (i, &(size, traffic)) in buffers.iter().enumerate() {
+            b.buffer(
+                Buffer::new(format!("b{i}"), size)
+                    .with_candidates(pools.clone())
+                    .with_live(0, 1)
+                    .with_traffic(traffic),
+            );
+        }
+        let problem = b.build().unwrap();
+        let planned = plan(&problem, &fastest).unwrap();
+        let time_of = |pool_of: &dyn Fn(usize) -> usize| -> Option<u64> {
+            let mut used = [0u64; 3];
+            let mut time = 0;
+            for (i, &(size, traffic)) in buffers.iter().enumerate() {
+                let p = pool_of(i);
+                used[p] += size;
+                time += traffic * (1_000_000_000 / speeds[p]);
+            }
+            let fits = (0..3).all(|p| limits[p].is_none_or(|l| used[p] <= l));
+            fits.then_some(time)
+        };
+        let best = (0..3u32.pow(n as u32))
+            .filter_map(|code| time_of(&|i| (code / 3u32.pow(i as u32) % 3) as usize))
+            .min()
+            .unwrap();
+        let time = time_of(&|i| planned.allocations[i].pool).unwrap();
+        assert_eq!(time, best, "limits {limits:?}, buffers {buffers:?}");
+        // The greedy order alone: by traffic per byte, each in the quickest pool it fits.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&i, &j| {
+            (u128::from(buffers[j].1) * u128::from(buffers[i].0))
+                .cmp(&(u128::from(buffers[i].1) * u128::from(buffers[j].0)))
+        });
+        let mut room = [limits[0].unwrap(), limits[1].unwrap(), u64::MAX];
+        let mut greedy = 0;
+        for i in order {
+            let p = (0..3).find(|&p| buffers[i].0 <= room[p]).unwrap();
+            room[p] -= buffers[i].0;
+            greedy += buffers[i].1 * (1_000_000_000 / speeds[p]);
+        }
+        greedy_missed += usize::from(greedy > best);
+    }
+    assert!(greedy_missed > 10, "{greedy_missed}");
+}

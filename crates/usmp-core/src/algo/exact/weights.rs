@@ -17,10 +17,6 @@ use crate::problem::{PoolKind, Problem};
 /// The largest table (weights × capacity units) solved.
 pub(crate) const MAX_CELLS: u64 = 1 << 26;
 
-/// Time per byte is counted in units of 10^-18 s: exact for every bandwidth that divides
-/// 10^18 bytes per second, and within one unit per byte otherwise.
-const SCALE: u128 = 1_000_000_000_000_000_000;
-
 /// Per constant buffer that a knapsack decided, its candidate pools from now on: the one
 /// limited pool it goes to, or its other candidates (that pool left out, so that no
 /// weight the knapsack left out takes the room of one it chose). Empty where nothing was
@@ -37,7 +33,7 @@ pub(crate) fn choose(problem: &Problem) -> Vec<Option<Vec<usize>>> {
         })
         .collect();
     limited.sort_by_key(|&p| (std::cmp::Reverse(pools[p].bandwidth), p));
-    let per_byte = |p: usize| pools[p].bandwidth.map(|bw| SCALE / u128::from(bw.max(1)));
+    let per_byte = |p: usize| pools[p].bandwidth.map(crate::traffic::per_byte);
     for &f in &limited {
         let (Some(limit), Some(fast)) = (pools[f].size_limit, per_byte(f)) else {
             continue;
