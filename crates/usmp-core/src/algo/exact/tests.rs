@@ -295,14 +295,8 @@ fn fastest_puts_the_most_accessed_bytes_in_the_fastest_pool() {
 /// not: checked against every subset on random small sets of weights.
 #[test]
 fn fastest_chooses_the_quickest_weights_for_a_limited_constant_pool() {
-    let mut state = 11u64;
-    let mut next = move |n: u64| {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % n
-    };
+    let mut rng = Rng::seeded(11);
+    let mut next = move |n: u64| rng.below(n);
     let fastest = Exact {
         assignment: Assignment::Fastest,
         ..Exact::default()

@@ -121,24 +121,17 @@ fn knapsack(weights: &[usize], gains: &[u128], capacity: usize) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::knapsack;
-
-    /// splitmix64, so every run tests the same sets.
-    fn next(state: &mut u64) -> u64 {
-        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+    use crate::test_rng::Rng;
 
     #[test]
     fn the_knapsack_takes_the_largest_gain_that_fits() {
-        let mut s = 7;
+        let mut rng = Rng::seeded(7);
+        let mut next = move |n: u64| rng.below(n);
         for _ in 0..2_000 {
-            let n = 1 + (next(&mut s) % 10) as usize;
-            let weights: Vec<usize> = (0..n).map(|_| 1 + (next(&mut s) % 9) as usize).collect();
-            let gains: Vec<u128> = (0..n).map(|_| u128::from(next(&mut s) % 50)).collect();
-            let capacity = (next(&mut s) % 30) as usize;
+            let n = 1 + next(10) as usize;
+            let weights: Vec<usize> = (0..n).map(|_| 1 + next(9) as usize).collect();
+            let gains: Vec<u128> = (0..n).map(|_| u128::from(next(50))).collect();
+            let capacity = next(30) as usize;
             let taken = knapsack(&weights, &gains, capacity);
             let total = |set: &dyn Fn(usize) -> bool| -> (usize, u128) {
                 (0..n)
