@@ -132,7 +132,7 @@ fn search<S: Clone>(
                     constant,
                     outcome: None,
                 });
-                failed.get_or_insert(e);
+                failed = Some(e);
                 continue;
             }
         };
@@ -147,7 +147,23 @@ fn search<S: Clone>(
         }
     }
     let Some((chosen, _, planned)) = best else {
-        return Err(failed.unwrap_or_default());
+        // Every split failed: say so at `shares`, with why the last did (the weights
+        // given all of the size).
+        let why = failed
+            .as_ref()
+            .and_then(|f| f.first())
+            .map_or(String::new(), |d| format!(": {}", d.message));
+        let at = spec.pools[c]
+            .shares
+            .as_ref()
+            .map_or(spec.pools[c].name.span.clone(), |s| s.span.clone());
+        let (cn, wn) = (&spec.pools[c].name.value, &spec.pools[w].name.value);
+        let message = format!(
+            "pools `{wn}` and `{cn}` found no plan within the {limit} bytes of `{wn}` together (every split tried failed; the one giving `{cn}` all of it{why})"
+        );
+        return Err(vec![Diagnostic::new(at, message).help(format!(
+            "give pool `{wn}` a larger `size`, or remove `shares` and give `{cn}` a size of its own"
+        ))]);
     };
     let split = Split {
         constant: c,

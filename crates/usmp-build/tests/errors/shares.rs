@@ -149,3 +149,21 @@ fn the_split_kept_is_the_quickest_planned_and_both_pools_fit_the_size() {
     );
     assert!(used("dtcm") + used("tcm_w") <= size, "{pools:?}");
 }
+
+#[test]
+fn a_shared_size_too_small_for_both_says_so_at_shares() {
+    // kws's weights (1,136 bytes) have no pool but tcm_w, which 512 bytes cannot hold.
+    let toml = format!(
+        "[[pool]]\nname = \"dtcm\"\nsize = 512\n\n[[pool]]\nname = \"sram\"\n\n[[pool]]\nname = \"tcm_w\"\nkind = \"constant\"\nshares = \"dtcm\"\n{MODEL}"
+    );
+    one(
+        "shares_too_small",
+        &toml,
+        "11:10",
+        &[
+            "pools `dtcm` and `tcm_w` found no plan within the 512 bytes of `dtcm` together",
+            "pool `tcm_w` (512 bytes) is too small",
+            "give pool `dtcm` a larger `size`",
+        ],
+    );
+}
