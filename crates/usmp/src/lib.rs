@@ -12,7 +12,8 @@
 //! - [`Storage`] and [`Pools`]: the pools' `static` bytes, uninitialised, in their link
 //!   sections; [`Workspace`]: the one handle to them, taken once through [`TakeOnce`]
 //!   (compare-and-swap where the target has it, a critical section on Cortex-M0/M0+ and
-//!   RV32IMC);
+//!   RV32IMC), which zeroes the workspace pools and copies the weights of constant pools
+//!   run from RAM ([`PoolInfo::loaded`]) from their images in flash;
 //! - [`Model`] and [`Session`]: every generated model implements the trait, so kernels
 //!   are written once and run any model: a [`Call`] gives the operator ([`Op`]) and its
 //!   builtin [`Options`], the regions (inputs shared, outputs and scratch exclusive) and
