@@ -46,7 +46,7 @@ pub fn plan_spec<S: Clone>(
         for m in &mut preference.models {
             m.assignment.value = Assignment::Preference;
         }
-        // Where the preference order finds no plan, the report says so by leaving it out.
+        // Where the preference order finds no plan, the report has nothing beside it.
         let beside = split(&preference, own, kernels_path, &mut Vec::new()).ok();
         planned.preference = beside.map(Box::new);
     }
