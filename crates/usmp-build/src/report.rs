@@ -100,7 +100,7 @@ fn shared(planned: &Planned, split: &Split) -> String {
     );
     for (i, t) in split.tried.iter().enumerate() {
         let outcome = match t.outcome {
-            Some((ws, cs, ns)) => format!("{ws} + {cs} bytes, {} us", micros(ns)),
+            Some((ws, cs, ns)) => format!("{ws} + {cs} bytes, {}", report::micros(ns)),
             None => "no plan".to_string(),
         };
         let kept = if i == split.chosen { "  (kept)" } else { "" };
@@ -111,11 +111,6 @@ fn shared(planned: &Planned, split: &Split) -> String {
         );
     }
     out
-}
-
-/// Nanoseconds as microseconds with three decimals.
-fn micros(ns: u64) -> String {
-    format!("{}.{:03}", ns / 1000, ns % 1000)
 }
 
 /// The streamed stages: each with its calls and line buffers, and the workspace

@@ -37,11 +37,7 @@ pub fn plan_spec<S: Clone>(
     read: &mut Vec<PathBuf>,
 ) -> Result<Planned, Vec<Diagnostic<S>>> {
     let mut planned = split(spec, own, kernels_path, read)?;
-    if spec
-        .models
-        .iter()
-        .any(|m| m.assignment.value == Assignment::Fastest)
-    {
+    if fastest(spec) {
         let mut preference = spec.clone();
         for m in &mut preference.models {
             m.assignment.value = Assignment::Preference;
@@ -106,10 +102,7 @@ fn search<S: Clone>(
     (c, w, limit): (usize, usize, u64),
     plan: &mut dyn FnMut(&Spec<S>) -> Plans<S>,
 ) -> Result<(Split, Planned), Vec<Diagnostic<S>>> {
-    let fastest = spec
-        .models
-        .iter()
-        .any(|m| m.assignment.value == Assignment::Fastest);
+    let fastest = fastest(spec);
     let own_limit = spec.pools[c].size.as_ref().map(|s| s.value);
     // What the activations use with the whole size; all of it where the weights cannot
     // do without the pool.
@@ -173,6 +166,13 @@ fn search<S: Clone>(
         chosen,
     };
     Ok((split, planned))
+}
+
+/// Whether some model's assignment is `fastest`.
+fn fastest<S>(spec: &Spec<S>) -> bool {
+    spec.models
+        .iter()
+        .any(|m| m.assignment.value == Assignment::Fastest)
 }
 
 /// `spec` with pools `w` and `c` limited to the bytes given.

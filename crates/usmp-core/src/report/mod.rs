@@ -13,4 +13,4 @@ pub use liveness::{liveness, model_json};
 pub use order::order;
 pub use svg::{svg, svg_steps};
 pub use table::table;
-pub use traffic::traffic_table;
+pub use traffic::{micros, traffic_table};

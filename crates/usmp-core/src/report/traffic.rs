@@ -50,6 +50,7 @@ fn write_table(out: &mut String, problem: &Problem, allocations: &[Allocation], 
     let _ = writeln!(out, "  {:<14} {:>14}        {total}", "total", "");
 }
 
-fn micros(ns: u64) -> String {
+/// Nanoseconds as microseconds with three decimals and the unit: `1234.567 us`.
+pub fn micros(ns: u64) -> String {
     format!("{}.{:03} us", ns / 1000, ns % 1000)
 }

@@ -37,6 +37,14 @@ pub const JOINT_MAX_CHOOSERS: usize = 24;
 /// runs after the placement search, which has the whole budget.
 pub(crate) const JOINT_BUDGET_DIVISOR: u64 = 4;
 
+/// Whether `problem` is small enough for the joint search: at most [`JOINT_MAX_BUFFERS`]
+/// buffers, [`JOINT_MAX_CHOOSERS`] of them with a choice of pools.
+pub(crate) fn small(problem: &Problem) -> bool {
+    let buffers = problem.buffers();
+    let choosers = buffers.iter().filter(|b| b.candidates.len() > 1).count();
+    buffers.len() <= JOINT_MAX_BUFFERS && choosers <= JOINT_MAX_CHOOSERS
+}
+
 /// What the joint search found.
 pub(crate) struct Joint {
     /// The best plan seen, the start plan included, and its total.

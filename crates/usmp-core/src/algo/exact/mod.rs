@@ -141,14 +141,8 @@ impl Algorithm for Exact {
         }
         let mut solution = solution?;
         // Small enough: every assignment searched for the quickest, from the one in hand.
-        let choosers = problem
-            .buffers()
-            .iter()
-            .filter(|b| b.candidates.len() > 1)
-            .count();
-        if problem.buffers().len() <= JOINT_MAX_BUFFERS && choosers <= JOINT_MAX_CHOOSERS {
-            let deadline = self.time_limit.map(|t| Instant::now() + t);
-            let mut effort = Effort::new(self.work_budget / assign::JOINT_BUDGET_DIVISOR, deadline);
+        if assign::small(problem) {
+            let mut effort = self.joint_effort();
             let start = (solution.total(problem), solution.allocations.clone());
             let joint = assign::search(problem, Some(start), 0, &mut effort, Objective::Time);
             if let Some((_, allocations)) = joint.best {
@@ -236,8 +230,7 @@ impl Exact {
             Assignment::Preference | Assignment::Fastest => start.is_err(),
             Assignment::SmallestTotal => choosers > 0 || start.is_err(),
         };
-        let small = buffers.len() <= JOINT_MAX_BUFFERS && choosers <= JOINT_MAX_CHOOSERS;
-        if !wanted || !small {
+        if !wanted || !assign::small(problem) {
             return start;
         }
         let total = |s: &Solution| s.total(problem);
@@ -252,8 +245,7 @@ impl Exact {
             Err(PlanError::NoFit { .. }) => None,
             Err(_) => return start,
         };
-        let deadline = self.time_limit.map(|t| Instant::now() + t);
-        let mut effort = Effort::new(self.work_budget / assign::JOINT_BUDGET_DIVISOR, deadline);
+        let mut effort = self.joint_effort();
         let joint = assign::search(problem, incumbent, enough, &mut effort, Objective::Total);
         match (start, joint.best) {
             (Ok(s), Some((found, allocations))) if found < total(&s) => Ok(Solution {
@@ -282,6 +274,12 @@ impl Exact {
             }
             (Err(e), None) => Err(e),
         }
+    }
+
+    /// The joint search's work: its share of the budget, and the deadline if any.
+    fn joint_effort(&self) -> Effort {
+        let deadline = self.time_limit.map(|t| Instant::now() + t);
+        Effort::new(self.work_budget / assign::JOINT_BUDGET_DIVISOR, deadline)
     }
 
     /// Re-places each pool's buffers of `start` as tightly as the budget allows. Returns
