@@ -7,19 +7,26 @@
 //! build gives the same bits as a release build.
 
 /// `round(a * b / 2^31)`, saturating the one overflow (`MIN * MIN`). ARM's `VQRDMULH`.
+///
+/// TFLite writes it as `(ab + nudge) / 2^31`, truncating, with a nudge of `2^30` for a
+/// product at or above zero and `1 - 2^30` below. For `ab < 0` that truncation equals
+/// `floor((ab + 2^30) / 2^31)` (both are `-floor((-ab + 2^30 - 1) / 2^31)`), so one
+/// arithmetic shift of `ab + 2^30` gives the same bits for every product: on Cortex-M,
+/// one SMLAL onto the constant and two shifts, no branch on the sign (as CMSIS-NN does).
+/// `tests::doubling_high_mul_is_tflites` checks it against TFLite's form.
+#[inline(always)]
 pub fn doubling_high_mul(a: i32, b: i32) -> i32 {
     if a == i32::MIN && b == i32::MIN {
         return i32::MAX;
     }
-    let ab = i64::from(a) * i64::from(b);
-    let nudge = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
-    // Division truncates toward zero, as in C++.
-    ((ab + nudge) / (1i64 << 31)) as i32
+    ((i64::from(a) * i64::from(b) + (1 << 30)) >> 31) as i32
 }
 
-/// `x / 2^exponent`, rounded to nearest with ties away from zero.
+/// `x / 2^exponent` for `exponent` in `0..32`, rounded to nearest with ties away from
+/// zero, in 32-bit words (the mask of `2^31 - 1` fits one).
+#[inline(always)]
 pub fn rounding_shift_right(x: i32, exponent: u32) -> i32 {
-    let mask = ((1i64 << exponent) - 1) as i32;
+    let mask = (1u32 << exponent).wrapping_sub(1) as i32;
     let remainder = x & mask;
     let threshold = (mask >> 1) + i32::from(x < 0);
     (x >> exponent) + i32::from(remainder > threshold)
@@ -39,6 +46,7 @@ pub fn saturating_shift_left(x: i32, exponent: u32) -> i32 {
 
 /// `x * multiplier * 2^shift` for a multiplier in Q0.31, as TFLite's kernels rescale
 /// accumulators.
+#[inline(always)]
 pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
     let left = shift.max(0) as u32;
     let right = (-shift).max(0) as u32;
@@ -183,9 +191,72 @@ pub fn reciprocal(sum: i32, integer_bits: i32) -> (i32, i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    extern crate std;
+    use std::vec::Vec;
 
     fn q(raw: i32, fraction_bits: i32) -> f64 {
         f64::from(raw) / f64::from(1u32 << fraction_bits)
+    }
+
+    /// TFLite's `SaturatingRoundingDoublingHighMul` as its source writes it: a nudge by
+    /// the product's sign, then a division truncating toward zero.
+    fn tflite_doubling_high_mul(a: i32, b: i32) -> i32 {
+        if a == i32::MIN && b == i32::MIN {
+            return i32::MAX;
+        }
+        let ab = i64::from(a) * i64::from(b);
+        let nudge = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+        ((ab + nudge) / (1i64 << 31)) as i32
+    }
+
+    /// TFLite's `RoundingDivideByPOT` in 64-bit arithmetic, as this crate first wrote it.
+    fn tflite_rounding_shift_right(x: i32, exponent: u32) -> i32 {
+        let mask = ((1i64 << exponent) - 1) as i32;
+        let remainder = x & mask;
+        let threshold = (mask >> 1) + i32::from(x < 0);
+        (x >> exponent) + i32::from(remainder > threshold)
+    }
+
+    /// The shifted form against TFLite's on products near every multiple of 2^30 (where
+    /// the rounding turns), the ends of `i32` and a million random pairs; and the
+    /// 32-bit shift against the 64-bit one at every exponent.
+    #[test]
+    fn doubling_high_mul_is_tflites() {
+        let mut rng = crate::overlap::tests::Rng(0x0DD_B1A5_ED5E_ED01);
+        let mut word = || (rng.below(1 << 32) as u32) as i32;
+        let mut pairs = Vec::new();
+        for _ in 0..1_000_000 {
+            pairs.push((word(), word()));
+        }
+        let ends = [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX - 1, i32::MAX];
+        for a in ends {
+            for b in ends {
+                pairs.push((a, b));
+            }
+        }
+        // a * 2^k for small a lands exactly on, and beside, the halfway points.
+        for k in 0..31 {
+            for a in -6..=6 {
+                for d in -2..=2 {
+                    pairs.push(((a << k) + d, 1 << 30));
+                    pairs.push(((a << k) + d, (1 << 30) + 1));
+                    pairs.push(((a << k) + d, -(1 << 30)));
+                }
+            }
+        }
+        for (a, b) in pairs {
+            assert_eq!(
+                doubling_high_mul(a, b),
+                tflite_doubling_high_mul(a, b),
+                "{a} * {b}"
+            );
+            let e = (a as u32) % 32;
+            assert_eq!(
+                rounding_shift_right(b, e),
+                tflite_rounding_shift_right(b, e),
+                "{b} >> {e}"
+            );
+        }
     }
 
     #[test]
