@@ -9,10 +9,10 @@
 
 use crate::bytes::int8;
 use crate::overlap::Load;
-use crate::params::{Conv, MOST_TAPS};
+use crate::params::Conv;
 use crate::rows::{Frame, Ring, RowMap};
 
-use super::{requantizer, taps};
+use super::{Finish, taps};
 
 /// Whether CONV_2D `p` is a 1x1 convolution over every input pixel (stride 1, no
 /// padding, one group, at least one channel each way): a matrix product of the pixels by
@@ -37,7 +37,7 @@ pub(crate) fn pointwise(p: &Conv<'_>) -> bool {
 /// each one, so it is safe at every shift their window allows (`overlap::tests` runs it
 /// there). With `PACKED` each block takes four input bytes at a time in 16-bit lanes
 /// ([`crate::dsp`]), as Cortex-M4 and M7 run it.
-// Out of line, as `depthwise_by_four` below and for the same reason.
+// Out of line, as `depthwise::by_four` and for the same reason.
 #[inline(never)]
 pub(crate) fn conv_1x1<const PACKED: bool, T: Load>(
     p: &Conv<'_>,
@@ -48,7 +48,7 @@ pub(crate) fn conv_1x1<const PACKED: bool, T: Load>(
 ) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     let offset = p.input_offset;
-    let finish = requantizer(p, bias);
+    let finish = Finish::new(p, bias);
     // Offsets are -127 to 128 (a zero point's negation); lanes take no other.
     let lanes = i16::try_from(offset).ok().filter(|_| PACKED);
     for (pixel, x) in input.chunks_exact(depth).enumerate() {
@@ -78,16 +78,14 @@ pub(crate) fn conv_1x1<const PACKED: bool, T: Load>(
                 acc[2] = acc[2].wrapping_add(int8(c).wrapping_mul(x));
                 acc[3] = acc[3].wrapping_add(int8(d).wrapping_mul(x));
             }
-            for (k, &acc) in acc.iter().enumerate() {
-                put(out + oc + k, finish(oc + k, acc));
-            }
+            finish.row(oc, &acc, &mut |k, v| put(out + oc + k, v));
             oc += 4;
         }
         for w in blocks.remainder().chunks_exact(depth) {
             let acc = x.iter().zip(w).fold(0i32, |acc, (x, &w)| {
                 acc.wrapping_add(int8(w).wrapping_mul(int8(x.load()) + offset))
             });
-            put(out + oc, finish(oc, acc));
+            put(out + oc, finish.one(oc, acc));
             oc += 1;
         }
     }
@@ -125,7 +123,7 @@ pub(super) fn conv_1x1_apart(
 ) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     let offset = p.input_offset;
-    let finish = requantizer(p, bias);
+    let finish = Finish::new(p, bias);
     for (x, out) in input
         .chunks_exact(depth)
         .zip(output.chunks_exact_mut(channels))
@@ -144,127 +142,17 @@ pub(super) fn conv_1x1_apart(
                 acc[2] = acc[2].wrapping_add(int8(c).wrapping_mul(x));
                 acc[3] = acc[3].wrapping_add(int8(d).wrapping_mul(x));
             }
-            for (k, o) in out.iter_mut().enumerate() {
-                *o = finish(oc + k, acc[k]);
-            }
+            finish.row(oc, &acc, &mut |k, v| out[k] = v);
             oc += 4;
         }
         for (w, o) in blocks.remainder().chunks_exact(depth).zip(&mut out[oc..]) {
             let acc = x.iter().zip(w).fold(0i32, |acc, (&x, &w)| {
                 acc.wrapping_add(int8(w).wrapping_mul(int8(x) + offset))
             });
-            *o = finish(oc, acc);
+            *o = finish.one(oc, acc);
             oc += 1;
         }
     }
-}
-
-/// DEPTHWISE_CONV_2D of depth multiplier 1, its regions checked, in the general loops'
-/// pixel order: per output pixel the taps inside the input are found once, then four
-/// channels at a time read each tap's four contiguous input and filter bytes, and their
-/// four outputs are written; the rest one by one. Within a pixel, a block's reads all
-/// come before its writes, so a write is never earlier, relative to the reads, than in
-/// the general order: a window the general order certifies holds here too
-/// (`overlap::tests` traces it), so a call planned over its input runs it as well.
-/// Returns `false`, having done nothing, unless [`Conv::four_at_a_time`].
-// Out of line: the dispatch that calls it must stay small enough to be inlined into the
-// generated `invoke` and on into the firmware's own code. Where a `Call` is passed to a
-// function that is not inlined, the linker keeps the model's whole `ModelInfo`, which a
-// `Call` refers to, with its tensor table and per-channel scales (30 KB of flash on
-// person_detect, measured on firmware-m55 when this path was first inlined).
-#[inline(never)]
-pub(crate) fn depthwise_by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
-    p: &Conv<'_>,
-    frame: &Frame<I, O>,
-    input: &[T],
-    filter: &[u8],
-    bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
-) -> bool {
-    let [batches, in_h, in_w, c] = p.input;
-    let [_, f_h, f_w, _] = p.filter;
-    let [_, _, out_w, _] = p.output;
-    if !p.four_at_a_time() {
-        return false;
-    }
-    let (finish, offset) = (requantizer(p, bias), p.input_offset);
-    let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
-    let mut at = [(0, 0); MOST_TAPS];
-    let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
-    let (in_shape, out_shape) = (p.input, p.output);
-    for b in 0..batches {
-        for oy in computed.clone() {
-            let rows = taps(oy, sy, dy, py, in_h, f_h);
-            let out_row = out_rows.at(out_shape, b, oy);
-            for ox in 0..out_w {
-                let mut n = 0;
-                for fy in rows.clone() {
-                    let y = in_rows.at(in_shape, b, oy * sy + fy * dy - py);
-                    for fx in taps(ox, sx, dx, px, in_w, f_w) {
-                        let x = ox * sx + fx * dx - px;
-                        at[n] = (y + x * c, (fy * f_w + fx) * c);
-                        n += 1;
-                    }
-                }
-                let at = &at[..n];
-                let out = out_row + ox * c;
-                let mut ch = 0;
-                while ch + 4 <= c {
-                    let mut acc = [0i32; 4];
-                    for &(i, f) in at {
-                        let (x, w) = (&input[i + ch..i + ch + 4], &filter[f + ch..f + ch + 4]);
-                        if PACKED {
-                            four_packed(x, w, offset, &mut acc);
-                            continue;
-                        }
-                        for k in 0..4 {
-                            let x = int8(x[k].load()) + offset;
-                            acc[k] = acc[k].wrapping_add(int8(w[k]).wrapping_mul(x));
-                        }
-                    }
-                    for (k, &acc) in acc.iter().enumerate() {
-                        put(out + ch + k, finish(ch + k, acc));
-                    }
-                    ch += 4;
-                }
-                for ch in ch..c {
-                    let acc = at.iter().fold(0i32, |acc, &(i, f)| {
-                        let x = int8(input[i + ch].load()) + offset;
-                        acc.wrapping_add(int8(filter[f + ch]).wrapping_mul(x))
-                    });
-                    put(out + ch, finish(ch, acc));
-                }
-            }
-        }
-    }
-    true
-}
-
-/// One tap of four channels with the DSP extension's lanes (the `PACKED` form of
-/// [`depthwise_by_four`], which Cortex-M4 and M7 run): the four input bytes in one word,
-/// offset and widened into two words of 16-bit lanes (channels 0 and 2, 1 and 3), the
-/// filter's likewise, and one SMLABB or SMLATT per channel. The same products, added to
-/// the same sums: the same bytes. An offset outside a lane (never a zero point's
-/// negation) takes the bytes one by one.
-#[inline(always)]
-fn four_packed<T: Load>(x: &[T], w: &[u8], offset: i32, acc: &mut [i32; 4]) {
-    use crate::dsp::{smlabb, smlatt, splat, sxtab16, sxtab16_odd, sxtb16, sxtb16_odd};
-    let Ok(lane) = i16::try_from(offset) else {
-        for k in 0..4 {
-            let x = int8(x[k].load()) + offset;
-            acc[k] = acc[k].wrapping_add(int8(w[k]).wrapping_mul(x));
-        }
-        return;
-    };
-    let offsets = splat(lane);
-    let xs = u32::from_le_bytes([x[0].load(), x[1].load(), x[2].load(), x[3].load()]);
-    let ws = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-    let (xe, xo) = (sxtab16(offsets, xs), sxtab16_odd(offsets, xs));
-    let (we, wo) = (sxtb16(ws), sxtb16_odd(ws));
-    acc[0] = smlabb(xe, we, acc[0]);
-    acc[1] = smlabb(xo, wo, acc[1]);
-    acc[2] = smlatt(xe, we, acc[2]);
-    acc[3] = smlatt(xo, wo, acc[3]);
 }
 
 /// DEPTHWISE_CONV_2D of depth multiplier 2 or more, its regions checked, in the general
@@ -276,7 +164,7 @@ fn four_packed<T: Load>(x: &[T], w: &[u8], offset: i32, acc: &mut [i32; 4]) {
 /// reads what it read in the general order, so it is safe at every shift their window
 /// allows (`overlap::tests` traces it). Returns `false`, having done nothing, unless
 /// [`Conv::several_at_a_time`].
-// Out of line, as `depthwise_by_four`; whole tensors only, so it compiles as before rows
+// Out of line, as `depthwise::by_four`; whole tensors only, so it compiles as before rows
 // were framed (with a frame parameter it ran 2-4 % slower).
 #[inline(never)]
 pub(crate) fn depthwise_by_multiplier<T: Load>(
@@ -319,7 +207,7 @@ fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
     let [_, f_h, f_w, out_c] = p.filter;
     let [_, _, out_w, _] = p.output;
     let m = p.depth_multiplier;
-    let (finish, offset) = (requantizer(p, bias), p.input_offset);
+    let (finish, offset) = (Finish::new(p, bias), p.input_offset);
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     let (in_rows, out_rows, shapes) = (frame.input, frame.output, (p.input, p.output));
     for b in 0..batches {
@@ -348,7 +236,7 @@ fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
                             }
                         }
                         for (k, &acc) in acc.iter().enumerate() {
-                            put(out + oc + k, finish(oc + k, acc));
+                            put(out + oc + k, finish.one(oc + k, acc));
                         }
                         oc += 4;
                     }
@@ -360,7 +248,7 @@ fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
                                 acc = acc.wrapping_add(w.wrapping_mul(x(fy, fx, ic)));
                             }
                         }
-                        put(out + oc, finish(oc, acc));
+                        put(out + oc, finish.one(oc, acc));
                     }
                 }
             }
@@ -577,14 +465,15 @@ pub(super) mod tests {
         let mut rng = Rng(0xD1B5_4A32_D192_ED03);
         let mut four = 0;
         for case in 0..3000 {
-            let c = 1 + rng.below(19);
+            // Past one group of accumulators in one case of ten.
+            let c = 1 + rng.below(if case % 10 == 0 { 150 } else { 19 });
             let d = Depthwise::random(&mut rng, (c, 1), [4, 4], [7, 7]);
             let p = d.conv();
             four += usize::from(p.four_at_a_time());
             let (fast, general) = d.both(case);
             let mut packed = std::vec![0u8; fast.len()];
             let put = &mut |o: usize, v: u8| packed[o] = v;
-            super::depthwise_by_four::<true, u8, _, _>(
+            super::super::depthwise::by_four::<true, u8, _, _>(
                 &p,
                 &Frame::whole(p.output),
                 &d.input,

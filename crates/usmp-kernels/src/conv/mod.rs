@@ -11,12 +11,16 @@
 use core::ops::Range;
 
 use crate::Error;
-use crate::bytes::{channel, clamp_f32, f32_at, i32_at, int8, requantize, want, want_len};
+use crate::bytes::{clamp_f32, f32_at, int8, want, want_len};
 use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32_at as load_f32};
 use crate::params::{Conv, Float};
 use crate::rows::{Frame, Ring, RowMap};
 
+use finish::Finish;
+
+pub(crate) mod depthwise;
 pub(crate) mod fast;
+mod finish;
 pub(crate) mod packed;
 pub(crate) mod patch;
 
@@ -186,20 +190,6 @@ fn per_channel_lists(what: [&'static str; 4], p: &Conv<'_>) -> Result<(), Error>
     Ok(())
 }
 
-/// Output channel `oc`'s accumulator plus its bias, requantized: the last step of every
-/// int8 convolution.
-fn requantizer<'a>(p: &'a Conv<'_>, bias: &'a [u8]) -> impl Fn(usize, i32) -> u8 + 'a {
-    move |oc, acc| {
-        let acc = if p.bias {
-            acc.wrapping_add(i32_at(bias, oc))
-        } else {
-            acc
-        };
-        let (m, s) = (channel(p.multipliers, oc), channel(p.shifts, oc));
-        requantize(acc, m, s, p.output_offset, p.activation)
-    }
-}
-
 /// The int8 kernel over [`int8_loops`], the regions checked first.
 pub(crate) fn int8_conv<const DEPTHWISE: bool, T: Load>(
     what: [&'static str; 4],
@@ -225,7 +215,7 @@ pub(crate) fn int8_loops<const DEPTHWISE: bool, T: Load, I: RowMap, O: RowMap>(
     bias: &[u8],
     mut put: impl FnMut(usize, u8),
 ) -> Result<(), Error> {
-    let finish = requantizer(p, bias);
+    let finish = Finish::new(p, bias);
     loops::<DEPTHWISE, i32, I, O>(
         p,
         frame,
@@ -238,7 +228,7 @@ pub(crate) fn int8_loops<const DEPTHWISE: bool, T: Load, I: RowMap, O: RowMap>(
                     acc.wrapping_add(int8(w).wrapping_mul(int8(x.load()) + p.input_offset))
                 })
         },
-        |o, oc, acc| put(o, finish(oc, acc)),
+        |o, oc, acc| put(o, finish.one(oc, acc)),
     )
 }
 
@@ -475,9 +465,7 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
     // The DSP extension's lanes on thumbv7em (`crate::dsp`).
     if DW {
         (I::WHOLE && O::WHOLE && fast::depthwise_by_multiplier(p, input, filter, bias, put))
-            || fast::depthwise_by_four::<{ cfg!(usmp_dsp) }, _, _, _>(
-                p, frame, input, filter, bias, put,
-            )
+            || depthwise::by_four::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put)
     } else if fast::pointwise(p) {
         // Two pixels at a time on thumbv7em, their inputs copied first (`packed`).
         if !(cfg!(usmp_dsp) && packed::conv_1x1_pairs(p, input, filter, bias, put)) {

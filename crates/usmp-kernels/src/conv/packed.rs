@@ -15,7 +15,7 @@
 // Run on thumbv7em only; its lanes are portable, so every target's tests run it.
 #![cfg_attr(not(usmp_dsp), allow(dead_code))]
 
-use super::{fast, requantizer};
+use super::{Finish, fast};
 use crate::bytes::int8;
 use crate::dsp::{Lanes, smlad, splat, sxtab16, sxtab16_odd, sxtb16, sxtb16_odd};
 use crate::overlap::Load;
@@ -34,14 +34,14 @@ fn words(x: &[u8], whole: usize) -> core::slice::ChunksExact<'_, u8> {
 }
 
 /// What every block of the call shares.
-struct Shape<F> {
+struct Shape<'a> {
     depth: usize,
     /// The depth in whole words.
     whole: usize,
     offset: i32,
     /// The offset in both lanes.
     offsets: Lanes,
-    finish: F,
+    finish: Finish<'a>,
 }
 
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
@@ -57,7 +57,7 @@ pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], o
         whole: depth - depth % 4,
         offset: p.input_offset,
         offsets: splat(lane),
-        finish: requantizer(p, bias),
+        finish: Finish::new(p, bias),
     };
     let mut pairs = input.chunks_exact(2 * depth);
     let mut outs = output.chunks_exact_mut(2 * channels);
@@ -121,12 +121,7 @@ pub(crate) fn conv_1x1_pairs<T: Load>(
 }
 
 /// Pixels `x` (each `depth` bytes) by every channel of `filter` into `out`.
-fn two_pixels<F: Fn(usize, i32) -> u8>(
-    s: &Shape<F>,
-    filter: &[u8],
-    [a, b]: [&[u8]; 2],
-    [oa, ob]: [&mut [u8]; 2],
-) {
+fn two_pixels(s: &Shape<'_>, filter: &[u8], [a, b]: [&[u8]; 2], [oa, ob]: [&mut [u8]; 2]) {
     let (depth, whole) = (s.depth, s.whole);
     let mut pairs = filter.chunks_exact(2 * depth);
     let mut oc = 0;
@@ -156,10 +151,8 @@ fn two_pixels<F: Fn(usize, i32) -> u8>(
             acc[2] = acc[2].wrapping_add(wu.wrapping_mul(xb));
             acc[3] = acc[3].wrapping_add(wv.wrapping_mul(xb));
         }
-        oa[oc] = (s.finish)(oc, acc[0]);
-        oa[oc + 1] = (s.finish)(oc + 1, acc[1]);
-        ob[oc] = (s.finish)(oc, acc[2]);
-        ob[oc + 1] = (s.finish)(oc + 1, acc[3]);
+        s.finish.row(oc, &acc[..2], &mut |k, v| oa[oc + k] = v);
+        s.finish.row(oc, &acc[2..], &mut |k, v| ob[oc + k] = v);
         oc += 2;
     }
     let w = pairs.remainder();
@@ -168,7 +161,7 @@ fn two_pixels<F: Fn(usize, i32) -> u8>(
             let acc = x.iter().zip(w).fold(0i32, |acc, (&x, &w)| {
                 acc.wrapping_add(int8(w).wrapping_mul(int8(x) + s.offset))
             });
-            *o = (s.finish)(oc, acc);
+            *o = s.finish.one(oc, acc);
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::overlap::Load;
 use crate::params::Conv;
 use crate::rows::{Frame, RowMap};
 
-use super::{fast, requantizer, taps};
+use super::{Finish, fast, taps};
 
 /// The most elements a patch holds: its stack array of 16-bit offset inputs (int8 plus an
 /// offset of -127 to 128 always fits) takes 512 bytes, as the packed 1x1's pixel pairs;
@@ -115,7 +115,7 @@ fn by_patches<const PACKED: bool, T: Load>(
     let [_, _, out_w, _] = p.output;
     let field = f_h * f_w * in_c;
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
-    let finish = requantizer(p, bias);
+    let finish = Finish::new(p, bias);
     let mut store = [0i16; MOST_PATCH];
     // Whole groups of four: a last, partial group's slots are spread over the group.
     let patch = &mut store[..field.next_multiple_of(4)];
@@ -142,7 +142,7 @@ fn by_patches<const PACKED: bool, T: Load>(
                 }
                 let out = out_row + ox * out_c;
                 for (oc, w) in filter.chunks_exact(field).take(out_c).enumerate() {
-                    put(out + oc, finish(oc, dot::<PACKED>(patch, w)));
+                    put(out + oc, finish.one(oc, dot::<PACKED>(patch, w)));
                 }
             }
         }

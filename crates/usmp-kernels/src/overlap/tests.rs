@@ -179,7 +179,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         log.borrow_mut().clear();
         let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
         if depthwise
-            && conv::fast::depthwise_by_four::<false, _, _, _>(
+            && conv::depthwise::by_four::<false, _, _, _>(
                 &p, &frame, &probes, &filter, &bias, &mut put,
             )
         {

@@ -1,0 +1,128 @@
+//! DEPTHWISE_CONV_2D of depth multiplier 1 (at most [`MOST_TAPS`] taps) along the
+//! channels: per output pixel the taps inside the input are found once; then each tap
+//! adds its products to a row of accumulators, one per channel, walking the input's and
+//! the filter's contiguous channels together; then the row is requantized and written.
+//! The loop over a tap's channels has no bounds checks and no decisions in it (the tap's
+//! slices are cut once), and on Cortex-M4 and M7 takes four channels per word of input
+//! and word of filter in 16-bit lanes ([`crate::dsp`]): one SMLABB or SMLATT per product.
+//! Up to [`GROUP`] channels at a time, so the accumulators stay a small stack array.
+//!
+//! The same wrapping int32 sums as the general loops (an integer sum does not depend on
+//! its order) and the same requantization: the same bytes. Within a pixel every read of
+//! a group comes before its writes, and a group reads only its own channels, so a write is
+//! never earlier, relative to the reads, than in the general order: a window the general
+//! order certifies holds here too (`overlap::tests` traces it), and a call planned over its
+//! input runs this path as well.
+
+use crate::bytes::int8;
+use crate::dsp::{smlabb, smlatt, splat, sxtab16, sxtab16_odd, sxtb16, sxtb16_odd};
+use crate::overlap::Load;
+use crate::params::{Conv, MOST_TAPS};
+use crate::rows::{Frame, RowMap};
+
+use super::{Finish, taps};
+
+/// The most channels of a pixel accumulated together: 256 bytes of stack.
+pub(crate) const GROUP: usize = 64;
+
+/// DEPTHWISE_CONV_2D of depth multiplier 1, its regions checked, in the general loops'
+/// pixel order; output element `o` stored by `put`. With `PACKED` each tap takes four
+/// channels at a time in 16-bit lanes, as Cortex-M4 and M7 run it. Returns `false`, having
+/// done nothing, unless [`Conv::four_at_a_time`].
+// Out of line: the dispatch that calls it must stay small enough to be inlined into the
+// generated `invoke` and on into the firmware's own code. Where a `Call` is passed to a
+// function that is not inlined, the linker keeps the model's whole `ModelInfo`, which a
+// `Call` refers to, with its tensor table and per-channel scales (30 KB of flash on
+// person_detect, measured on firmware-m55 when this path was first inlined).
+#[inline(never)]
+pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
+    p: &Conv<'_>,
+    frame: &Frame<I, O>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    put: &mut impl FnMut(usize, u8),
+) -> bool {
+    let [batches, in_h, in_w, c] = p.input;
+    let [_, f_h, f_w, _] = p.filter;
+    let [_, _, out_w, _] = p.output;
+    if !p.four_at_a_time() {
+        return false;
+    }
+    let finish = Finish::new(p, bias);
+    // Offsets are -127 to 128 (a zero point's negation); lanes take no other.
+    let lanes = i16::try_from(p.input_offset).ok().filter(|_| PACKED);
+    let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
+    let mut at = [(0, 0); MOST_TAPS];
+    let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
+    let (in_shape, out_shape) = (p.input, p.output);
+    let mut accs = [0i32; GROUP];
+    for b in 0..batches {
+        for oy in computed.clone() {
+            let rows = taps(oy, sy, dy, py, in_h, f_h);
+            let out_row = out_rows.at(out_shape, b, oy);
+            for ox in 0..out_w {
+                let mut n = 0;
+                for fy in rows.clone() {
+                    let y = in_rows.at(in_shape, b, oy * sy + fy * dy - py);
+                    for fx in taps(ox, sx, dx, px, in_w, f_w) {
+                        let x = ox * sx + fx * dx - px;
+                        at[n] = (y + x * c, (fy * f_w + fx) * c);
+                        n += 1;
+                    }
+                }
+                let out = out_row + ox * c;
+                let mut g = 0;
+                while g < c {
+                    let width = GROUP.min(c - g);
+                    let acc = &mut accs[..width];
+                    acc.fill(0);
+                    for &(i, f) in &at[..n] {
+                        let (x, w) = (&input[i + g..i + g + width], &filter[f + g..f + g + width]);
+                        match lanes {
+                            Some(lane) => tap_packed(acc, x, w, lane),
+                            None => tap(acc, x, w, p.input_offset),
+                        }
+                    }
+                    finish.row(g, acc, &mut |k, v| put(out + g + k, v));
+                    g += width;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// One tap's products added to the accumulators, channel by channel.
+#[inline(always)]
+fn tap<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], offset: i32) {
+    for ((acc, x), &w) in acc.iter_mut().zip(x).zip(w) {
+        let x = int8(x.load()) + offset;
+        *acc = acc.wrapping_add(int8(w).wrapping_mul(x));
+    }
+}
+
+/// [`tap`] in 16-bit lanes: four channels' input bytes in one word, offset and widened
+/// into two words (channels 0 and 2, 1 and 3), the filter's likewise, one SMLABB or SMLATT
+/// per channel; the channels past the last whole word one by one.
+#[inline(always)]
+fn tap_packed<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], offset: i16) {
+    let offsets = splat(offset);
+    let whole = acc.len() - acc.len() % 4;
+    let (acc, rest) = acc.split_at_mut(whole);
+    let blocks = acc
+        .chunks_exact_mut(4)
+        .zip(x.chunks_exact(4))
+        .zip(w.chunks_exact(4));
+    for ((a, x), w) in blocks {
+        let xs = u32::from_le_bytes([x[0].load(), x[1].load(), x[2].load(), x[3].load()]);
+        let ws = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        let (xe, xo) = (sxtab16(offsets, xs), sxtab16_odd(offsets, xs));
+        let (we, wo) = (sxtb16(ws), sxtb16_odd(ws));
+        a[0] = smlabb(xe, we, a[0]);
+        a[1] = smlabb(xo, wo, a[1]);
+        a[2] = smlatt(xe, we, a[2]);
+        a[3] = smlatt(xo, wo, a[3]);
+    }
+    tap(rest, &x[whole..], &w[whole..], i32::from(offset));
+}
