@@ -52,6 +52,12 @@ pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], o
     let Ok(lane) = i16::try_from(p.input_offset) else {
         return fast::conv_1x1_apart(p, input, filter, bias, output);
     };
+    if depth > MOST_PAIRED {
+        // Too deep for the widened pair on the stack: one pixel at a time, in lanes.
+        let put = &mut |o: usize, v| output[o] = v;
+        fast::conv_1x1::<true, _>(p, input, filter, bias, put);
+        return;
+    }
     let shape = Shape {
         depth,
         whole: depth - depth % 4,
@@ -120,20 +126,34 @@ pub(crate) fn conv_1x1_pairs<T: Load>(
     true
 }
 
-/// Pixels `x` (each `depth` bytes) by every channel of `filter` into `out`.
+/// Pixels `x` (each `depth` bytes, at most [`MOST_PAIRED`]) by every channel of `filter`
+/// into `out`. Their whole words are widened once, offset added, into 16-bit lanes on the
+/// stack in the order the loop reads them (for each word: `a`'s bytes 0 and 2, 1 and 3,
+/// then `b`'s), so each pair of channels reads one run of lanes and its two filter words:
+/// four SXTB16 and eight SMLAD per sixteen products, as CMSIS-NN's reordered columns.
 fn two_pixels(s: &Shape<'_>, filter: &[u8], [a, b]: [&[u8]; 2], [oa, ob]: [&mut [u8]; 2]) {
     let (depth, whole) = (s.depth, s.whole);
+    let mut widened = [0u32; MOST_PAIRED];
+    let pixels = words(a, whole).zip(words(b, whole));
+    for (lanes, (a, b)) in widened.chunks_exact_mut(4).zip(pixels) {
+        let (a, b) = (word(a), word(b));
+        lanes[0] = sxtab16(s.offsets, a);
+        lanes[1] = sxtab16_odd(s.offsets, a);
+        lanes[2] = sxtab16(s.offsets, b);
+        lanes[3] = sxtab16_odd(s.offsets, b);
+    }
+    let widened = &widened[..whole];
     let mut pairs = filter.chunks_exact(2 * depth);
     let mut oc = 0;
     for pair in pairs.by_ref() {
         let (u, v) = pair.split_at(depth);
         let mut acc = [0i32; 4];
-        let rows = |x| words(x, whole);
-        let each = rows(a).zip(rows(b)).zip(rows(u)).zip(rows(v));
-        for (((a, b), u), v) in each {
-            let (a, b) = (word(a), word(b));
-            let (ae, ao) = (sxtab16(s.offsets, a), sxtab16_odd(s.offsets, a));
-            let (be, bo) = (sxtab16(s.offsets, b), sxtab16_odd(s.offsets, b));
+        let each = widened
+            .chunks_exact(4)
+            .zip(words(u, whole))
+            .zip(words(v, whole));
+        for ((x, u), v) in each {
+            let (ae, ao, be, bo) = (x[0], x[1], x[2], x[3]);
             let u = word(u);
             let (ue, uo) = (sxtb16(u), sxtb16_odd(u));
             acc[0] = smlad(ao, uo, smlad(ae, ue, acc[0]));
