@@ -7,6 +7,9 @@
 use crate::bytes::{channel, i32_at, requantize};
 use crate::params::{Conv, Range};
 
+/// A channel's bias, multiplier and shift.
+pub(crate) type Params = (i32, i32, i32);
+
 /// A call's requantization: what each output channel's accumulator becomes.
 #[derive(Clone, Copy)]
 pub(crate) struct Finish<'a> {
@@ -41,29 +44,51 @@ impl<'a> Finish<'a> {
         requantize(acc, m, s, self.offset, self.range)
     }
 
+    /// The bias, multiplier and shift of channels `g..g + n`, `N` channels at a time,
+    /// each list cut once, so a loop walking them beside its outputs checks nothing per
+    /// channel. `None` where the lists are per tensor or the call has no bias (then
+    /// [`one`](Self::one) per output): every convolution TFLite writes has both.
+    #[inline(always)]
+    pub(crate) fn blocks<const N: usize>(
+        &self,
+        g: usize,
+        n: usize,
+    ) -> Option<impl Iterator<Item = [Params; N]> + 'a> {
+        let m = self.multipliers.get(g..g + n)?;
+        let s = self.shifts.get(g..g + n)?;
+        let b = self.bias?.get(4 * g..4 * (g + n))?;
+        let each = m
+            .chunks_exact(N)
+            .zip(s.chunks_exact(N))
+            .zip(b.chunks_exact(4 * N));
+        Some(each.map(|((m, s), b)| {
+            let mut block = [(0, 0, 0); N];
+            for (k, p) in block.iter_mut().enumerate() {
+                let bias = [b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]];
+                *p = (i32::from_le_bytes(bias), m[k], s[k]);
+            }
+            block
+        }))
+    }
+
+    /// An accumulator finished with its channel's [`Params`].
+    #[inline(always)]
+    pub(crate) fn with(&self, acc: i32, (bias, m, s): Params) -> u8 {
+        requantize(acc.wrapping_add(bias), m, s, self.offset, self.range)
+    }
+
     /// The accumulators of channels `g..g + acc.len()`, finished, output `k` of them
-    /// stored by `put`: the same bytes as [`one`](Self::one) on each. Where the lists are
-    /// per channel, each is cut once for the row and walked beside the accumulators, so
-    /// the loop has no bounds checks and no per-tensor test in it.
+    /// stored by `put`: the same bytes as [`one`](Self::one) on each, the lists walked
+    /// beside them ([`blocks`](Self::blocks)) where they can be.
     #[inline(always)]
     pub(crate) fn row(&self, g: usize, acc: &[i32], put: &mut impl FnMut(usize, u8)) {
-        let n = acc.len();
-        let lists = (self.multipliers.get(g..g + n), self.shifts.get(g..g + n));
-        let (offset, range) = (self.offset, self.range);
-        match (lists, self.bias.map(|b| b.get(4 * g..4 * (g + n)))) {
-            ((Some(m), Some(s)), Some(Some(bias))) => {
-                let each = acc.iter().zip(m).zip(s).zip(bias.chunks_exact(4));
-                for (k, (((&a, &m), &s), b)) in each.enumerate() {
-                    let a = a.wrapping_add(i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-                    put(k, requantize(a, m, s, offset, range));
+        match self.blocks::<1>(g, acc.len()) {
+            Some(params) => {
+                for (k, (&a, [p])) in acc.iter().zip(params).enumerate() {
+                    put(k, self.with(a, p));
                 }
             }
-            ((Some(m), Some(s)), None) => {
-                for (k, ((&a, &m), &s)) in acc.iter().zip(m).zip(s).enumerate() {
-                    put(k, requantize(a, m, s, offset, range));
-                }
-            }
-            _ => {
+            None => {
                 for (k, &a) in acc.iter().enumerate() {
                     put(k, self.one(g + k, a));
                 }

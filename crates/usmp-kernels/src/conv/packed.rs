@@ -126,6 +126,43 @@ pub(crate) fn conv_1x1_pairs<T: Load>(
     true
 }
 
+/// The output channels of a pixel pair's outputs (one each).
+fn channels_of(oa: &[u8], ob: &[u8]) -> usize {
+    oa.len().min(ob.len())
+}
+
+/// The sums of pixels `a` and `b` by the two channels of `pair`: `a` by each, then `b`.
+#[inline(always)]
+fn pair_sums(s: &Shape<'_>, widened: &[u32], pair: &[u8], [a, b]: [&[u8]; 2]) -> [i32; 4] {
+    let (depth, whole) = (s.depth, s.whole);
+    let (u, v) = pair.split_at(depth);
+    let mut acc = [0i32; 4];
+    let each = widened
+        .chunks_exact(4)
+        .zip(words(u, whole))
+        .zip(words(v, whole));
+    for ((x, u), v) in each {
+        let (ae, ao, be, bo) = (x[0], x[1], x[2], x[3]);
+        let u = word(u);
+        let (ue, uo) = (sxtb16(u), sxtb16_odd(u));
+        acc[0] = smlad(ao, uo, smlad(ae, ue, acc[0]));
+        acc[2] = smlad(bo, uo, smlad(be, ue, acc[2]));
+        let v = word(v);
+        let (ve, vo) = (sxtb16(v), sxtb16_odd(v));
+        acc[1] = smlad(ao, vo, smlad(ae, ve, acc[1]));
+        acc[3] = smlad(bo, vo, smlad(be, ve, acc[3]));
+    }
+    for k in whole..depth {
+        let (xa, xb) = (int8(a[k]) + s.offset, int8(b[k]) + s.offset);
+        let (wu, wv) = (int8(u[k]), int8(v[k]));
+        acc[0] = acc[0].wrapping_add(wu.wrapping_mul(xa));
+        acc[1] = acc[1].wrapping_add(wv.wrapping_mul(xa));
+        acc[2] = acc[2].wrapping_add(wu.wrapping_mul(xb));
+        acc[3] = acc[3].wrapping_add(wv.wrapping_mul(xb));
+    }
+    acc
+}
+
 /// Pixels `x` (each `depth` bytes, at most [`MOST_PAIRED`]) by every channel of `filter`
 /// into `out`. Their whole words are widened once, offset added, into 16-bit lanes on the
 /// stack in the order the loop reads them (for each word: `a`'s bytes 0 and 2, 1 and 3,
@@ -144,36 +181,25 @@ fn two_pixels(s: &Shape<'_>, filter: &[u8], [a, b]: [&[u8]; 2], [oa, ob]: [&mut 
     }
     let widened = &widened[..whole];
     let mut pairs = filter.chunks_exact(2 * depth);
+    let sums = |pair: &[u8]| pair_sums(s, widened, pair, [a, b]);
     let mut oc = 0;
-    for pair in pairs.by_ref() {
-        let (u, v) = pair.split_at(depth);
-        let mut acc = [0i32; 4];
-        let each = widened
-            .chunks_exact(4)
-            .zip(words(u, whole))
-            .zip(words(v, whole));
-        for ((x, u), v) in each {
-            let (ae, ao, be, bo) = (x[0], x[1], x[2], x[3]);
-            let u = word(u);
-            let (ue, uo) = (sxtb16(u), sxtb16_odd(u));
-            acc[0] = smlad(ao, uo, smlad(ae, ue, acc[0]));
-            acc[2] = smlad(bo, uo, smlad(be, ue, acc[2]));
-            let v = word(v);
-            let (ve, vo) = (sxtb16(v), sxtb16_odd(v));
-            acc[1] = smlad(ao, vo, smlad(ae, ve, acc[1]));
-            acc[3] = smlad(bo, vo, smlad(be, ve, acc[3]));
+    if let Some(params) = s.finish.blocks::<2>(0, channels_of(oa, ob)) {
+        let outs = oa.chunks_exact_mut(2).zip(ob.chunks_exact_mut(2));
+        for ((pair, [p, q]), (ya, yb)) in pairs.by_ref().zip(params).zip(outs) {
+            let acc = sums(pair);
+            ya[0] = s.finish.with(acc[0], p);
+            ya[1] = s.finish.with(acc[1], q);
+            yb[0] = s.finish.with(acc[2], p);
+            yb[1] = s.finish.with(acc[3], q);
+            oc += 2;
         }
-        for k in whole..depth {
-            let (xa, xb) = (int8(a[k]) + s.offset, int8(b[k]) + s.offset);
-            let (wu, wv) = (int8(u[k]), int8(v[k]));
-            acc[0] = acc[0].wrapping_add(wu.wrapping_mul(xa));
-            acc[1] = acc[1].wrapping_add(wv.wrapping_mul(xa));
-            acc[2] = acc[2].wrapping_add(wu.wrapping_mul(xb));
-            acc[3] = acc[3].wrapping_add(wv.wrapping_mul(xb));
+    } else {
+        for pair in pairs.by_ref() {
+            let acc = sums(pair);
+            s.finish.row(oc, &acc[..2], &mut |k, v| oa[oc + k] = v);
+            s.finish.row(oc, &acc[2..], &mut |k, v| ob[oc + k] = v);
+            oc += 2;
         }
-        s.finish.row(oc, &acc[..2], &mut |k, v| oa[oc + k] = v);
-        s.finish.row(oc, &acc[2..], &mut |k, v| ob[oc + k] = v);
-        oc += 2;
     }
     let w = pairs.remainder();
     if w.len() == depth {
