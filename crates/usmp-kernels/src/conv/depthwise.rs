@@ -74,14 +74,19 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                 let out = out_row + ox * c;
                 let mut g = 0;
                 while g < c {
-                    let width = GROUP.min(c - g);
+                    // Whole words of channels, then the last few on their own: a group
+                    // in lanes has no remainder to handle at every tap.
+                    let width = match GROUP.min(c - g) {
+                        w if w >= 4 && lanes.is_some() => w - w % 4,
+                        w => w,
+                    };
                     let acc = &mut accs[..width];
                     acc.fill(0);
                     for &(i, f) in &at[..n] {
                         let (x, w) = (&input[i + g..i + g + width], &filter[f + g..f + g + width]);
                         match lanes {
-                            Some(lane) => tap_packed(acc, x, w, lane),
-                            None => tap(acc, x, w, p.input_offset),
+                            Some(lane) if width % 4 == 0 => tap_packed(acc, x, w, lane),
+                            _ => tap(acc, x, w, p.input_offset),
                         }
                     }
                     finish.row(g, acc, &mut |k, v| put(out + g + k, v));
@@ -102,14 +107,12 @@ fn tap<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], offset: i32) {
     }
 }
 
-/// [`tap`] in 16-bit lanes: four channels' input bytes in one word, offset and widened
-/// into two words (channels 0 and 2, 1 and 3), the filter's likewise, one SMLABB or SMLATT
-/// per channel; the channels past the last whole word one by one.
+/// [`tap`] in 16-bit lanes, for a whole number of words of channels: four channels'
+/// input bytes in one word, offset and widened into two words (channels 0 and 2, 1 and
+/// 3), the filter's likewise, one SMLABB or SMLATT per channel.
 #[inline(always)]
 fn tap_packed<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], offset: i16) {
     let offsets = splat(offset);
-    let whole = acc.len() - acc.len() % 4;
-    let (acc, rest) = acc.split_at_mut(whole);
     let blocks = acc
         .chunks_exact_mut(4)
         .zip(x.chunks_exact(4))
@@ -124,5 +127,4 @@ fn tap_packed<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], offset: i16) {
         a[2] = smlatt(xe, we, a[2]);
         a[3] = smlatt(xo, wo, a[3]);
     }
-    tap(rest, &x[whole..], &w[whole..], i32::from(offset));
 }
