@@ -216,23 +216,25 @@ fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
             for ox in 0..out_w {
                 let cols = taps(ox, sx, dx, px, in_w, f_w);
                 let out = out_rows.at(shapes.1, b, oy) + ox * out_c;
-                // The input byte of tap (fy, fx), channel `ic`, offset.
-                let x = |fy: usize, fx: usize, ic: usize| {
-                    let (y, x) = (oy * sy + fy * dy - py, ox * sx + fx * dx - px);
-                    int8(input[in_rows.at(shapes.0, b, y) + x * in_c + ic].load()) + offset
-                };
-                let w = |fy: usize, fx: usize| (fy * f_w + fx) * out_c;
+                let first = ox * sx + cols.start * dx - px;
                 for ic in 0..in_c {
                     let mut oc = ic * m;
                     let end = oc + m;
                     while oc + 4 <= end {
+                        // Each tap's input byte loaded and offset once for four outputs;
+                        // the indexes step along the row instead of being recomputed.
                         let mut acc = [0i32; 4];
                         for fy in rows.clone() {
-                            for fx in cols.clone() {
-                                let (xv, at) = (x(fy, fx, ic), w(fy, fx) + oc);
-                                for (k, acc) in acc.iter_mut().enumerate() {
-                                    *acc = acc.wrapping_add(int8(filter[at + k]).wrapping_mul(xv));
+                            let y = in_rows.at(shapes.0, b, oy * sy + fy * dy - py);
+                            let mut i = y + first * in_c + ic;
+                            let mut f = (fy * f_w + cols.start) * out_c + oc;
+                            for _ in cols.clone() {
+                                let x = int8(input[i].load()) + offset;
+                                let w = &filter[f..f + 4];
+                                for (acc, &w) in acc.iter_mut().zip(w) {
+                                    *acc = acc.wrapping_add(int8(w).wrapping_mul(x));
                                 }
+                                (i, f) = (i + dx * in_c, f + out_c);
                             }
                         }
                         for (k, &acc) in acc.iter().enumerate() {
@@ -243,9 +245,12 @@ fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
                     for oc in oc..end {
                         let mut acc = 0i32;
                         for fy in rows.clone() {
+                            let y = in_rows.at(shapes.0, b, oy * sy + fy * dy - py);
                             for fx in cols.clone() {
-                                let w = int8(filter[w(fy, fx) + oc]);
-                                acc = acc.wrapping_add(w.wrapping_mul(x(fy, fx, ic)));
+                                let x = ox * sx + fx * dx - px;
+                                let x = int8(input[y + x * in_c + ic].load()) + offset;
+                                let w = int8(filter[(fy * f_w + fx) * out_c + oc]);
+                                acc = acc.wrapping_add(w.wrapping_mul(x));
                             }
                         }
                         put(out + oc, finish.one(oc, acc));
