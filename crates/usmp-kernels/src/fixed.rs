@@ -56,6 +56,19 @@ pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> 
     )
 }
 
+/// [`multiply_by_quantized_multiplier`] for a multiplier other than `i32::MIN`: the
+/// doubling high multiply saturates only for `MIN * MIN`, so without that multiplier the
+/// same value needs no test (the convolutions refuse it before they run; no TFLite scale
+/// gives it: multipliers are 0 or in `[2^30, 2^31)`).
+#[inline(always)]
+pub(crate) fn rescale(x: i32, multiplier: i32, shift: i32) -> i32 {
+    let left = shift.max(0) as u32;
+    let right = (-shift).max(0) as u32;
+    let x = x.wrapping_mul(1 << left);
+    let high = ((i64::from(x) * i64::from(multiplier) + (1 << 30)) >> 31) as i32;
+    rounding_shift_right(high, right)
+}
+
 /// `round((a + b) / 2)`, ties away from zero.
 fn rounding_half_sum(a: i32, b: i32) -> i32 {
     let sum = i64::from(a) + i64::from(b);
@@ -255,6 +268,32 @@ mod tests {
                 rounding_shift_right(b, e),
                 tflite_rounding_shift_right(b, e),
                 "{b} >> {e}"
+            );
+        }
+    }
+
+    /// `rescale` equals `multiply_by_quantized_multiplier` for every multiplier but
+    /// `i32::MIN`: random accumulators (and the ends of `i32`), multipliers and every shift
+    /// from -31 to 30.
+    #[test]
+    fn rescale_is_the_multiply_without_its_one_saturation() {
+        let mut rng = crate::overlap::tests::Rng(0x5CA1_AB1E_0DD5_EED5);
+        let mut word = || (rng.below(1 << 32) as u32) as i32;
+        for k in 0..200_000 {
+            let x = match k % 50 {
+                0 => i32::MIN,
+                1 => i32::MAX,
+                _ => word(),
+            };
+            let m = match word() {
+                i32::MIN => i32::MIN + 1,
+                m => m,
+            };
+            let shift = (k % 62) as i32 - 31;
+            assert_eq!(
+                rescale(x, m, shift),
+                multiply_by_quantized_multiplier(x, m, shift),
+                "{x} * {m} * 2^{shift}"
             );
         }
     }

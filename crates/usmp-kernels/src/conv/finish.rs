@@ -4,11 +4,21 @@
 //! ([`Finish::row`]) instead of checking them for every output: on a Cortex-M4 those
 //! checks and the per-tensor test around them had cost as much as the requantization.
 
-use crate::bytes::{channel, i32_at, requantize};
+use crate::bytes::{channel, i32_at};
+use crate::fixed::rescale;
 use crate::params::{Conv, Range};
 
 /// A channel's bias, multiplier and shift.
 pub(crate) type Params = (i32, i32, i32);
+
+/// `acc` rescaled to the output's zero point and clamped: `bytes::requantize` for a
+/// multiplier other than `i32::MIN`, which every convolution refuses before it runs
+/// (`per_channel_lists`), so the doubling multiply's one saturation needs no test.
+#[inline(always)]
+fn requantize(acc: i32, multiplier: i32, shift: i32, offset: i32, range: Range) -> u8 {
+    let v = rescale(acc, multiplier, shift).wrapping_add(offset);
+    v.clamp(range[0], range[1]) as i8 as u8
+}
 
 /// A call's requantization: what each output channel's accumulator becomes.
 #[derive(Clone, Copy)]

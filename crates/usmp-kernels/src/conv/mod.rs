@@ -187,6 +187,13 @@ fn per_channel_lists(what: [&'static str; 4], p: &Conv<'_>) -> Result<(), Error>
             });
         }
     }
+    // The requantization (`Finish`) relies on it: only MIN * MIN saturates.
+    if p.multipliers.contains(&i32::MIN) {
+        return Err(Error::Parameters {
+            what: what[3],
+            problem: "a multiplier is -2^31, which no TFLite scale gives (0 or 2^30 to 2^31 - 1)",
+        });
+    }
     Ok(())
 }
 
@@ -498,7 +505,40 @@ pub fn conv2d_f32_over<const DW: bool>(
 mod tests {
     extern crate std;
     use super::taps;
+    use crate::params::Conv;
     use std::vec::Vec;
+
+    /// A multiplier of -2^31 (the one whose doubling multiply saturates, which the
+    /// requantization does not test for) is refused by every int8 convolution, 1x1 and
+    /// general, before anything is written.
+    #[test]
+    fn a_multiplier_of_minus_two_to_the_31_is_refused() {
+        for f in [1, 3] {
+            let p = Conv {
+                input: [1, 3, 3, 4],
+                filter: [4, f, f, 4],
+                output: [1, 3, 3, 4],
+                stride: [1, 1],
+                dilation: [1, 1],
+                padding: [f / 2, f / 2],
+                depth_multiplier: 1,
+                input_offset: 0,
+                output_offset: 0,
+                activation: [-128, 127],
+                bias: false,
+                multipliers: &[1 << 30, i32::MIN, 1 << 30, 1 << 30],
+                shifts: &[0; 4],
+            };
+            let (input, filter) = ([1u8; 36], std::vec![1u8; 16 * f * f]);
+            let mut output = [7u8; 36];
+            let refused = super::conv2d(&p, &input, &filter, &[], &mut output);
+            assert!(
+                matches!(refused, Err(crate::Error::Parameters { problem, .. }) if problem.contains("-2^31")),
+                "{refused:?}"
+            );
+            assert_eq!(output, [7u8; 36], "nothing written");
+        }
+    }
 
     /// The range is exactly the taps whose input row is inside the input, for every
     /// small stride, dilation, padding, size and filter.
