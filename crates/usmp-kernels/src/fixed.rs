@@ -289,7 +289,7 @@ mod tests {
                 i32::MIN => i32::MIN + 1,
                 m => m,
             };
-            let shift = (k % 62) as i32 - 31;
+            let shift = k % 62 - 31;
             assert_eq!(
                 rescale(x, m, shift),
                 multiply_by_quantized_multiplier(x, m, shift),
