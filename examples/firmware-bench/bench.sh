@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Counts guest instructions per inference and per operator call of the five models in
-# QEMU with -icount shift=0 (src/main.rs says how), on the Cortex-M4 (mps2-an386) and the
-# Cortex-M55 (mps3-an547). Each core runs twice: the two runs must print the same counts
+# QEMU with -icount shift=0 (src/main.rs says how), on the Cortex-M4 (mps2-an386), the
+# Cortex-M3 (mps2-an385: no DSP extension, the kernels' portable paths) and the Cortex-M55
+# (mps3-an547). Each core runs twice: the two runs must print the same counts
 # (they are deterministic). Then each model's count is compared with counts.txt: one that
 # grew by more than 1 % fails the run; one that fell by more than 1 % asks for counts.txt
 # to be updated. Prints the tables docs/performance.md shows.
-# Needs: the two rustup targets and qemu-system-arm.
+# Needs: the three rustup targets and qemu-system-arm.
 # `bench.sh --write` rewrites counts.txt with this run's counts.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -22,7 +23,7 @@ flags() {
 mkdir -p target
 status=0
 : > target/counts.txt
-for target in thumbv7em-none-eabihf thumbv8m.main-none-eabihf; do
+for target in thumbv7em-none-eabihf thumbv7m-none-eabi thumbv8m.main-none-eabihf; do
   for run in 1 2; do
     cargo run --release --target "$target" --config "$(flags "$target")" \
       > "target/bench-$target-$run.log"

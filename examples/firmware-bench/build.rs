@@ -1,5 +1,7 @@
 //! The board follows the target: a Cortex-M4 build (thumbv7em) is for QEMU's mps2-an386,
-//! a Cortex-M55 build (thumbv8m.main) for its mps3-an547. Each board's folder holds its
+//! a Cortex-M3 build (thumbv7m: no DSP extension, so the kernels' portable paths, as on a
+//! Cortex-M0 or RISC-V core) for its mps2-an385, whose memory map is the an386's, and a
+//! Cortex-M55 build (thumbv8m.main) for its mps3-an547. Each board's folder holds its
 //! memory.x (copied to OUT_DIR, where cortex-m-rt's link.x looks for it) and the usmp.toml
 //! planned against it.
 use std::path::{Path, PathBuf};
@@ -8,6 +10,8 @@ fn main() {
     let target = std::env::var("TARGET").unwrap_or_default();
     let (board, core) = if target.starts_with("thumbv8m.main") {
         ("an547", "Cortex-M55 (mps3-an547)")
+    } else if target.starts_with("thumbv7m") {
+        ("an386", "Cortex-M3 (mps2-an385)")
     } else {
         ("an386", "Cortex-M4 (mps2-an386)")
     };
