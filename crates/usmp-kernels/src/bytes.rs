@@ -71,8 +71,15 @@ pub(crate) fn int8(byte: u8) -> i32 {
 
 /// Rescales an accumulator to the output's zero point and clamps it to `range`.
 pub(crate) fn requantize(acc: i32, multiplier: i32, shift: i32, offset: i32, range: Range) -> u8 {
-    let v = multiply_by_quantized_multiplier(acc, multiplier, shift).wrapping_add(offset);
-    v.clamp(range[0], range[1]) as i8 as u8
+    let v = multiply_by_quantized_multiplier(acc, multiplier, shift);
+    to_output(v, offset, range)
+}
+
+/// A rescaled value moved to the output's zero point `offset` and clamped to `range`:
+/// the int8 byte.
+#[inline(always)]
+pub(crate) fn to_output(rescaled: i32, offset: i32, range: Range) -> u8 {
+    rescaled.wrapping_add(offset).clamp(range[0], range[1]) as i8 as u8
 }
 
 /// Entry `i` of a per-channel list, or its only entry for per-tensor quantization.

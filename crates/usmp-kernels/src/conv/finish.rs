@@ -4,7 +4,7 @@
 //! ([`Finish::row`]) instead of checking them for every output: on a Cortex-M4 those
 //! checks and the per-tensor test around them had cost as much as the requantization.
 
-use crate::bytes::{channel, i32_at};
+use crate::bytes::{channel, i32_at, to_output};
 use crate::fixed::rescale;
 use crate::params::{Conv, Range};
 
@@ -16,8 +16,7 @@ pub(crate) type Params = (i32, i32, i32);
 /// (`per_channel_lists`), so the doubling multiply's one saturation needs no test.
 #[inline(always)]
 fn requantize(acc: i32, multiplier: i32, shift: i32, offset: i32, range: Range) -> u8 {
-    let v = rescale(acc, multiplier, shift).wrapping_add(offset);
-    v.clamp(range[0], range[1]) as i8 as u8
+    to_output(rescale(acc, multiplier, shift), offset, range)
 }
 
 /// A call's requantization: what each output channel's accumulator becomes.
