@@ -55,7 +55,13 @@ fn taps(
     filter: usize,
 ) -> Range<usize> {
     let origin = out * stride;
-    let d = dilation.max(1);
+    if dilation <= 1 {
+        // The common case without its two divisions (every pixel of every call asks).
+        let lo = pad.saturating_sub(origin);
+        let hi = (size + pad).saturating_sub(origin).min(filter);
+        return lo..hi.max(lo);
+    }
+    let d = dilation;
     let lo = pad.saturating_sub(origin).div_ceil(d);
     let hi = (size + pad).saturating_sub(origin).div_ceil(d).min(filter);
     lo..hi.max(lo)
