@@ -138,6 +138,7 @@ fn region(input: &[u8], output: usize, shift: isize) -> (Vec<u8>, usmp::Shared) 
 #[test]
 fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
     let (mut checked_edges, mut fast_traced, mut pointwise_over) = (0, 0, 0);
+    let mut groups_traced = 0;
     let (mut pairs_traced, mut pairs_varied) = (0, 0);
     let mut several_traced = 0;
     for seed in 1..=400u64 {
@@ -150,6 +151,14 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             let [b, h, w, _] = p.input;
             (p.input, p.output, p.filter) = ([b, h, w, i], [b, h, w, o], [o, 1, 1, i]);
             (p.stride, p.dilation, p.padding) = ([1, 1], [1, 1], [0, 0]);
+        }
+        if depthwise && seed % 16 == 2 {
+            // Multiplier 1 past one group of the four-channel path's accumulators.
+            let c = 65 + rng.below(70);
+            let [b, h, w, _] = p.input;
+            let [_, f_h, f_w, _] = p.filter;
+            (p.input, p.filter, p.depth_multiplier) = ([b, h, w, c], [1, f_h, f_w, c], 1);
+            p.output[3] = c;
         }
         let window = conv::window(&p, depthwise, 1);
         let frame = Frame::whole(p.output);
@@ -189,6 +198,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
                 "seed {seed}: four at a time allows only {taken}: {p:?}"
             );
             fast_traced += 1;
+            groups_traced += usize::from(p.input[3] > crate::conv::depthwise::GROUP);
         }
         log.borrow_mut().clear();
         let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
@@ -289,6 +299,10 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
     assert!(
         fast_traced > 20,
         "only {fast_traced} shapes ran four at a time"
+    );
+    assert!(
+        groups_traced >= 10,
+        "only {groups_traced} shapes ran four at a time in several groups"
     );
 }
 
