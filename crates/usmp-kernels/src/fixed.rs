@@ -249,11 +249,12 @@ mod tests {
         }
         // a * 2^k for small a lands exactly on, and beside, the halfway points.
         for k in 0..31 {
-            for a in -6..=6 {
+            for a in -6i32..=6 {
                 for d in -2..=2 {
-                    pairs.push(((a << k) + d, 1 << 30));
-                    pairs.push(((a << k) + d, (1 << 30) + 1));
-                    pairs.push(((a << k) + d, -(1 << 30)));
+                    let x = a.wrapping_shl(k).wrapping_add(d);
+                    pairs.push((x, 1 << 30));
+                    pairs.push((x, (1 << 30) + 1));
+                    pairs.push((x, -(1 << 30)));
                 }
             }
         }
