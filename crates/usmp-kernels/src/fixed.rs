@@ -19,6 +19,12 @@ pub fn doubling_high_mul(a: i32, b: i32) -> i32 {
     if a == i32::MIN && b == i32::MIN {
         return i32::MAX;
     }
+    doubling_high_mul_unsaturated(a, b)
+}
+
+/// [`doubling_high_mul`] without its one saturation: wrong only for `MIN * MIN`.
+#[inline(always)]
+fn doubling_high_mul_unsaturated(a: i32, b: i32) -> i32 {
     ((i64::from(a) * i64::from(b) + (1 << 30)) >> 31) as i32
 }
 
@@ -48,12 +54,7 @@ pub fn saturating_shift_left(x: i32, exponent: u32) -> i32 {
 /// accumulators.
 #[inline(always)]
 pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
-    let left = shift.max(0) as u32;
-    let right = (-shift).max(0) as u32;
-    rounding_shift_right(
-        doubling_high_mul(x.wrapping_mul(1 << left), multiplier),
-        right,
-    )
+    rescaled_by(x, shift, |x| doubling_high_mul(x, multiplier))
 }
 
 /// [`multiply_by_quantized_multiplier`] for a multiplier other than `i32::MIN`: the
@@ -62,11 +63,16 @@ pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> 
 /// gives it: multipliers are 0 or in `[2^30, 2^31)`).
 #[inline(always)]
 pub(crate) fn rescale(x: i32, multiplier: i32, shift: i32) -> i32 {
+    rescaled_by(x, shift, |x| doubling_high_mul_unsaturated(x, multiplier))
+}
+
+/// TFLite's rescaling around a doubling high multiply `high`: `x` shifted left by the
+/// positive part of `shift`, multiplied, then shifted right, rounding, by its negative part.
+#[inline(always)]
+fn rescaled_by(x: i32, shift: i32, high: impl FnOnce(i32) -> i32) -> i32 {
     let left = shift.max(0) as u32;
     let right = (-shift).max(0) as u32;
-    let x = x.wrapping_mul(1 << left);
-    let high = ((i64::from(x) * i64::from(multiplier) + (1 << 30)) >> 31) as i32;
-    rounding_shift_right(high, right)
+    rounding_shift_right(high(x.wrapping_mul(1 << left)), right)
 }
 
 /// `round((a + b) / 2)`, ties away from zero.

@@ -61,9 +61,11 @@ fn taps(
         let hi = (size + pad).saturating_sub(origin).min(filter);
         return lo..hi.max(lo);
     }
-    let d = dilation;
-    let lo = pad.saturating_sub(origin).div_ceil(d);
-    let hi = (size + pad).saturating_sub(origin).div_ceil(d).min(filter);
+    let lo = pad.saturating_sub(origin).div_ceil(dilation);
+    let hi = (size + pad)
+        .saturating_sub(origin)
+        .div_ceil(dilation)
+        .min(filter);
     lo..hi.max(lo)
 }
 
