@@ -11,7 +11,7 @@
 macro_rules! instruction {
     ($text:literal, $($name:ident = $value:expr),+) => {{
         let out;
-        // SAFETY: every instruction given here (SXTB16, SXTAB16, SMLAD, SMLABB, SMLATT) is
+        // SAFETY: every instruction given here (SXTB16, SXTAB16, SMLAD, SMLABB, SMLABT, SMLATT) is
         // of the DSP extension, which every thumbv7em core has, and reads and writes only
         // the registers named: no memory, no stack. SMLAD and its kin may set the sticky
         // Q flag, which nothing here reads, so the flags are not declared preserved.
@@ -115,6 +115,15 @@ pub(crate) fn smlabb(a: Lanes, b: Lanes, acc: i32) -> i32 {
     acc.wrapping_add(i32::from(a as u16 as i16) * i32::from(b as u16 as i16))
 }
 
+/// `acc` plus the product of lane 0 of `a` and lane 1 of `b` (SMLABT).
+#[inline(always)]
+pub(crate) fn smlabt(a: Lanes, b: Lanes, acc: i32) -> i32 {
+    #[cfg(usmp_dsp)]
+    return instruction!("smlabt {o}, {a}, {b}, {c}", a = a, b = b, c = acc);
+    #[cfg(not(usmp_dsp))]
+    smlabb(a, b >> 16, acc)
+}
+
 /// `acc` plus the product of lane 1 of `a` and lane 1 of `b` (SMLATT).
 #[inline(always)]
 pub(crate) fn smlatt(a: Lanes, b: Lanes, acc: i32) -> i32 {
@@ -156,6 +165,8 @@ mod tests {
             let high = i32::from(lane(a, 1)) * i32::from(lane(b, 1));
             assert_eq!(smlabb(a, b, acc), acc.wrapping_add(low));
             assert_eq!(smlatt(a, b, acc), acc.wrapping_add(high));
+            let across = i32::from(lane(a, 0)) * i32::from(lane(b, 1));
+            assert_eq!(smlabt(a, b, acc), acc.wrapping_add(across));
             assert_eq!(lane(splat(lane(a, 1)), 0), lane(a, 1));
         }
     }

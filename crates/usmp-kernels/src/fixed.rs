@@ -61,9 +61,27 @@ pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> 
 /// doubling high multiply saturates only for `MIN * MIN`, so without that multiplier the
 /// same value needs no test (the convolutions refuse it before they run; no TFLite scale
 /// gives it: multipliers are 0 or in `[2^30, 2^31)`).
+///
+/// A right shift (`shift < 0`, every convolution of the shared models) is computed with
+/// one rounding instead of TFLite's two, the same integer: with `P = x * multiplier`, the
+/// doubling high multiply is `r = floor((P + 2^30) / 2^31)` and its rounding shift by
+/// `e = -shift` is `floor((r + 2^(e-1) - [r < 0]) / 2^e)` (its remainder test, written as
+/// a floor); a floor of a floor by a power of two is one floor, so the result is
+/// `floor((P + 2^30 + 2^(30+e) - [r < 0] * 2^31) / 2^(31+e))`. `[r < 0]` may be taken as
+/// `[P < 0]`: they differ only for `P` in `[-2^30, 0)`, where `r = 0` and both give 0.
+/// So: one 64-bit multiply-accumulate onto a constant, and the high word shifted.
 #[inline(always)]
 pub(crate) fn rescale(x: i32, multiplier: i32, shift: i32) -> i32 {
-    rescaled_by(x, shift, |x| doubling_high_mul_unsaturated(x, multiplier))
+    if shift >= 0 {
+        return rescaled_by(x, shift, |x| doubling_high_mul_unsaturated(x, multiplier));
+    }
+    let e = shift.unsigned_abs();
+    // 2^(30+e), and -2^31 where the product is negative (the signs differ; a zero
+    // product gives 0 either way).
+    let half = i64::from(1u32 << (e - 1)) << 31;
+    let below = i64::from((x ^ multiplier) & i32::MIN);
+    let sum = i64::from(x) * i64::from(multiplier) + ((1 << 30) + half + below);
+    ((sum >> 32) as i32) >> (e - 1)
 }
 
 /// TFLite's rescaling around a doubling high multiply `high`: `x` shifted left by the
@@ -302,6 +320,17 @@ mod tests {
                 multiply_by_quantized_multiplier(x, m, shift),
                 "{x} * {m} * 2^{shift}"
             );
+        }
+        // Small products, where the two roundings meet their ties (2^30 halves x; with
+        // the multiplier a little off, each side of them), at every right shift.
+        let multipliers = [1 << 30, (1 << 30) + 1, (1 << 30) - 1, 3 << 29, i32::MAX, 0];
+        for m in multipliers.into_iter().flat_map(|m| [m, -m]) {
+            for x in -3000..3000 {
+                for shift in -31..=2 {
+                    let want = multiply_by_quantized_multiplier(x, m, shift);
+                    assert_eq!(rescale(x, m, shift), want, "{x} * {m} * 2^{shift}");
+                }
+            }
         }
     }
 

@@ -8,6 +8,7 @@
 //! the windows the general order certifies (`overlap::tests` traces them).
 
 use crate::bytes::int8;
+use crate::dsp::{smlabb, smlabt, sxtb16, sxtb16_odd};
 use crate::overlap::Load;
 use crate::params::Conv;
 use crate::rows::{Frame, Ring, RowMap};
@@ -167,19 +168,19 @@ pub(super) fn conv_1x1_apart(
 // Out of line, as `depthwise::by_four`; whole tensors only, so it compiles as before rows
 // were framed (with a frame parameter it ran 2-4 % slower).
 #[inline(never)]
-pub(crate) fn depthwise_by_multiplier<T: Load>(
+pub(crate) fn depthwise_by_multiplier<const PACKED: bool, T: Load>(
     p: &Conv<'_>,
     input: &[T],
     filter: &[u8],
     bias: &[u8],
     put: &mut impl FnMut(usize, u8),
 ) -> bool {
-    by_multiplier(p, &Frame::whole(p.output), input, filter, bias, put)
+    by_multiplier::<PACKED, _, _, _>(p, &Frame::whole(p.output), input, filter, bias, put)
 }
 
 /// [`depthwise_by_multiplier`] over a frame of rings: a stage's part.
 #[inline(never)]
-pub(crate) fn depthwise_by_multiplier_rows<T: Load>(
+pub(crate) fn depthwise_by_multiplier_rows<const PACKED: bool, T: Load>(
     p: &Conv<'_>,
     frame: &Frame<Ring, Ring>,
     input: &[T],
@@ -187,12 +188,31 @@ pub(crate) fn depthwise_by_multiplier_rows<T: Load>(
     bias: &[u8],
     put: &mut impl FnMut(usize, u8),
 ) -> bool {
-    by_multiplier(p, frame, input, filter, bias, put)
+    by_multiplier::<PACKED, _, _, _>(p, frame, input, filter, bias, put)
+}
+
+/// `x` (an offset input byte) times four filter bytes (`ws`, one word) added to four
+/// sums: with `lanes`, the input in lane 0 and the filter's bytes widened into two words,
+/// one SMLABB or SMLABT per product; else the bytes taken from the word one by one.
+#[inline(always)]
+fn four_products(acc: &mut [i32; 4], x: i32, ws: u32, lanes: bool) {
+    if lanes {
+        let (we, wo, x) = (sxtb16(ws), sxtb16_odd(ws), x as u32);
+        acc[0] = smlabb(x, we, acc[0]);
+        acc[1] = smlabb(x, wo, acc[1]);
+        acc[2] = smlabt(x, we, acc[2]);
+        acc[3] = smlabt(x, wo, acc[3]);
+    } else {
+        for (k, acc) in acc.iter_mut().enumerate() {
+            let w = i32::from((ws >> (8 * k)) as u8 as i8);
+            *acc = acc.wrapping_add(w.wrapping_mul(x));
+        }
+    }
 }
 
 /// The loops of [`depthwise_by_multiplier`], the rows `frame` names.
 #[inline(always)]
-fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
+fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
     frame: &Frame<I, O>,
     input: &[T],
@@ -208,6 +228,8 @@ fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
     let [_, _, out_w, _] = p.output;
     let m = p.depth_multiplier;
     let (finish, offset) = (Finish::new(p, bias), p.input_offset);
+    // An input byte plus an offset this small fits a 16-bit lane.
+    let lanes = PACKED && (-(1 << 14)..1 << 14).contains(&offset);
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     let (in_rows, out_rows, shapes) = (frame.input, frame.output, (p.input, p.output));
     for b in 0..batches {
@@ -231,9 +253,8 @@ fn by_multiplier<T: Load, I: RowMap, O: RowMap>(
                             for _ in cols.clone() {
                                 let x = int8(input[i].load()) + offset;
                                 let w = &filter[f..f + 4];
-                                for (acc, &w) in acc.iter_mut().zip(w) {
-                                    *acc = acc.wrapping_add(int8(w).wrapping_mul(x));
-                                }
+                                let ws = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                                four_products(&mut acc, x, ws, lanes);
                                 (i, f) = (i + dx * in_c, f + out_c);
                             }
                         }
@@ -455,9 +476,21 @@ pub(super) mod tests {
         for case in 0..1000 {
             let (c, m) = (1 + rng.below(3), 2 + rng.below(8));
             let d = Depthwise::random(&mut rng, (c, m), [10, 8], [12, 10]);
-            assert!(d.conv().several_at_a_time());
+            let p = d.conv();
+            assert!(p.several_at_a_time());
             let (fast, general) = d.both(case);
-            assert_eq!(fast, general, "case {case}: {:?}", d.conv());
+            assert_eq!(fast, general, "case {case}: {p:?}");
+            // The form Cortex-M4 and M7 run, here with portable lanes, and the other.
+            for packed in [true, false] {
+                let mut out = std::vec![0u8; fast.len()];
+                let put = &mut |o: usize, v: u8| out[o] = v;
+                let (x, w, b) = (&d.input[..], &d.filter[..], &d.bias[..]);
+                match packed {
+                    true => super::depthwise_by_multiplier::<true, u8>(&p, x, w, b, put),
+                    false => super::depthwise_by_multiplier::<false, u8>(&p, x, w, b, put),
+                };
+                assert_eq!(out, general, "case {case}, packed {packed}: {p:?}");
+            }
         }
     }
 
