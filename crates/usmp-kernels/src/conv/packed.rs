@@ -47,6 +47,20 @@ struct Shape<'a> {
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
 /// time.
 pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+    conv_1x1_in(p, input, filter, bias, output, &mut [0; MOST_PAIRED]);
+}
+
+/// [`conv_1x1`] with the lanes of each pixel pair widened into `widened` (cleared once
+/// per call, not once per pair).
+#[inline(always)]
+fn conv_1x1_in(
+    p: &Conv<'_>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+    widened: &mut [u32; MOST_PAIRED],
+) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     // Offsets are -127 to 128 (a zero point's negation); the general loops take any.
     let Ok(lane) = i16::try_from(p.input_offset) else {
@@ -70,7 +84,7 @@ pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], o
     for (xs, out) in pairs.by_ref().zip(outs.by_ref()) {
         let (a, b) = xs.split_at(depth);
         let (oa, ob) = out.split_at_mut(channels);
-        two_pixels(&shape, filter, [a, b], [oa, ob]);
+        two_pixels(&shape, filter, [a, b], [oa, ob], widened);
     }
     // An odd pixel last, on its own: four channels at a time, in the same lanes.
     let out = outs.into_remainder();
@@ -107,12 +121,20 @@ pub(crate) fn conv_1x1_pairs<T: Load>(
         ..*p
     };
     let (mut x, mut y) = ([0u8; 2 * MOST_PAIRED], [0u8; 2 * MOST_PAIRED]);
+    let mut widened = [0; MOST_PAIRED];
     let mut pairs = input.chunks_exact(2 * depth);
     for (k, xs) in pairs.by_ref().enumerate() {
         for (to, from) in x.iter_mut().zip(xs) {
             *to = from.load();
         }
-        conv_1x1(&pair, &x[..2 * depth], filter, bias, &mut y[..2 * channels]);
+        conv_1x1_in(
+            &pair,
+            &x[..2 * depth],
+            filter,
+            bias,
+            &mut y[..2 * channels],
+            &mut widened,
+        );
         for (o, &v) in y[..2 * channels].iter().enumerate() {
             put(2 * k * channels + o, v);
         }
@@ -164,13 +186,18 @@ fn pair_sums(s: &Shape<'_>, widened: &[u32], pair: &[u8], [a, b]: [&[u8]; 2]) ->
 }
 
 /// Pixels `x` (each `depth` bytes, at most [`MOST_PAIRED`]) by every channel of `filter`
-/// into `out`. Their whole words are widened once, offset added, into 16-bit lanes on the
-/// stack in the order the loop reads them (for each word: `a`'s bytes 0 and 2, 1 and 3,
+/// into `out`. Their whole words are widened once, offset added, into 16-bit lanes in
+/// `widened` (the caller's, on the stack) in the order the loop reads them (for each word: `a`'s bytes 0 and 2, 1 and 3,
 /// then `b`'s), so each pair of channels reads one run of lanes and its two filter words:
 /// four SXTB16 and eight SMLAD per sixteen products, as CMSIS-NN's reordered columns.
-fn two_pixels(s: &Shape<'_>, filter: &[u8], [a, b]: [&[u8]; 2], [oa, ob]: [&mut [u8]; 2]) {
+fn two_pixels(
+    s: &Shape<'_>,
+    filter: &[u8],
+    [a, b]: [&[u8]; 2],
+    [oa, ob]: [&mut [u8]; 2],
+    widened: &mut [u32; MOST_PAIRED],
+) {
     let (depth, whole) = (s.depth, s.whole);
-    let mut widened = [0u32; MOST_PAIRED];
     let pixels = words(a, whole).zip(words(b, whole));
     for (lanes, (a, b)) in widened.chunks_exact_mut(4).zip(pixels) {
         let (a, b) = (word(a), word(b));

@@ -179,19 +179,22 @@ pub(crate) fn nhwc_window(
 ) -> Window {
     let [batches, in_h, in_w, in_c] = input;
     let [_, out_h, out_w, channels] = output;
-    let pixels = (0..batches * out_h * out_w).rev().map(|pixel| {
-        let (b, y, x) = (
-            pixel / (out_h * out_w),
-            pixel / out_w % out_h,
-            pixel % out_w,
-        );
-        let first = first_cell(y, x).map(|(y0, x0)| ((b * in_h + y0) * in_w + x0) * in_c);
-        (pixel, first)
-    });
+    let mut bound = Most::new(per, groups, step, width);
+    // Last pixel first, by nested loops (no division per pixel: every call over its input
+    // computes this before it runs).
+    for b in (0..batches).rev() {
+        for y in (0..out_h).rev() {
+            let row = (b * out_h + y) * out_w;
+            for x in (0..out_w).rev() {
+                let first = first_cell(y, x).map(|(y0, x0)| ((b * in_h + y0) * in_w + x0) * in_c);
+                bound.pixel(row + x, first);
+            }
+        }
+    }
     let elements = |shape: [usize; 4]| width * shape.iter().product::<usize>();
     Window {
         most: if per * groups == channels {
-            most(pixels, per, groups, step, width)
+            bound.most
         } else {
             isize::MIN
         },
@@ -203,8 +206,8 @@ pub(crate) fn nhwc_window(
 /// The bound `most` over a kernel whose output is written pixel by pixel, each pixel's
 /// `per * groups` elements in order, element `q` of a pixel reading input elements from
 /// `first + (q / per) * step` up (and nothing below), where `first` is the lowest input
-/// element the pixel reads (`None`: it reads nothing). `pixels` yields each pixel's
-/// `first`, last pixel first; `width` is the bytes per element of input and output.
+/// element the pixel reads (`None`: it reads nothing), given pixel by pixel, last pixel
+/// first ([`Most::pixel`]); `width` is the bytes per element of input and output.
 ///
 /// Within a pixel at element index `J0`, with `later` the lowest first read of the pixels
 /// after it, `m(j)` is `min(first read of element j + 1, later)`. The terms of `most` are
@@ -212,30 +215,54 @@ pub(crate) fn nhwc_window(
 /// successor `q'` is in the pixel, `(first + g·step)·w - (J0 + q')·w` with `g = q' / per`,
 /// least at each group's last `q'`, `(g + 1)·per - 1`, and linear in `g`: its least is at
 /// the lowest group with such a `q' >= 1` or at the last group.
-fn most<I>(pixels: I, per: usize, groups: usize, step: usize, width: usize) -> isize
-where
-    I: Iterator<Item = (usize, Option<usize>)>,
-{
-    let (n, w) = (per * groups, width as isize);
-    let mut most = isize::MAX;
-    let mut later: Option<usize> = None;
-    for (pixel, first) in pixels {
+struct Most {
+    /// Elements per pixel (`per * groups`), and `per`, `groups`, `step` as above.
+    n: usize,
+    per: usize,
+    groups: usize,
+    step: usize,
+    /// Bytes per element.
+    w: isize,
+    /// The bound over the pixels given so far.
+    most: isize,
+    /// The lowest first read of the pixels given so far.
+    later: Option<usize>,
+}
+
+impl Most {
+    fn new(per: usize, groups: usize, step: usize, width: usize) -> Self {
+        Most {
+            n: per * groups,
+            per,
+            groups,
+            step,
+            w: width as isize,
+            most: isize::MAX,
+            later: None,
+        }
+    }
+
+    /// The pixel at index `pixel` (pixels are given last first) whose lowest read is
+    /// `first`.
+    #[inline(always)]
+    fn pixel(&mut self, pixel: usize, first: Option<usize>) {
+        let (n, per, w) = (self.n, self.per, self.w);
         let j0 = (pixel * n) as isize;
-        if let Some(l) = later {
-            most = most.min(l as isize * w - (j0 + n as isize) * w);
+        if let Some(l) = self.later {
+            self.most = self.most.min(l as isize * w - (j0 + n as isize) * w);
         }
         if let Some(first) = first {
             let lowest = if per >= 2 { 0 } else { 1 };
-            for g in [lowest, groups.saturating_sub(1)] {
-                if g < groups && (g + 1) * per >= 2 {
+            for g in [lowest, self.groups.saturating_sub(1)] {
+                if g < self.groups && (g + 1) * per >= 2 {
                     let q = ((g + 1) * per - 1) as isize;
-                    most = most.min((first + g * step) as isize * w - (j0 + q) * w);
+                    let read = (first + g * self.step) as isize;
+                    self.most = self.most.min(read * w - (j0 + q) * w);
                 }
             }
-            later = Some(later.map_or(first, |l| l.min(first)));
+            self.later = Some(self.later.map_or(first, |l| l.min(first)));
         }
     }
-    most
 }
 
 #[cfg(test)]
