@@ -158,9 +158,10 @@ pub(super) fn conv_1x1_apart(
 
 /// DEPTHWISE_CONV_2D of depth multiplier 2 or more, its regions checked, in the general
 /// loops' pixel order: per output pixel and input channel, the taps inside the input are
-/// walked once for four of the channel's outputs at a time, so each input byte is loaded
-/// and offset once for four multiply-accumulates (the general loops fetch it again for
-/// every output channel); the rest one by one. The same wrapping int32 sums, the same
+/// walked once for eight of the channel's outputs at a time (four where fewer are left,
+/// or where the DSP lanes cannot take the offset), so each input byte is loaded and offset
+/// once for eight multiply-accumulates (the general loops fetch it again for every output
+/// channel); the rest one by one. The same wrapping int32 sums, the same
 /// requantization: the same bytes; output element `o` stored by `put`. Every later output
 /// reads what it read in the general order, so it is safe at every shift their window
 /// allows (`overlap::tests` traces it). Returns `false`, having done nothing, unless
@@ -189,6 +190,52 @@ pub(crate) fn depthwise_by_multiplier_rows<const PACKED: bool, T: Load>(
     put: &mut impl FnMut(usize, u8),
 ) -> bool {
     by_multiplier::<PACKED, _, _, _>(p, frame, input, filter, bias, put)
+}
+
+/// How [`by_multiplier`] walks one output pixel's taps for one input channel.
+struct Walk {
+    /// The filter rows inside the input.
+    rows: core::ops::Range<usize>,
+    /// Taps per filter row inside the input.
+    taps: usize,
+    /// From one tap to the next: input elements, filter elements.
+    steps: (usize, usize),
+    offset: i32,
+    lanes: bool,
+}
+
+impl Walk {
+    /// The sums of output channels `oc..oc + N` (`N` a multiple of four), where `at(fy)`
+    /// is the input index of filter row `fy`'s first tap and that tap's filter position:
+    /// each tap's input byte loaded and offset once for the `N` outputs, the indexes
+    /// stepping along the row.
+    #[inline(always)]
+    fn sums<const N: usize, T: Load>(
+        &self,
+        input: &[T],
+        filter: &[u8],
+        at: impl Fn(usize) -> (usize, usize),
+        oc: usize,
+    ) -> [i32; N] {
+        let (step, out_c) = self.steps;
+        let mut acc = [0i32; N];
+        for fy in self.rows.clone() {
+            let (mut i, tap) = at(fy);
+            let mut f = tap * out_c + oc;
+            for _ in 0..self.taps {
+                let x = int8(input[i].load()) + self.offset;
+                let w = &filter[f..f + N];
+                for (acc, w) in acc.chunks_exact_mut(4).zip(w.chunks_exact(4)) {
+                    let ws = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                    if let Ok(acc) = <&mut [i32; 4]>::try_from(acc) {
+                        four_products(acc, x, ws, self.lanes);
+                    }
+                }
+                (i, f) = (i + step, f + out_c);
+            }
+        }
+        acc
+    }
 }
 
 /// `x` (an offset input byte) times four filter bytes (`ws`, one word) added to four
@@ -242,22 +289,30 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                 for ic in 0..in_c {
                     let mut oc = ic * m;
                     let end = oc + m;
-                    while oc + 4 <= end {
-                        // Each tap's input byte loaded and offset once for four outputs;
-                        // the indexes step along the row instead of being recomputed.
-                        let mut acc = [0i32; 4];
-                        for fy in rows.clone() {
-                            let y = in_rows.at(shapes.0, b, oy * sy + fy * dy - py);
-                            let mut i = y + first * in_c + ic;
-                            let mut f = (fy * f_w + cols.start) * out_c + oc;
-                            for _ in cols.clone() {
-                                let x = int8(input[i].load()) + offset;
-                                let w = &filter[f..f + 4];
-                                let ws = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-                                four_products(&mut acc, x, ws, lanes);
-                                (i, f) = (i + dx * in_c, f + out_c);
-                            }
+                    // The row of the first tap of each filter row, and where its input
+                    // channel starts.
+                    let at = |fy: usize| {
+                        let y = in_rows.at(shapes.0, b, oy * sy + fy * dy - py);
+                        (y + first * in_c + ic, fy * f_w + cols.start)
+                    };
+                    let walk = Walk {
+                        rows: rows.clone(),
+                        taps: cols.len(),
+                        steps: (dx * in_c, out_c),
+                        offset,
+                        lanes,
+                    };
+                    // Eight outputs per walk where the multiplier allows (each input byte
+                    // loaded once for eight), then four.
+                    while (lanes || !PACKED) && oc + 8 <= end {
+                        let acc = walk.sums::<8, T>(input, filter, at, oc);
+                        for (k, &acc) in acc.iter().enumerate() {
+                            put(out + oc + k, finish.one(oc + k, acc));
                         }
+                        oc += 8;
+                    }
+                    while oc + 4 <= end {
+                        let acc = walk.sums::<4, T>(input, filter, at, oc);
                         for (k, &acc) in acc.iter().enumerate() {
                             put(out + oc + k, finish.one(oc + k, acc));
                         }
