@@ -1,7 +1,8 @@
 //! Two signed 16-bit lanes in one word, as the Armv7E-M DSP extension's SIMD instructions
 //! take them (Cortex-M4, M7): on those cores each function is the one instruction its
-//! name gives (six of them, each reading and writing registers only); everywhere else, the same arithmetic in portable Rust, so the kernels built
-//! on them run (and are tested) on every target. Lane 0 is the low half.
+//! name gives (seven of them, each reading and writing registers only); everywhere else,
+//! the same arithmetic in portable Rust, so the kernels built on them run (and are
+//! tested) on every target. Lane 0 is the low half.
 //!
 //! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
 //! the `dsp` target feature itself.
@@ -11,9 +12,9 @@
 macro_rules! instruction {
     ($text:literal, $($name:ident = $value:expr),+) => {{
         let out;
-        // SAFETY: every instruction given here (SXTB16, SXTAB16, SMLAD, SMLABB, SMLABT, SMLATT) is
-        // of the DSP extension, which every thumbv7em core has, and reads and writes only
-        // the registers named: no memory, no stack. SMLAD and its kin may set the sticky
+        // SAFETY: every instruction given here (SXTB16, SXTAB16, SMLAD, SMLABB, SMLABT,
+        // SMLATT) is of the DSP extension, which every thumbv7em core has, and reads and
+        // writes only the registers named: no memory, no stack. SMLAD and its kin may set the sticky
         // Q flag, which nothing here reads, so the flags are not declared preserved.
         unsafe {
             core::arch::asm!($text, o = lateout(reg) out, $($name = in(reg) $value),+,

@@ -73,7 +73,7 @@
 extern crate std;
 
 mod bytes;
-// Inline assembly of six DSP instructions, each on registers only (see its SAFETY notes).
+// Inline assembly of seven DSP instructions, each on registers only (see its SAFETY notes).
 pub mod conv;
 pub mod dense;
 #[allow(unsafe_code)]

@@ -227,6 +227,7 @@ impl Walk {
                 let w = &filter[f..f + N];
                 for (acc, w) in acc.chunks_exact_mut(4).zip(w.chunks_exact(4)) {
                     let ws = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                    // Always four (chunks of four): as an array, its indexes are constants.
                     if let Ok(acc) = <&mut [i32; 4]>::try_from(acc) {
                         four_products(acc, x, ws, self.lanes);
                     }

@@ -187,9 +187,10 @@ fn pair_sums(s: &Shape<'_>, widened: &[u32], pair: &[u8], [a, b]: [&[u8]; 2]) ->
 
 /// Pixels `x` (each `depth` bytes, at most [`MOST_PAIRED`]) by every channel of `filter`
 /// into `out`. Their whole words are widened once, offset added, into 16-bit lanes in
-/// `widened` (the caller's, on the stack) in the order the loop reads them (for each word: `a`'s bytes 0 and 2, 1 and 3,
-/// then `b`'s), so each pair of channels reads one run of lanes and its two filter words:
-/// four SXTB16 and eight SMLAD per sixteen products, as CMSIS-NN's reordered columns.
+/// `widened` (the caller's, on the stack) in the order the loop reads them (for each
+/// word: `a`'s bytes 0 and 2, 1 and 3, then `b`'s), so each pair of channels reads one run
+/// of lanes and its two filter words: four SXTB16 and eight SMLAD per sixteen products,
+/// as CMSIS-NN's reordered columns.
 fn two_pixels(
     s: &Shape<'_>,
     filter: &[u8],
