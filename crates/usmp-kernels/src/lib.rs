@@ -73,7 +73,8 @@
 extern crate std;
 
 mod bytes;
-// Inline assembly of seven DSP instructions, each on registers only (see its SAFETY notes).
+// Inline assembly: seven DSP instructions on registers only, and one loop of them reading
+// two slices it checks (see the SAFETY notes).
 pub mod conv;
 pub mod dense;
 #[allow(unsafe_code)]

@@ -17,7 +17,7 @@
 
 use super::{Finish, fast};
 use crate::bytes::int8;
-use crate::dsp::{Lanes, smlad, splat, sxtab16, sxtab16_odd, sxtb16, sxtb16_odd};
+use crate::dsp::{Lanes, splat, sxtab16, sxtab16_odd, two_dots};
 use crate::overlap::Load;
 use crate::params::Conv;
 
@@ -158,22 +158,10 @@ fn channels_of(oa: &[u8], ob: &[u8]) -> usize {
 fn pair_sums(s: &Shape<'_>, widened: &[u32], pair: &[u8], [a, b]: [&[u8]; 2]) -> [i32; 4] {
     let (depth, whole) = (s.depth, s.whole);
     let (u, v) = pair.split_at(depth);
-    let mut acc = [0i32; 4];
-    let each = widened
-        .chunks_exact(4)
-        .zip(words(u, whole))
-        .zip(words(v, whole));
-    for ((x, u), v) in each {
-        let (ae, ao, be, bo) = (x[0], x[1], x[2], x[3]);
-        let u = word(u);
-        let (ue, uo) = (sxtb16(u), sxtb16_odd(u));
-        acc[0] = smlad(ao, uo, smlad(ae, ue, acc[0]));
-        acc[2] = smlad(bo, uo, smlad(be, ue, acc[2]));
-        let v = word(v);
-        let (ve, vo) = (sxtb16(v), sxtb16_odd(v));
-        acc[1] = smlad(ao, vo, smlad(ae, ve, acc[1]));
-        acc[3] = smlad(bo, vo, smlad(be, ve, acc[3]));
-    }
+    let widened = &widened[..whole];
+    let [a_u, b_u] = two_dots(widened, &u[..whole], [0, 0]);
+    let [a_v, b_v] = two_dots(widened, &v[..whole], [0, 0]);
+    let mut acc = [a_u, a_v, b_u, b_v];
     for k in whole..depth {
         let (xa, xb) = (int8(a[k]) + s.offset, int8(b[k]) + s.offset);
         let (wu, wv) = (int8(u[k]), int8(v[k]));
