@@ -15,7 +15,7 @@
 //! input runs this path as well.
 
 use crate::bytes::int8;
-use crate::dsp::{smlabb, smlatt, splat, sxtab16, sxtab16_odd, sxtb16, sxtb16_odd};
+use crate::dsp::{splat, tap_words};
 use crate::overlap::Load;
 use crate::params::{Conv, MOST_TAPS};
 use crate::rows::{Frame, RowMap};
@@ -112,19 +112,5 @@ fn tap<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], offset: i32) {
 /// 3), the filter's likewise, one SMLABB or SMLATT per channel.
 #[inline(always)]
 fn tap_packed<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], offset: i16) {
-    let offsets = splat(offset);
-    let blocks = acc
-        .chunks_exact_mut(4)
-        .zip(x.chunks_exact(4))
-        .zip(w.chunks_exact(4));
-    for ((a, x), w) in blocks {
-        let xs = u32::from_le_bytes([x[0].load(), x[1].load(), x[2].load(), x[3].load()]);
-        let ws = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-        let (xe, xo) = (sxtab16(offsets, xs), sxtab16_odd(offsets, xs));
-        let (we, wo) = (sxtb16(ws), sxtb16_odd(ws));
-        a[0] = smlabb(xe, we, a[0]);
-        a[1] = smlabb(xo, wo, a[1]);
-        a[2] = smlatt(xe, we, a[2]);
-        a[3] = smlatt(xo, wo, a[3]);
-    }
+    tap_words(acc, x, w, splat(offset));
 }
