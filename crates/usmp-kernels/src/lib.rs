@@ -3,7 +3,8 @@
 //! Int8 kernels with TensorFlow Lite Micro's *reference* arithmetic (the same integer
 //! formulas and rounding, so outputs are equal byte for byte), run directly on the
 //! regions a [`usmp::Session`] hands out: no arena, no allocator, and no `unsafe` but the
-//! register-only DSP instructions of the `dsp` module on Cortex-M4/M7.
+//! `dsp` module's inline assembly on Thumb-2 cores: DSP instructions on registers, and
+//! three inner loops, each behind a safe function that checks its slices first.
 //!
 //! Everything TFLite Micro's `Prepare` computes from floats (fixed-point multipliers and
 //! shifts, padding, activation ranges, softmax's exp scaling) is computed at build time
@@ -73,8 +74,8 @@
 extern crate std;
 
 mod bytes;
-// Inline assembly: seven DSP instructions on registers only, and one loop of them reading
-// two slices it checks (see the SAFETY notes).
+// Inline assembly: seven DSP instructions on registers only, and three loops reading
+// slices they check (see the SAFETY notes).
 pub mod conv;
 pub mod dense;
 #[allow(unsafe_code)]

@@ -22,6 +22,7 @@ pub(crate) mod depthwise;
 pub(crate) mod fast;
 mod finish;
 pub(crate) mod packed;
+pub(crate) mod pairs;
 pub(crate) mod patch;
 
 /// Checks the regions against the shapes (`width` bytes per element); the input and
@@ -309,7 +310,7 @@ pub fn conv2d(
         #[cfg(usmp_dsp)]
         packed::conv_1x1(p, input, filter, bias, output);
         #[cfg(not(usmp_dsp))]
-        fast::conv_1x1_apart(p, input, filter, bias, output);
+        pairs::conv_1x1(p, input, filter, bias, output);
         return Ok(());
     }
     if patch::applies(p) {
@@ -485,8 +486,8 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
             && fast::depthwise_by_multiplier::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put))
             || depthwise::by_four::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put)
     } else if fast::pointwise(p) {
-        // Two pixels at a time on thumbv7em, their inputs copied first (`packed`).
-        if !(cfg!(usmp_dsp) && packed::conv_1x1_pairs(p, input, filter, bias, put)) {
+        // Two pixels at a time, their inputs copied first (`pairs`).
+        if !pairs::conv_1x1_over::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put) {
             fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
         }
         true

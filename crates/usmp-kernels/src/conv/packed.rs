@@ -18,7 +18,6 @@
 use super::{Finish, fast};
 use crate::bytes::int8;
 use crate::dsp::{Lanes, splat, sxtab16, sxtab16_odd, two_dots};
-use crate::overlap::Load;
 use crate::params::Conv;
 
 /// Four bytes known to be there: one (unaligned) load.
@@ -53,7 +52,7 @@ pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], o
 /// [`conv_1x1`] with the lanes of each pixel pair widened into `widened` (cleared once
 /// per call, not once per pair).
 #[inline(always)]
-fn conv_1x1_in(
+pub(super) fn conv_1x1_in(
     p: &Conv<'_>,
     input: &[u8],
     filter: &[u8],
@@ -92,61 +91,9 @@ fn conv_1x1_in(
     fast::conv_1x1::<true, _>(p, pairs.remainder(), filter, bias, put);
 }
 
-/// The most bytes a pixel's input or output may have for [`conv_1x1_pairs`].
+/// The most bytes a pixel's input or output may have for [`conv_1x1`]'s pairs and for
+/// [`pairs::conv_1x1_over`](super::pairs::conv_1x1_over).
 pub(crate) const MOST_PAIRED: usize = 256;
-
-/// [`conv_1x1`] over an input read through `T` (the cells of a region the output shares,
-/// say), output element `o` stored by `put`: each pair of pixels' inputs copied first, then
-/// its outputs computed and stored. Every read of a pair comes before every write of it,
-/// and a later pair reads only higher pixels, so an output byte is written no earlier,
-/// relative to the reads, than in the general loops: safe at every shift their window
-/// allows (`overlap::tests` traces it). Returns `false`, having done nothing, for pixels
-/// of more than [`MOST_PAIRED`] bytes.
-pub(crate) fn conv_1x1_pairs<T: Load>(
-    p: &Conv<'_>,
-    input: &[T],
-    filter: &[u8],
-    bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
-) -> bool {
-    let (depth, channels) = (p.filter[3], p.output[3]);
-    if depth > MOST_PAIRED || channels > MOST_PAIRED || !fast::pointwise(p) {
-        return false;
-    }
-    // Each pair as a call of two pixels: `conv_1x1` stays the one caller of `two_pixels`,
-    // which LLVM then compiles as it did (a second caller cost the calls apart 5 %).
-    let pair = Conv {
-        input: [1, 1, 2, depth],
-        output: [1, 1, 2, channels],
-        ..*p
-    };
-    let (mut x, mut y) = ([0u8; 2 * MOST_PAIRED], [0u8; 2 * MOST_PAIRED]);
-    let mut widened = [0; MOST_PAIRED];
-    let mut pairs = input.chunks_exact(2 * depth);
-    for (k, xs) in pairs.by_ref().enumerate() {
-        for (to, from) in x.iter_mut().zip(xs) {
-            *to = from.load();
-        }
-        conv_1x1_in(
-            &pair,
-            &x[..2 * depth],
-            filter,
-            bias,
-            &mut y[..2 * channels],
-            &mut widened,
-        );
-        for (o, &v) in y[..2 * channels].iter().enumerate() {
-            put(2 * k * channels + o, v);
-        }
-    }
-    // An odd pixel last, on its own, as the general loops take it.
-    let rest = pairs.remainder();
-    let done = input.len() / depth - rest.len() / depth;
-    fast::conv_1x1::<true, _>(p, rest, filter, bias, &mut |o, v| {
-        put(done * channels + o, v)
-    });
-    true
-}
 
 /// The output channels of a pixel pair's outputs (one each).
 fn channels_of(oa: &[u8], ob: &[u8]) -> usize {

@@ -226,13 +226,22 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             pointwise_over += usize::from(window.shifts().is_some());
             log.borrow_mut().clear();
             let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
-            if conv::packed::conv_1x1_pairs(&p, &probes, &filter, &bias, &mut put) {
+            if conv::pairs::conv_1x1_over::<true, _>(&p, &probes, &filter, &bias, &mut put) {
                 let taken = traced_most(&log.borrow(), 1);
                 assert!(
                     taken >= window.most,
                     "seed {seed}: the paired 1x1 path allows only {taken}: {p:?}"
                 );
                 pairs_traced += 1;
+            }
+            log.borrow_mut().clear();
+            let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
+            if conv::pairs::conv_1x1_over::<false, _>(&p, &probes, &filter, &bias, &mut put) {
+                let taken = traced_most(&log.borrow(), 1);
+                assert!(
+                    taken >= window.most,
+                    "seed {seed}: the portable paired 1x1 path allows only {taken}: {p:?}"
+                );
             }
         }
 
@@ -251,10 +260,18 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             let (mut paired, mut general) = (vec![0; outs], vec![0; outs]);
             conv::conv2d(&q, &input, &filter, &bias, &mut general).unwrap();
             let put = &mut |o: usize, v| paired[o] = v;
-            if conv::packed::conv_1x1_pairs(&q, &input[..], &filter, &bias, put) {
+            if conv::pairs::conv_1x1_over::<true, _>(&q, &input[..], &filter, &bias, put) {
                 assert_eq!(paired, general, "seed {seed}: the paired 1x1 path: {q:?}");
                 let distinct = general.iter().collect::<std::collections::BTreeSet<_>>();
                 pairs_varied += usize::from(distinct.len() > 3);
+            }
+            let mut portable = vec![0; outs];
+            let put = &mut |o: usize, v| portable[o] = v;
+            if conv::pairs::conv_1x1_over::<false, _>(&q, &input[..], &filter, &bias, put) {
+                assert_eq!(
+                    portable, general,
+                    "seed {seed}: the portable paired path: {q:?}"
+                );
             }
         }
         let over = |shift: isize| {

@@ -1,0 +1,136 @@
+//! The 1x1 CONV_2D without the DSP extension (Cortex-M0, M3, M33, M55 built without
+//! `target-cpu`, RISC-V), two pixels by two output channels at a time: each pixel pair's
+//! input is offset and widened once into 16-bit values, interleaved (`a[0], b[0], a[1],
+//! ...`), so a pair of channels reads one run of them and its two filter rows, four
+//! multiply-accumulates per four loads. The same wrapping int32 sums as the general loops
+//! (an integer sum does not depend on its order) and the same requantization: the same
+//! bytes. An odd channel and an odd pixel are finished on their own.
+
+use super::packed::{self, MOST_PAIRED};
+use super::{Finish, fast};
+use crate::bytes::int8;
+use crate::dsp::pair_products;
+use crate::overlap::Load;
+use crate::params::Conv;
+
+/// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
+/// time; deeper pixels, or an offset past 16 bits, go to that function.
+pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+    let (depth, channels) = (p.filter[3], p.output[3]);
+    let Ok(offset) = i16::try_from(p.input_offset) else {
+        return fast::conv_1x1_apart(p, input, filter, bias, output);
+    };
+    if depth > MOST_PAIRED || offset.unsigned_abs() > i16::MAX.unsigned_abs() - 128 {
+        return fast::conv_1x1_apart(p, input, filter, bias, output);
+    }
+    let finish = Finish::new(p, bias);
+    let mut widened = [0i16; 2 * MOST_PAIRED];
+    let mut pairs = input.chunks_exact(2 * depth);
+    let mut outs = output.chunks_exact_mut(2 * channels);
+    for (xs, out) in pairs.by_ref().zip(outs.by_ref()) {
+        let (a, b) = xs.split_at(depth);
+        for (w, (&a, &b)) in widened.chunks_exact_mut(2).zip(a.iter().zip(b)) {
+            w[0] = int8(a) as i16 + offset;
+            w[1] = int8(b) as i16 + offset;
+        }
+        let (oa, ob) = out.split_at_mut(channels);
+        two_pixels(&finish, &widened[..2 * depth], filter, [oa, ob]);
+    }
+    // An odd pixel last, on its own.
+    let rest = pairs.remainder();
+    if !rest.is_empty() {
+        let done = input.len() - rest.len();
+        let start = done / depth * channels;
+        fast::conv_1x1_apart(
+            &Conv {
+                input: [1, 1, 1, depth],
+                output: [1, 1, 1, channels],
+                ..*p
+            },
+            rest,
+            filter,
+            bias,
+            &mut output[start..],
+        );
+    }
+}
+
+/// A 1x1 CONV_2D over an input read through `T` (the cells of a region the output shares,
+/// say), output element `o` stored by `put`, two pixels at a time: each pair's inputs
+/// copied first, then its outputs computed (with `PACKED` by [`packed`]'s DSP form, else by
+/// [`conv_1x1`]) and stored. Every read of a pair comes before every write of it, and a
+/// later pair reads only higher pixels, so an output byte is written no earlier, relative
+/// to the reads, than in the general loops: safe at every shift their window allows
+/// (`overlap::tests` traces it). Returns `false`, having done nothing, for pixels of more
+/// than [`MOST_PAIRED`] bytes.
+pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
+    p: &Conv<'_>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    put: &mut impl FnMut(usize, u8),
+) -> bool {
+    let (depth, channels) = (p.filter[3], p.output[3]);
+    if depth > MOST_PAIRED || channels > MOST_PAIRED || !fast::pointwise(p) {
+        return false;
+    }
+    // Each pair as a call of two pixels: `packed::conv_1x1` stays the one caller of its
+    // `two_pixels`, which LLVM then compiles as it did (a second caller cost the calls
+    // apart 5 %).
+    let pair = Conv {
+        input: [1, 1, 2, depth],
+        output: [1, 1, 2, channels],
+        ..*p
+    };
+    let (mut x, mut y) = ([0u8; 2 * MOST_PAIRED], [0u8; 2 * MOST_PAIRED]);
+    let mut widened = [0; MOST_PAIRED];
+    let mut pairs = input.chunks_exact(2 * depth);
+    for (k, xs) in pairs.by_ref().enumerate() {
+        for (to, from) in x.iter_mut().zip(xs) {
+            *to = from.load();
+        }
+        let (x, y) = (&x[..2 * depth], &mut y[..2 * channels]);
+        if PACKED {
+            packed::conv_1x1_in(&pair, x, filter, bias, y, &mut widened);
+        } else {
+            conv_1x1(&pair, x, filter, bias, y);
+        }
+        for (o, &v) in y.iter().enumerate() {
+            put(2 * k * channels + o, v);
+        }
+    }
+    // An odd pixel last, on its own, as the general loops take it.
+    let rest = pairs.remainder();
+    let done = input.len() / depth - rest.len() / depth;
+    fast::conv_1x1::<PACKED, _>(p, rest, filter, bias, &mut |o, v| {
+        put(done * channels + o, v)
+    });
+    true
+}
+
+/// The outputs of a pixel pair whose inputs are `widened` (interleaved, offset) by every
+/// channel of `filter`.
+fn two_pixels(finish: &Finish<'_>, widened: &[i16], filter: &[u8], [oa, ob]: [&mut [u8]; 2]) {
+    let depth = widened.len() / 2;
+    let channels = oa.len().min(ob.len());
+    let mut rows = filter.chunks_exact(depth);
+    let mut oc = 0;
+    while oc + 2 <= channels {
+        let (Some(u), Some(v)) = (rows.next(), rows.next()) else {
+            break;
+        };
+        let acc = pair_products(widened, u, v, [0; 4]);
+        finish.row(oc, &acc[..2], &mut |k, v| oa[oc + k] = v);
+        finish.row(oc, &acc[2..], &mut |k, v| ob[oc + k] = v);
+        oc += 2;
+    }
+    if let Some(u) = rows.next().filter(|_| oc < channels) {
+        let mut acc = [0i32; 2];
+        for (x, &u) in widened.chunks_exact(2).zip(u) {
+            acc[0] = acc[0].wrapping_add(i32::from(x[0]).wrapping_mul(int8(u)));
+            acc[1] = acc[1].wrapping_add(i32::from(x[1]).wrapping_mul(int8(u)));
+        }
+        oa[oc] = finish.one(oc, acc[0]);
+        ob[oc] = finish.one(oc, acc[1]);
+    }
+}
