@@ -309,8 +309,11 @@ pub fn conv2d(
         checked(CONV, p, input, filter, bias, output)?;
         #[cfg(usmp_dsp)]
         packed::conv_1x1(p, input, filter, bias, output);
-        #[cfg(not(usmp_dsp))]
+        // With Helium LLVM vectorises the one-pixel loops; `pairs` would stop it.
+        #[cfg(all(not(usmp_dsp), not(usmp_helium)))]
         pairs::conv_1x1(p, input, filter, bias, output);
+        #[cfg(all(not(usmp_dsp), usmp_helium))]
+        fast::conv_1x1_apart(p, input, filter, bias, output);
         return Ok(());
     }
     if patch::applies(p) {
@@ -487,7 +490,9 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
             || depthwise::by_four::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put)
     } else if fast::pointwise(p) {
         // Two pixels at a time, their inputs copied first (`pairs`).
-        if !pairs::conv_1x1_over::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put) {
+        let paired = !cfg!(usmp_helium)
+            && pairs::conv_1x1_over::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
+        if !paired {
             fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
         }
         true
