@@ -1,7 +1,8 @@
 //! Two signed 16-bit lanes in one word, as the Armv7E-M DSP extension's SIMD instructions
 //! take them (Cortex-M4, M7): on those cores each function is the one instruction its
-//! name gives (seven of them, each reading and writing registers only), and [`two_dots`]
-//! and [`tap_words`] loops of them over slices they check first; [`pair_products`] is a
+//! name gives (seven of them, each reading and writing registers only), and [`two_dots`],
+//! [`tap_words`] and [`row_taps`] loops of them over slices they check first;
+//! [`pair_products`] is a
 //! loop of plain Thumb-2 multiply-accumulates for the cores without the extension (M3,
 //! M33, M55). Everywhere else, the same arithmetic in portable Rust, so the kernels built
 //! on them run (and are tested) on every target. Lane 0 is the low half.
@@ -351,6 +352,104 @@ pub(crate) fn pair_products(x: &[i16], u: &[u8], v: &[u8], acc: [i32; 4]) -> [i3
         }
         acc
     }
+}
+
+/// One filter row of a depthwise call of multiplier 8 or more, eight outputs of one input
+/// channel: for each of `taps` taps `k`, the input element `x[k * step]` plus `offset`
+/// times the eight filter bytes `w[k * out_c..][..8]`, added to `acc` (wrapping). Returns
+/// `false`, having added nothing, where the slices do not hold every tap. On thumbv7em a
+/// loop of one byte load, two filter words widened (SXTB16) and eight SMLABB/SMLABT on
+/// the sums, loaded and stored two at a time (29 instructions per tap where LLVM's loop,
+/// its indexes checked and its values spilled, took about 40).
+#[inline(always)]
+pub(crate) fn row_taps<T: Load>(
+    acc: &mut [i32; 8],
+    x: &[T],
+    (step, out_c): (usize, usize),
+    w: &[u8],
+    taps: usize,
+    offset: i32,
+) -> bool {
+    let Some(last) = taps.checked_sub(1) else {
+        return true;
+    };
+    let inside = last.checked_mul(step).is_some_and(|end| end < x.len())
+        && last
+            .checked_mul(out_c)
+            .and_then(|end| end.checked_add(8))
+            .is_some_and(|end| end <= w.len());
+    if !inside {
+        return false;
+    }
+    #[cfg(usmp_dsp)]
+    {
+        const { assert!(core::mem::size_of::<T>() == 1) };
+        let (a, xp, wp) = (acc.as_mut_ptr(), x.as_ptr().cast::<u8>(), w.as_ptr());
+        // SAFETY: the loop runs `taps >= 1` times; pass `k` reads the byte at `xp + k *
+        // step` (inside `x`, checked above: `T` is one byte, asserted, and `Load`'s types
+        // are initialized bytes nothing writes while this runs) and the eight bytes at
+        // `wp + k * out_c` (inside `w`, checked above; unaligned LDRs, which Armv7-M
+        // performs), and reads then writes the eight sums at `a` (`acc`, borrowed
+        // mutably, aligned for LDM and STM; `a` is back at its start after each pass). It
+        // writes no other memory, only the registers named (r2, r3 and the operands),
+        // and does not touch the stack; SUBS sets the flags, so they are not declared
+        // preserved.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "ldrsb {x}, [{xp}]",
+                "add {xp}, {xp}, {step}",
+                "add {x}, {x}, {off}",
+                "ldr {t0}, [{wp}]",
+                "sxtb16 {t1}, {t0}",
+                "sxtb16 {t0}, {t0}, ror #8",
+                "ldm {a}, {{r2, r3}}",
+                "smlabb r2, {x}, {t1}, r2",
+                "smlabb r3, {x}, {t0}, r3",
+                "stm {a}!, {{r2, r3}}",
+                "ldm {a}, {{r2, r3}}",
+                "smlabt r2, {x}, {t1}, r2",
+                "smlabt r3, {x}, {t0}, r3",
+                "stm {a}!, {{r2, r3}}",
+                "ldr {t0}, [{wp}, #4]",
+                "add {wp}, {wp}, {outc}",
+                "sxtb16 {t1}, {t0}",
+                "sxtb16 {t0}, {t0}, ror #8",
+                "ldm {a}, {{r2, r3}}",
+                "smlabb r2, {x}, {t1}, r2",
+                "smlabb r3, {x}, {t0}, r3",
+                "stm {a}!, {{r2, r3}}",
+                "ldm {a}, {{r2, r3}}",
+                "smlabt r2, {x}, {t1}, r2",
+                "smlabt r3, {x}, {t0}, r3",
+                "stm {a}!, {{r2, r3}}",
+                "sub {a}, {a}, #32",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                a = inout(reg) a => _,
+                xp = inout(reg) xp => _,
+                wp = inout(reg) wp => _,
+                n = inout(reg) taps => _,
+                step = in(reg) step,
+                outc = in(reg) out_c,
+                off = in(reg) offset,
+                x = out(reg) _,
+                t0 = out(reg) _,
+                t1 = out(reg) _,
+                out("r2") _,
+                out("r3") _,
+                options(nostack),
+            );
+        }
+    }
+    #[cfg(not(usmp_dsp))]
+    for k in 0..taps {
+        let x = i32::from(x[k * step].load() as i8) + offset;
+        for (acc, &w) in acc.iter_mut().zip(&w[k * out_c..k * out_c + 8]) {
+            *acc = acc.wrapping_add(i32::from(w as i8).wrapping_mul(x));
+        }
+    }
+    true
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! the windows the general order certifies (`overlap::tests` traces them).
 
 use crate::bytes::int8;
-use crate::dsp::{smlabb, smlabt, sxtb16, sxtb16_odd};
+use crate::dsp::{row_taps, smlabb, smlabt, sxtb16, sxtb16_odd};
 use crate::overlap::Load;
 use crate::params::Conv;
 use crate::rows::{Frame, Ring, RowMap};
@@ -210,7 +210,7 @@ impl Walk {
     /// each tap's input byte loaded and offset once for the `N` outputs, the indexes
     /// stepping along the row.
     #[inline(always)]
-    fn sums<const N: usize, T: Load>(
+    fn sums<const N: usize, const PACKED: bool, T: Load>(
         &self,
         input: &[T],
         filter: &[u8],
@@ -222,6 +222,17 @@ impl Walk {
         for fy in self.rows.clone() {
             let (mut i, tap) = at(fy);
             let mut f = tap * out_c + oc;
+            // Eight in lanes: the row's taps in one loop of assembly on thumbv7em.
+            let eight = <&mut [i32; 8]>::try_from(&mut acc[..]);
+            if let (true, true, Ok(eight)) = (PACKED, self.lanes, eight) {
+                let (x, w) = (
+                    input.get(i..).unwrap_or(&[]),
+                    filter.get(f..).unwrap_or(&[]),
+                );
+                if row_taps(eight, x, self.steps, w, self.taps, self.offset) {
+                    continue;
+                }
+            }
             for _ in 0..self.taps {
                 let x = int8(input[i].load()) + self.offset;
                 let w = &filter[f..f + N];
@@ -306,14 +317,14 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     // Eight outputs per walk where the multiplier allows (each input byte
                     // loaded once for eight), then four.
                     while (lanes || !PACKED) && oc + 8 <= end {
-                        let acc = walk.sums::<8, T>(input, filter, at, oc);
+                        let acc = walk.sums::<8, PACKED, T>(input, filter, at, oc);
                         for (k, &acc) in acc.iter().enumerate() {
                             put(out + oc + k, finish.one(oc + k, acc));
                         }
                         oc += 8;
                     }
                     while oc + 4 <= end {
-                        let acc = walk.sums::<4, T>(input, filter, at, oc);
+                        let acc = walk.sums::<4, PACKED, T>(input, filter, at, oc);
                         for (k, &acc) in acc.iter().enumerate() {
                             put(out + oc + k, finish.one(oc + k, acc));
                         }
