@@ -84,7 +84,26 @@ readme=../../README.md
 quoted=$(awk -v d="$dir" '{ line = $0; sub(/^ +/, "", line) }
   line == "<!-- sections " d " -->" { on = 1; next }
   on && line == "<!-- end -->" { on = 0 } on { print line }' "$readme")
-if [ "$quoted" != "$table" ]; then
+# Code (.text, .rodata) may differ by a few bytes from a build in another directory: the
+# symbols' hashes follow the checkout's path, and LLVM's inlining follows their order (the
+# same source measured 72,604 and 72,612 bytes of .text in two clones). Those rows match
+# within 0.1 % (at least 64 bytes); every other row, the pools above all, exactly.
+close_enough() {
+  local a b
+  [ "$(wc -l <<<"$1")" = "$(wc -l <<<"$2")" ] || return 1
+  while IFS= read -r a && IFS= read -r b <&3; do
+    [ "$a" = "$b" ] && continue
+    local sa=${a%% | *} sb=${b%% | *}
+    case "$sa" in '| `.text`' | '| `.rodata`') ;; *) return 1 ;; esac
+    [ "$sa" = "$sb" ] || return 1
+    local na nb
+    na=$(awk -F' [|] ' '{ print $2 }' <<<"$a") nb=$(awk -F' [|] ' '{ print $2 }' <<<"$b")
+    [[ "$na" =~ ^[0-9]+$ && "$nb" =~ ^[0-9]+$ ]] || return 1
+    local d=$((na > nb ? na - nb : nb - na)) most=$((na / 1000 > 64 ? na / 1000 : 64))
+    [ "$d" -le "$most" ] || return 1
+  done < <(echo "$1") 3< <(echo "$2")
+}
+if ! close_enough "$quoted" "$table"; then
   echo "error: README.md's section table for $dir is not what the build produced; paste the table above between <!-- sections $dir --> and <!-- end -->:" >&2
   diff <(echo "$quoted") <(echo "$table") >&2 || true
   status=1
