@@ -74,7 +74,7 @@
 extern crate std;
 
 mod bytes;
-// Inline assembly: seven DSP instructions on registers only, and four loops reading
+// Inline assembly: seven DSP instructions on registers only, and five loops reading
 // slices they check (see the SAFETY notes).
 pub mod conv;
 pub mod dense;

@@ -5,7 +5,8 @@
 //! The loop over a tap's channels has no bounds checks and no decisions in it (the tap's
 //! slices are cut once), and on Cortex-M4 and M7 takes four channels per word of input
 //! and word of filter in 16-bit lanes ([`crate::dsp`]): one SMLABB or SMLATT per product.
-//! Up to [`GROUP`] channels at a time, so the accumulators stay a small stack array.
+//! Up to [`GROUP`] channels at a time, so the accumulators (and their finished bytes) stay
+//! small stack arrays.
 //!
 //! The same wrapping int32 sums as the general loops (an integer sum does not depend on
 //! its order) and the same requantization: the same bytes. Within a pixel every read of
@@ -22,7 +23,8 @@ use crate::rows::{Frame, RowMap};
 
 use super::{Finish, taps};
 
-/// The most channels of a pixel accumulated together: 256 bytes of stack.
+/// The most channels of a pixel accumulated together: 256 bytes of stack, and 64 for
+/// their bytes.
 pub(crate) const GROUP: usize = 64;
 
 /// DEPTHWISE_CONV_2D of depth multiplier 1, its regions checked, in the general loops'
@@ -57,6 +59,7 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
     let (in_shape, out_shape) = (p.input, p.output);
     let mut accs = [0i32; GROUP];
+    let mut finished = [0u8; GROUP];
     for b in 0..batches {
         for oy in computed.clone() {
             let rows = taps(oy, sy, dy, py, in_h, f_h);
@@ -89,7 +92,11 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                             _ => tap(acc, x, w, p.input_offset),
                         }
                     }
-                    finish.row(g, acc, &mut |k, v| put(out + g + k, v));
+                    let bytes = &mut finished[..width];
+                    finish.bytes(g, acc, bytes);
+                    for (k, &v) in bytes.iter().enumerate() {
+                        put(out + g + k, v);
+                    }
                     g += width;
                 }
             }

@@ -5,8 +5,17 @@
 //! checks and the per-tensor test around them had cost as much as the requantization.
 
 use crate::bytes::{channel, i32_at, to_output};
+use crate::dsp::requantize;
 use crate::fixed::rescale;
 use crate::params::{Conv, Range};
+
+/// The channels [`Finish::pairs`] sums before it finishes them: two rows of 64 bytes on
+/// the stack.
+pub(crate) const PAIRS: usize = 16;
+
+/// Where [`Finish::pairs`] keeps its sums: the caller's, made once per call (not per
+/// pixel pair, which would clear them every time).
+pub(crate) type Rows = [[i32; PAIRS]; 2];
 
 /// A channel's bias, multiplier and shift.
 pub(crate) type Params = (i32, i32, i32);
@@ -28,17 +37,51 @@ pub(crate) struct Finish<'a> {
     shifts: &'a [i32],
     offset: i32,
     range: Range,
+    /// Whether [`bytes`](Self::bytes) may run `dsp::requantize::row`: the lists per
+    /// channel, a bias, every shift to the right and no clamp but int8's (checked once).
+    rows: bool,
 }
 
 impl<'a> Finish<'a> {
     /// The requantization of call `p` whose bias bytes are `bias`.
     pub(crate) fn new(p: &Conv<'a>, bias: &'a [u8]) -> Self {
+        let rows = p.bias
+            && p.multipliers.len() == p.shifts.len()
+            && p.shifts.len() == p.output[3]
+            && requantize::takes(p.shifts, p.activation);
         Finish {
             bias: p.bias.then_some(bias),
             multipliers: p.multipliers,
             shifts: p.shifts,
             offset: p.output_offset,
             range: p.activation,
+            rows,
+        }
+    }
+
+    /// The accumulators of channels `g..g + acc.len()`, finished into `out`: the same bytes
+    /// as [`one`](Self::one) on each, in one loop (`dsp::requantize::row`) where the call
+    /// allows it.
+    #[inline(always)]
+    pub(crate) fn bytes(&self, g: usize, acc: &[i32], out: &mut [u8]) {
+        let n = acc.len();
+        let lists = self.bias.and_then(|b| {
+            let b = b.get(4 * g..4 * (g + n))?;
+            Some((
+                b,
+                self.multipliers.get(g..g + n)?,
+                self.shifts.get(g..g + n)?,
+            ))
+        });
+        match lists {
+            Some((b, m, s)) if self.rows && out.len() >= n => {
+                requantize::row(acc, b, m, s, self.offset, out);
+            }
+            _ => {
+                for (k, (&a, o)) in acc.iter().zip(out).enumerate() {
+                    *o = self.one(g + k, a);
+                }
+            }
         }
     }
 
@@ -78,6 +121,43 @@ impl<'a> Finish<'a> {
             }
             block
         }))
+    }
+
+    /// The outputs of two pixels `a` and `b` by pairs of channels, from channel 0: `sums`
+    /// gives each pair's four sums in turn (`a` by each channel, then `b`), until it gives
+    /// `None` or the outputs' even channels are done; [`PAIRS`] channels are summed into
+    /// `rows`, then finished as two rows ([`bytes`](Self::bytes)). Returns the channels
+    /// done.
+    #[inline(always)]
+    pub(crate) fn pairs(
+        &self,
+        [sa, sb]: &mut Rows,
+        [oa, ob]: [&mut [u8]; 2],
+        mut sums: impl FnMut() -> Option<[i32; 4]>,
+    ) -> usize {
+        let channels = oa.len().min(ob.len()) & !1;
+        let mut oc = 0;
+        while oc < channels {
+            let len = PAIRS.min(channels - oc);
+            let mut k = 0;
+            for (a, b) in sa[..len]
+                .chunks_exact_mut(2)
+                .zip(sb[..len].chunks_exact_mut(2))
+            {
+                let Some([au, av, bu, bv]) = sums() else {
+                    break;
+                };
+                (a[0], a[1], b[0], b[1]) = (au, av, bu, bv);
+                k += 2;
+            }
+            self.bytes(oc, &sa[..k], &mut oa[oc..oc + k]);
+            self.bytes(oc, &sb[..k], &mut ob[oc..oc + k]);
+            oc += k;
+            if k < len {
+                break;
+            }
+        }
+        oc
     }
 
     /// An accumulator finished with its channel's [`Params`].

@@ -15,6 +15,7 @@
 // Run on thumbv7em only; its lanes are portable, so every target's tests run it.
 #![cfg_attr(not(usmp_dsp), allow(dead_code))]
 
+use super::finish::{PAIRS, Rows};
 use super::{Finish, fast};
 use crate::bytes::int8;
 use crate::dsp::{Lanes, splat, sxtab16, sxtab16_odd, two_dots};
@@ -46,19 +47,40 @@ struct Shape<'a> {
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
 /// time.
 pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
-    conv_1x1_in(p, input, filter, bias, output, &mut [0; MOST_PAIRED]);
+    let finish = Finish::new(p, bias);
+    conv_1x1_in(p, &finish, input, filter, bias, output, &mut Scratch::new());
 }
 
-/// [`conv_1x1`] with the lanes of each pixel pair widened into `widened` (cleared once
-/// per call, not once per pair).
+/// What [`conv_1x1_in`] works in, on the stack: made once per call, not per pixel pair
+/// (clearing it cost a 1,024-byte memclr per pair).
+pub(crate) struct Scratch {
+    /// A pixel pair's input in 16-bit lanes.
+    widened: [u32; MOST_PAIRED],
+    /// Its sums before they are finished.
+    rows: Rows,
+}
+
+impl Scratch {
+    /// Cleared.
+    pub(crate) fn new() -> Self {
+        Scratch {
+            widened: [0; MOST_PAIRED],
+            rows: [[0; PAIRS]; 2],
+        }
+    }
+}
+
+/// [`conv_1x1`] finished by `finish` (the call's, made once where a call runs as many
+/// calls of a pixel pair), working in `scratch`.
 #[inline(always)]
 pub(super) fn conv_1x1_in(
     p: &Conv<'_>,
+    finish: &Finish<'_>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
-    widened: &mut [u32; MOST_PAIRED],
+    scratch: &mut Scratch,
 ) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     // Offsets are -127 to 128 (a zero point's negation); the general loops take any.
@@ -76,14 +98,14 @@ pub(super) fn conv_1x1_in(
         whole: depth - depth % 4,
         offset: p.input_offset,
         offsets: splat(lane),
-        finish: Finish::new(p, bias),
+        finish: *finish,
     };
     let mut pairs = input.chunks_exact(2 * depth);
     let mut outs = output.chunks_exact_mut(2 * channels);
     for (xs, out) in pairs.by_ref().zip(outs.by_ref()) {
         let (a, b) = xs.split_at(depth);
         let (oa, ob) = out.split_at_mut(channels);
-        two_pixels(&shape, filter, [a, b], [oa, ob], widened);
+        two_pixels(&shape, filter, [a, b], [oa, ob], scratch);
     }
     // An odd pixel last, on its own: four channels at a time, in the same lanes.
     let out = outs.into_remainder();
@@ -94,11 +116,6 @@ pub(super) fn conv_1x1_in(
 /// The most bytes a pixel's input or output may have for [`conv_1x1`]'s pairs and for
 /// [`pairs::conv_1x1_over`](super::pairs::conv_1x1_over).
 pub(crate) const MOST_PAIRED: usize = 256;
-
-/// The output channels of a pixel pair's outputs (one each).
-fn channels_of(oa: &[u8], ob: &[u8]) -> usize {
-    oa.len().min(ob.len())
-}
 
 /// The sums of pixels `a` and `b` by the two channels of `pair`: `a` by each, then `b`.
 #[inline(always)]
@@ -122,7 +139,7 @@ fn pair_sums(s: &Shape<'_>, widened: &[u32], pair: &[u8], [a, b]: [&[u8]; 2]) ->
 
 /// Pixels `x` (each `depth` bytes, at most [`MOST_PAIRED`]) by every channel of `filter`
 /// into `out`. Their whole words are widened once, offset added, into 16-bit lanes in
-/// `widened` (the caller's, on the stack) in the order the loop reads them (for each
+/// `scratch` (the caller's, on the stack) in the order the loop reads them (for each
 /// word: `a`'s bytes 0 and 2, 1 and 3, then `b`'s), so each pair of channels reads one run
 /// of lanes and its two filter words: four SXTB16 and eight SMLAD per sixteen products,
 /// as CMSIS-NN's reordered columns.
@@ -131,9 +148,10 @@ fn two_pixels(
     filter: &[u8],
     [a, b]: [&[u8]; 2],
     [oa, ob]: [&mut [u8]; 2],
-    widened: &mut [u32; MOST_PAIRED],
+    scratch: &mut Scratch,
 ) {
     let (depth, whole) = (s.depth, s.whole);
+    let Scratch { widened, rows } = scratch;
     let pixels = words(a, whole).zip(words(b, whole));
     for (lanes, (a, b)) in widened.chunks_exact_mut(4).zip(pixels) {
         let (a, b) = (word(a), word(b));
@@ -145,25 +163,7 @@ fn two_pixels(
     let widened = &widened[..whole];
     let mut pairs = filter.chunks_exact(2 * depth);
     let sums = |pair: &[u8]| pair_sums(s, widened, pair, [a, b]);
-    let mut oc = 0;
-    if let Some(params) = s.finish.blocks::<2>(0, channels_of(oa, ob)) {
-        let outs = oa.chunks_exact_mut(2).zip(ob.chunks_exact_mut(2));
-        for ((pair, [p, q]), (ya, yb)) in pairs.by_ref().zip(params).zip(outs) {
-            let acc = sums(pair);
-            ya[0] = s.finish.with(acc[0], p);
-            ya[1] = s.finish.with(acc[1], q);
-            yb[0] = s.finish.with(acc[2], p);
-            yb[1] = s.finish.with(acc[3], q);
-            oc += 2;
-        }
-    } else {
-        for pair in pairs.by_ref() {
-            let acc = sums(pair);
-            s.finish.row(oc, &acc[..2], &mut |k, v| oa[oc + k] = v);
-            s.finish.row(oc, &acc[2..], &mut |k, v| ob[oc + k] = v);
-            oc += 2;
-        }
-    }
+    let oc = s.finish.pairs(rows, [oa, ob], || pairs.next().map(sums));
     let w = pairs.remainder();
     if w.len() == depth {
         for (x, o) in [(a, &mut oa[oc]), (b, &mut ob[oc])] {

@@ -6,6 +6,7 @@
 //! (an integer sum does not depend on its order) and the same requantization: the same
 //! bytes. An odd channel and an odd pixel are finished on their own.
 
+use super::finish::{PAIRS, Rows};
 use super::packed::{self, MOST_PAIRED};
 use super::{Finish, fast};
 use crate::bytes::int8;
@@ -15,7 +16,44 @@ use crate::params::Conv;
 
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
 /// time; deeper pixels, or an offset past 16 bits, go to that function.
+// Called where neither the DSP form nor Helium's loops take calls apart (the host tests
+// run it on every target).
+#[cfg_attr(any(usmp_dsp, usmp_helium), allow(dead_code))]
 pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+    let finish = Finish::new(p, bias);
+    conv_1x1_by(p, &finish, input, filter, bias, output, &mut Scratch::new());
+}
+
+/// What [`conv_1x1_by`] works in, on the stack: made once per call, not per pixel pair.
+struct Scratch {
+    /// A pixel pair's input, offset, interleaved.
+    widened: [i16; 2 * MOST_PAIRED],
+    /// Its sums before they are finished.
+    rows: Rows,
+}
+
+impl Scratch {
+    /// Cleared.
+    fn new() -> Self {
+        Scratch {
+            widened: [0; 2 * MOST_PAIRED],
+            rows: [[0; PAIRS]; 2],
+        }
+    }
+}
+
+/// [`conv_1x1`] finished by `finish` (the call's, made once where a call runs as many
+/// calls of a pixel pair), working in `scratch`.
+#[inline(always)]
+fn conv_1x1_by(
+    p: &Conv<'_>,
+    finish: &Finish<'_>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+    scratch: &mut Scratch,
+) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     let Ok(offset) = i16::try_from(p.input_offset) else {
         return fast::conv_1x1_apart(p, input, filter, bias, output);
@@ -23,8 +61,7 @@ pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], o
     if depth > MOST_PAIRED || offset.unsigned_abs() > i16::MAX.unsigned_abs() - 128 {
         return fast::conv_1x1_apart(p, input, filter, bias, output);
     }
-    let finish = Finish::new(p, bias);
-    let mut widened = [0i16; 2 * MOST_PAIRED];
+    let Scratch { widened, rows } = scratch;
     let mut pairs = input.chunks_exact(2 * depth);
     let mut outs = output.chunks_exact_mut(2 * channels);
     for (xs, out) in pairs.by_ref().zip(outs.by_ref()) {
@@ -34,7 +71,7 @@ pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], o
             w[1] = int8(b) as i16 + offset;
         }
         let (oa, ob) = out.split_at_mut(channels);
-        two_pixels(&finish, &widened[..2 * depth], filter, [oa, ob]);
+        two_pixels(finish, rows, &widened[..2 * depth], filter, [oa, ob]);
     }
     // An odd pixel last, on its own.
     let rest = pairs.remainder();
@@ -82,22 +119,28 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
         output: [1, 1, 2, channels],
         ..*p
     };
+    let finish = Finish::new(p, bias);
     let (mut x, mut y) = ([0u8; 2 * MOST_PAIRED], [0u8; 2 * MOST_PAIRED]);
-    let mut widened = [0; MOST_PAIRED];
     let mut pairs = input.chunks_exact(2 * depth);
-    for (k, xs) in pairs.by_ref().enumerate() {
-        for (to, from) in x.iter_mut().zip(xs) {
-            *to = from.load();
+    let mut each = |pair_of: &mut dyn FnMut(&[u8], &mut [u8])| {
+        for (k, xs) in pairs.by_ref().enumerate() {
+            for (to, from) in x.iter_mut().zip(xs) {
+                *to = from.load();
+            }
+            let (x, y) = (&x[..2 * depth], &mut y[..2 * channels]);
+            pair_of(x, y);
+            for (o, &v) in y.iter().enumerate() {
+                put(2 * k * channels + o, v);
+            }
         }
-        let (x, y) = (&x[..2 * depth], &mut y[..2 * channels]);
-        if PACKED {
-            packed::conv_1x1_in(&pair, x, filter, bias, y, &mut widened);
-        } else {
-            conv_1x1(&pair, x, filter, bias, y);
-        }
-        for (o, &v) in y.iter().enumerate() {
-            put(2 * k * channels + o, v);
-        }
+    };
+    // One scratch or the other on the stack, made once.
+    if PACKED {
+        let scratch = &mut packed::Scratch::new();
+        each(&mut |x, y| packed::conv_1x1_in(&pair, &finish, x, filter, bias, y, scratch));
+    } else {
+        let scratch = &mut Scratch::new();
+        each(&mut |x, y| conv_1x1_by(&pair, &finish, x, filter, bias, y, scratch));
     }
     // An odd pixel last, on its own, as the general loops take it.
     let rest = pairs.remainder();
@@ -110,20 +153,20 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
 
 /// The outputs of a pixel pair whose inputs are `widened` (interleaved, offset) by every
 /// channel of `filter`.
-fn two_pixels(finish: &Finish<'_>, widened: &[i16], filter: &[u8], [oa, ob]: [&mut [u8]; 2]) {
+fn two_pixels(
+    finish: &Finish<'_>,
+    rows_of_sums: &mut Rows,
+    widened: &[i16],
+    filter: &[u8],
+    [oa, ob]: [&mut [u8]; 2],
+) {
     let depth = widened.len() / 2;
     let channels = oa.len().min(ob.len());
     let mut rows = filter.chunks_exact(depth);
-    let mut oc = 0;
-    while oc + 2 <= channels {
-        let (Some(u), Some(v)) = (rows.next(), rows.next()) else {
-            break;
-        };
-        let acc = pair_products(widened, u, v, [0; 4]);
-        finish.row(oc, &acc[..2], &mut |k, v| oa[oc + k] = v);
-        finish.row(oc, &acc[2..], &mut |k, v| ob[oc + k] = v);
-        oc += 2;
-    }
+    let oc = finish.pairs(rows_of_sums, [oa, ob], || {
+        let (u, v) = (rows.next()?, rows.next()?);
+        Some(pair_products(widened, u, v, [0; 4]))
+    });
     if let Some(u) = rows.next().filter(|_| oc < channels) {
         let mut acc = [0i32; 2];
         for (x, &u) in widened.chunks_exact(2).zip(u) {

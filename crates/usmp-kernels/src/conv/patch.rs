@@ -20,6 +20,7 @@ use crate::overlap::Load;
 use crate::params::Conv;
 use crate::rows::{Frame, RowMap};
 
+use super::depthwise::GROUP;
 use super::{Finish, fast, taps};
 
 /// The most elements a patch holds: its stack array of 16-bit offset inputs (int8 plus an
@@ -116,6 +117,7 @@ fn by_patches<const PACKED: bool, T: Load>(
     let field = f_h * f_w * in_c;
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     let finish = Finish::new(p, bias);
+    let (mut accs, mut finished) = ([0i32; GROUP], [0u8; GROUP]);
     let mut store = [0i16; MOST_PATCH];
     // Whole groups of four: a last, partial group's slots are spread over the group.
     let patch = &mut store[..field.next_multiple_of(4)];
@@ -141,8 +143,24 @@ fn by_patches<const PACKED: bool, T: Load>(
                     }
                 }
                 let out = out_row + ox * out_c;
-                for (oc, w) in filter.chunks_exact(field).take(out_c).enumerate() {
-                    put(out + oc, finish.one(oc, dot::<PACKED>(patch, w)));
+                let mut filters = filter.chunks_exact(field).take(out_c);
+                let mut oc = 0;
+                // Up to a group of channels summed, then finished in one row.
+                while oc < out_c {
+                    let mut n = 0;
+                    for (acc, w) in accs.iter_mut().zip(filters.by_ref()) {
+                        *acc = dot::<PACKED>(patch, w);
+                        n += 1;
+                    }
+                    let bytes = &mut finished[..n];
+                    finish.bytes(oc, &accs[..n], bytes);
+                    for (k, &v) in bytes.iter().enumerate() {
+                        put(out + oc + k, v);
+                    }
+                    if n < GROUP {
+                        break;
+                    }
+                    oc += n;
                 }
             }
         }

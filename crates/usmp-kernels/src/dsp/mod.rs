@@ -7,10 +7,14 @@
 //! M33, M55). Everywhere else, the same arithmetic in portable Rust, so the kernels built
 //! on them run (and are tested) on every target. Lane 0 is the low half.
 //!
+//! [`requantize`] is the requantization of a row of accumulators, a Thumb-2 loop too.
+//!
 //! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
 //! the `dsp` target feature itself.
 
 use crate::overlap::Load;
+
+pub(crate) mod requantize;
 
 /// One DSP instruction: `$text`, its result in `{o}`, its inputs the named words.
 #[cfg(usmp_dsp)]
