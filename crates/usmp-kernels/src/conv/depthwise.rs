@@ -16,6 +16,7 @@
 //! input runs this path as well.
 
 use crate::bytes::int8;
+use crate::dsp::window;
 use crate::dsp::{splat, tap_words};
 use crate::overlap::Load;
 use crate::params::{Conv, MOST_TAPS};
@@ -55,7 +56,7 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     // Offsets are -127 to 128 (a zero point's negation); lanes take no other.
     let lanes = i16::try_from(p.input_offset).ok().filter(|_| PACKED);
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
-    let mut at = [(0, 0); MOST_TAPS];
+    let mut at = [[0, 0]; MOST_TAPS];
     let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
     let (in_shape, out_shape) = (p.input, p.output);
     let mut accs = [0i32; GROUP];
@@ -70,7 +71,7 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     let y = in_rows.at(in_shape, b, oy * sy + fy * dy - py);
                     for fx in taps(ox, sx, dx, px, in_w, f_w) {
                         let x = ox * sx + fx * dx - px;
-                        at[n] = (y + x * c, (fy * f_w + fx) * c);
+                        at[n] = [y + x * c, (fy * f_w + fx) * c];
                         n += 1;
                     }
                 }
@@ -85,7 +86,18 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     };
                     let acc = &mut accs[..width];
                     acc.fill(0);
-                    for &(i, f) in &at[..n] {
+                    // Every tap in one loop where the lanes take the group.
+                    let (x, w) = (
+                        input.get(g..).unwrap_or(&[]),
+                        filter.get(g..).unwrap_or(&[]),
+                    );
+                    let listed = match lanes {
+                        Some(lane) if width % 4 == 0 => {
+                            window::add(acc, x, w, &at[..n], splat(lane))
+                        }
+                        _ => false,
+                    };
+                    for &[i, f] in at[..n].iter().filter(|_| !listed) {
                         let (x, w) = (&input[i + g..i + g + width], &filter[f + g..f + g + width]);
                         match lanes {
                             Some(lane) if width % 4 == 0 => tap_packed(acc, x, w, lane),
@@ -93,10 +105,7 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                         }
                     }
                     let bytes = &mut finished[..width];
-                    finish.bytes(g, acc, bytes);
-                    for (k, &v) in bytes.iter().enumerate() {
-                        put(out + g + k, v);
-                    }
+                    finish.put_row(g, acc, bytes, &mut |k, v| put(out + g + k, v));
                     g += width;
                 }
             }

@@ -269,22 +269,6 @@ fn four_products(acc: &mut [i32; 4], x: i32, ws: u32, lanes: bool) {
     }
 }
 
-/// Channels `oc..oc + N`'s sums `acc` finished in one row, output channel `k` stored by
-/// `put`.
-#[inline(always)]
-fn finished<const N: usize>(
-    finish: &Finish<'_>,
-    oc: usize,
-    acc: &[i32; N],
-    put: &mut impl FnMut(usize, u8),
-) {
-    let mut bytes = [0u8; N];
-    finish.bytes(oc, acc, &mut bytes);
-    for (k, &v) in bytes.iter().enumerate() {
-        put(oc + k, v);
-    }
-}
-
 /// The loops of [`depthwise_by_multiplier`], the rows `frame` names.
 #[inline(always)]
 fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
@@ -334,12 +318,14 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     // loaded once for eight), then four.
                     while (lanes || !PACKED) && oc + 8 <= end {
                         let acc = walk.sums::<8, PACKED, T>(input, filter, at, oc);
-                        finished(&finish, oc, &acc, &mut |k, v| put(out + k, v));
+                        let bytes = &mut [0; 8];
+                        finish.put_row(oc, &acc, bytes, &mut |k, v| put(out + oc + k, v));
                         oc += 8;
                     }
                     while oc + 4 <= end {
                         let acc = walk.sums::<4, PACKED, T>(input, filter, at, oc);
-                        finished(&finish, oc, &acc, &mut |k, v| put(out + k, v));
+                        let bytes = &mut [0; 4];
+                        finish.put_row(oc, &acc, bytes, &mut |k, v| put(out + oc + k, v));
                         oc += 4;
                     }
                     for oc in oc..end {

@@ -123,6 +123,22 @@ impl<'a> Finish<'a> {
         }))
     }
 
+    /// [`bytes`](Self::bytes) into `bytes` (as long as `acc`), then each stored by `put`
+    /// (`put(k, byte)` for channel `g + k`): for outputs written through `put`.
+    #[inline(always)]
+    pub(crate) fn put_row(
+        &self,
+        g: usize,
+        acc: &[i32],
+        bytes: &mut [u8],
+        put: &mut impl FnMut(usize, u8),
+    ) {
+        self.bytes(g, acc, bytes);
+        for (k, &v) in bytes.iter().enumerate() {
+            put(k, v);
+        }
+    }
+
     /// The outputs of two pixels `a` and `b` by pairs of channels, from channel 0: `sums`
     /// gives each pair's four sums in turn (`a` by each channel, then `b`), until it gives
     /// `None` or the outputs' even channels are done; [`PAIRS`] channels are summed into

@@ -153,10 +153,7 @@ fn by_patches<const PACKED: bool, T: Load>(
                         n += 1;
                     }
                     let bytes = &mut finished[..n];
-                    finish.bytes(oc, &accs[..n], bytes);
-                    for (k, &v) in bytes.iter().enumerate() {
-                        put(out + oc + k, v);
-                    }
+                    finish.put_row(oc, &accs[..n], bytes, &mut |k, v| put(out + oc + k, v));
                     if n < GROUP {
                         break;
                     }

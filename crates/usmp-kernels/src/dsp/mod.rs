@@ -7,7 +7,8 @@
 //! M33, M55). Everywhere else, the same arithmetic in portable Rust, so the kernels built
 //! on them run (and are tested) on every target. Lane 0 is the low half.
 //!
-//! [`requantize`] is the requantization of a row of accumulators, a Thumb-2 loop too.
+//! [`requantize`] is the requantization of a row of accumulators, a Thumb-2 loop too;
+//! [`window`] runs [`tap_words`] over every tap of a depthwise output pixel.
 //!
 //! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
 //! the `dsp` target feature itself.
@@ -15,6 +16,7 @@
 use crate::overlap::Load;
 
 pub(crate) mod requantize;
+pub(crate) mod window;
 
 /// One DSP instruction: `$text`, its result in `{o}`, its inputs the named words.
 #[cfg(usmp_dsp)]

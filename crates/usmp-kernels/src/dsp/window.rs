@@ -1,0 +1,146 @@
+//! Every tap of one depthwise output pixel over a group of channels in one loop: the
+//! taps' input and filter positions are checked (the largest of each), then on thumbv7em
+//! one assembly loop walks the list, each tap one LDM of its two positions and eight
+//! instructions to find its bytes, then [`super::tap_words`]' 16 per four channels. Cutting and checking the
+//! two slices of each tap in Rust had cost about 36 instructions per tap (LLVM kept the
+//! loop's values on the stack), as many as the work of eight channels.
+
+use super::Lanes;
+use crate::overlap::Load;
+
+/// For each `[i, f]` of `taps`, `acc[c] += (x[i + c] + offset) * w[f + c]` for the
+/// channels of `acc`'s whole words (four per word, each sum wrapping; `offsets` is the
+/// offset in both lanes), taps in order: [`super::tap_words`] per tap. Returns `false`,
+/// having added nothing, where some tap's bytes are not all in `x` or `w`.
+#[inline(always)]
+pub(crate) fn add<T: Load>(
+    acc: &mut [i32],
+    x: &[T],
+    w: &[u8],
+    taps: &[[usize; 2]],
+    offsets: Lanes,
+) -> bool {
+    let width = acc.len() - acc.len() % 4;
+    let [i, f] = taps
+        .iter()
+        .fold([0, 0], |[i, f], t| [i.max(t[0]), f.max(t[1])]);
+    let inside = |start: usize, len: usize| start.checked_add(width).is_some_and(|e| e <= len);
+    if !inside(i, x.len()) || !inside(f, w.len()) {
+        return false;
+    }
+    if width == 0 || taps.is_empty() {
+        return true;
+    }
+    #[cfg(usmp_dsp)]
+    in_assembly(&mut acc[..width], x, w, taps, offsets);
+    #[cfg(not(usmp_dsp))]
+    for &[i, f] in taps {
+        super::tap_words(
+            &mut acc[..width],
+            &x[i..i + width],
+            &w[f..f + width],
+            offsets,
+        );
+    }
+    true
+}
+
+/// [`add`]'s loop, its taps checked: every `[i, f]` has `acc.len() / 4 >= 1` whole words
+/// at `x[i..]` and `w[f..]`, and there is at least one tap.
+#[cfg(usmp_dsp)]
+#[inline(always)]
+fn in_assembly<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], taps: &[[usize; 2]], offsets: Lanes) {
+    const { assert!(core::mem::size_of::<T>() == 1) };
+    let words = acc.len() / 4;
+    let list = taps.as_ptr_range();
+    // SAFETY: the loop reads `taps` (borrowed here; `[usize; 2]`, so `i` then `f`) one
+    // tap at a time from `list.start` to `list.end`, at least one. Per tap it runs its
+    // `words >= 1` times, each reading the next word at r8 (the tap's input:
+    // `i + 4 * words <= x.len()` bytes, checked by `add`; `T` is one byte, asserted above,
+    // and `Load`'s types, `u8` and `Cell<u8>`, are initialized bytes nothing writes while
+    // this runs: the region is borrowed here; unaligned LDRs, which Armv7-M performs) and
+    // at r9 (the tap's filter, likewise `f + 4 * words <= w.len()`), and reading then
+    // writing the next four sums at r10 (from `acc`'s start: `4 * words` of its `i32`s,
+    // aligned for LDM and STM, borrowed mutably here). It keeps the four bases and the
+    // list's end in 24 bytes it reserves below the stack pointer (which stays 8-byte
+    // aligned) and gives back before it ends; it writes no other memory, only the
+    // registers named; CMP and SUBS set the flags, so they are not declared preserved.
+    unsafe {
+        core::arch::asm!(
+            "sub sp, sp, #24",
+            "stm sp, {{r8, r9, r10, r11, r12}}",
+            "1:",
+            "ldr r12, [sp, #16]",
+            "cmp {lp}, r12",
+            "beq 3f",
+            "ldm {lp}!, {{r8, r9}}",
+            "ldr r12, [sp]",
+            "add r8, r8, r12",
+            "ldr r12, [sp, #4]",
+            "add r9, r9, r12",
+            "ldrd r10, r11, [sp, #8]",
+            "2:",
+            "ldr {t0}, [r8], #4",
+            "ldr {t1}, [r9], #4",
+            "sxtab16 {t2}, {off}, {t0}",
+            "sxtab16 {t0}, {off}, {t0}, ror #8",
+            "sxtb16 r12, {t1}",
+            "sxtb16 {t1}, {t1}, ror #8",
+            "ldm r10, {{r2, r3}}",
+            "smlabb r2, {t2}, r12, r2",
+            "smlabb r3, {t0}, {t1}, r3",
+            "stm r10!, {{r2, r3}}",
+            "ldm r10, {{r2, r3}}",
+            "smlatt r2, {t2}, r12, r2",
+            "smlatt r3, {t0}, {t1}, r3",
+            "stm r10!, {{r2, r3}}",
+            "subs r11, r11, #1",
+            "bne 2b",
+            "b 1b",
+            "3:",
+            "add sp, sp, #24",
+            lp = inout(reg) list.start => _,
+            off = in(reg) offsets,
+            t0 = out(reg) _,
+            t1 = out(reg) _,
+            t2 = out(reg) _,
+            out("r2") _,
+            out("r3") _,
+            inout("r8") x.as_ptr().cast::<u8>() => _,
+            inout("r9") w.as_ptr() => _,
+            inout("r10") acc.as_mut_ptr() => _,
+            inout("r11") words => _,
+            inout("r12") list.end => _,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::add;
+    use crate::dsp::splat;
+
+    /// Every tap's products, in the list's order, and nothing where a tap's bytes run past
+    /// the input or the filter.
+    #[test]
+    fn taps_add_each_taps_products() {
+        let x: [u8; 40] = core::array::from_fn(|k| (k as u8).wrapping_mul(37));
+        let w: [u8; 24] = core::array::from_fn(|k| (k as u8).wrapping_mul(91) ^ 0x55);
+        let taps = [[0, 0], [13, 8], [32, 16]];
+        for offset in [-128i16, 0, 127] {
+            let mut acc = [7i32; 8];
+            assert!(add(&mut acc, &x, &w, &taps, splat(offset)));
+            for (c, &sum) in acc.iter().enumerate() {
+                let want = taps.iter().fold(7i32, |s, &[i, f]| {
+                    let xv = i32::from(x[i + c] as i8) + i32::from(offset);
+                    s + xv * i32::from(w[f + c] as i8)
+                });
+                assert_eq!(sum, want, "channel {c}, offset {offset}");
+            }
+        }
+        let mut acc = [0i32; 8];
+        assert!(!add(&mut acc, &x, &w, &[[0, 0], [33, 0]], splat(1)));
+        assert!(!add(&mut acc, &x, &w, &[[0, 17]], splat(1)));
+        assert_eq!(acc, [0; 8], "nothing added");
+    }
+}
