@@ -139,22 +139,44 @@ impl<'a> Finish<'a> {
         }
     }
 
-    /// The outputs of two pixels `a` and `b` by pairs of channels, from channel 0: `sums`
-    /// gives each pair's four sums in turn (`a` by each channel, then `b`), until it gives
-    /// `None` or the outputs' even channels are done; [`PAIRS`] channels are summed into
-    /// `rows`, then finished as two rows ([`bytes`](Self::bytes)). Returns the channels
-    /// done.
+    /// The outputs of two pixels `a` and `b` by blocks of channels, from channel 0: `block(oc,
+    /// len, rows)` sums channels `oc..oc + len` (`len` even, at most [`PAIRS`]) of both
+    /// pixels into `rows` (`a`'s, then `b`'s) and returns how many it summed (even); they
+    /// are finished as two rows ([`bytes`](Self::bytes)), until a block sums fewer than
+    /// asked or the outputs' even channels are done. Returns the channels done.
     #[inline(always)]
-    pub(crate) fn pairs(
+    pub(crate) fn by_blocks(
         &self,
-        [sa, sb]: &mut Rows,
+        rows: &mut Rows,
         [oa, ob]: [&mut [u8]; 2],
-        mut sums: impl FnMut() -> Option<[i32; 4]>,
+        mut block: impl FnMut(usize, usize, &mut Rows) -> usize,
     ) -> usize {
         let channels = oa.len().min(ob.len()) & !1;
         let mut oc = 0;
         while oc < channels {
             let len = PAIRS.min(channels - oc);
+            let k = block(oc, len, rows).min(len);
+            let [sa, sb] = &*rows;
+            self.bytes(oc, &sa[..k], &mut oa[oc..oc + k]);
+            self.bytes(oc, &sb[..k], &mut ob[oc..oc + k]);
+            oc += k;
+            if k < len {
+                break;
+            }
+        }
+        oc
+    }
+
+    /// [`by_blocks`](Self::by_blocks) summed a channel pair at a time: `sums` gives each pair's
+    /// four sums in turn (`a` by each channel, then `b`), or `None` when there are no more.
+    #[inline(always)]
+    pub(crate) fn pairs(
+        &self,
+        rows: &mut Rows,
+        outs: [&mut [u8]; 2],
+        mut sums: impl FnMut() -> Option<[i32; 4]>,
+    ) -> usize {
+        self.by_blocks(rows, outs, |_, len, [sa, sb]| {
             let mut k = 0;
             for (a, b) in sa[..len]
                 .chunks_exact_mut(2)
@@ -166,14 +188,8 @@ impl<'a> Finish<'a> {
                 (a[0], a[1], b[0], b[1]) = (au, av, bu, bv);
                 k += 2;
             }
-            self.bytes(oc, &sa[..k], &mut oa[oc..oc + k]);
-            self.bytes(oc, &sb[..k], &mut ob[oc..oc + k]);
-            oc += k;
-            if k < len {
-                break;
-            }
-        }
-        oc
+            k
+        })
     }
 
     /// An accumulator finished with its channel's [`Params`].

@@ -18,6 +18,7 @@
 use super::finish::{PAIRS, Rows};
 use super::{Finish, fast};
 use crate::bytes::int8;
+use crate::dsp::dots::dot_rows;
 use crate::dsp::{Lanes, splat, sxtab16, sxtab16_odd, two_dots};
 use crate::params::Conv;
 
@@ -163,7 +164,15 @@ fn two_pixels(
     let widened = &widened[..whole];
     let mut pairs = filter.chunks_exact(2 * depth);
     let sums = |pair: &[u8]| pair_sums(s, widened, pair, [a, b]);
-    let oc = s.finish.pairs(rows, [oa, ob], || pairs.next().map(sums));
+    let oc = if whole == depth {
+        // Whole words only: each block of rows in one loop.
+        s.finish.by_blocks(rows, [oa, ob], |oc, len, rows| {
+            let block = filter.get(oc * depth..).unwrap_or(&[]);
+            dot_rows(widened, block, rows, len)
+        })
+    } else {
+        s.finish.pairs(rows, [oa, ob], || pairs.next().map(sums))
+    };
     let w = pairs.remainder();
     if w.len() == depth {
         for (x, o) in [(a, &mut oa[oc]), (b, &mut ob[oc])] {

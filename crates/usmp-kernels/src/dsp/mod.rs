@@ -8,13 +8,15 @@
 //! on them run (and are tested) on every target. Lane 0 is the low half.
 //!
 //! [`requantize`] is the requantization of a row of accumulators, a Thumb-2 loop too;
-//! [`window`] runs [`tap_words`] over every tap of a depthwise output pixel.
+//! [`window`] runs [`tap_words`] over every tap of a depthwise output pixel, [`dots`]
+//! [`two_dots`] over a block of filter rows.
 //!
 //! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
 //! the `dsp` target feature itself.
 
 use crate::overlap::Load;
 
+pub(crate) mod dots;
 pub(crate) mod requantize;
 pub(crate) mod window;
 
