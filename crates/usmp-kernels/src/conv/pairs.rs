@@ -10,7 +10,7 @@ use super::finish::{PAIRS, Rows};
 use super::packed::{self, MOST_PAIRED};
 use super::{Finish, fast};
 use crate::bytes::int8;
-use crate::dsp::pair_products;
+use crate::dsp::dots::pair_rows;
 use crate::overlap::Load;
 use crate::params::Conv;
 
@@ -162,12 +162,12 @@ fn two_pixels(
 ) {
     let depth = widened.len() / 2;
     let channels = oa.len().min(ob.len());
-    let mut rows = filter.chunks_exact(depth);
-    let oc = finish.pairs(rows_of_sums, [oa, ob], || {
-        let (u, v) = (rows.next()?, rows.next()?);
-        Some(pair_products(widened, u, v, [0; 4]))
+    let oc = finish.by_blocks(rows_of_sums, [oa, ob], |oc, len, sums| {
+        let block = filter.get(oc * depth..).unwrap_or(&[]);
+        pair_rows(widened, block, sums, len)
     });
-    if let Some(u) = rows.next().filter(|_| oc < channels) {
+    let last = filter.get(oc * depth..).and_then(|f| f.get(..depth));
+    if let Some(u) = last.filter(|_| oc < channels && depth > 0) {
         let mut acc = [0i32; 2];
         for (x, &u) in widened.chunks_exact(2).zip(u) {
             acc[0] = acc[0].wrapping_add(i32::from(x[0]).wrapping_mul(int8(u)));

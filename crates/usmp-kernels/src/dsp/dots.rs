@@ -99,9 +99,117 @@ fn in_assembly<const N: usize>(
     }
 }
 
+/// For each of the first `n / 2` pairs of rows `(u, v)` of `filter` (rows of `depth =
+/// x.len() / 2` bytes; `x` the two pixels' offset inputs interleaved, as
+/// `pair_products` takes them), `[sums[0][2j], sums[0][2j + 1], sums[1][2j],
+/// sums[1][2j + 1]] = [a · u, a · v, b · u, b · v]`, wrapping. Returns the rows done
+/// (even): fewer than `n` where `filter` or `sums` holds fewer pairs. On Thumb-2 cores
+/// (`usmp_thumb2`) one assembly loop over the pairs, each pair's set-up and stores 15
+/// instructions around `pair_products`' loop; elsewhere `pair_products` per pair.
+#[inline(always)]
+pub(crate) fn pair_rows<const N: usize>(
+    x: &[i16],
+    filter: &[u8],
+    sums: &mut [[i32; N]; 2],
+    n: usize,
+) -> usize {
+    let depth = x.len() / 2;
+    if depth == 0 {
+        return 0;
+    }
+    let pairs = (n.min(N) / 2).min(filter.len() / depth / 2);
+    if pairs == 0 {
+        return 0;
+    }
+    #[cfg(usmp_thumb2)]
+    pairs_in_assembly(&x[..2 * depth], &filter[..2 * pairs * depth], sums, pairs);
+    #[cfg(not(usmp_thumb2))]
+    for (j, uv) in filter.chunks_exact(2 * depth).take(pairs).enumerate() {
+        let (u, v) = uv.split_at(depth);
+        let [au, av, bu, bv] = super::pair_products(x, u, v, [0; 4]);
+        [sums[0][2 * j], sums[0][2 * j + 1]] = [au, av];
+        [sums[1][2 * j], sums[1][2 * j + 1]] = [bu, bv];
+    }
+    2 * pairs
+}
+
+/// [`pair_rows`]' loop: `x` of `2 * depth >= 2` values, `filter` of exactly `pairs >= 1`
+/// pairs of rows of `depth` bytes, `2 * pairs <= N`.
+#[cfg(usmp_thumb2)]
+#[inline(always)]
+fn pairs_in_assembly<const N: usize>(
+    x: &[i16],
+    filter: &[u8],
+    sums: &mut [[i32; N]; 2],
+    pairs: usize,
+) {
+    let depth = x.len() / 2;
+    let s = sums[0].as_mut_ptr();
+    // SAFETY: per pair of rows the inner loop runs `depth >= 1` times, each reading the
+    // next two halfwords at r8 (from `x`'s start: `2 * depth` are there, an `&[i16]`, so
+    // aligned) and the next byte of each row (`up` from the pair's first row, `vp` from
+    // its second: `filter` holds exactly `pairs` pairs of rows, read once in order); after
+    // each pair it writes four sums, two at the pointer kept at `sp + 8` and two at `4 *
+    // N` bytes past it (`sums[0][2j..2j + 2]` and `sums[1][2j..2j + 2]`: the two arrays
+    // of `[[i32; N]; 2]` are contiguous, `2j + 1 < 2 * pairs <= N`, borrowed mutably
+    // here). It keeps `x`'s start, `depth`, that pointer and its end in 16 of 24 bytes it
+    // reserves below the stack pointer (which stays 8-byte aligned) and gives back before
+    // it ends; it writes no other memory, only the registers named; SUBS and CMP set the
+    // flags, so they are not declared preserved. Every instruction is Thumb-2.
+    unsafe {
+        core::arch::asm!(
+            "sub sp, sp, #24",
+            "stm sp, {{r8, r9, r10, r11}}",
+            "1:",
+            "ldm sp, {{r8, r9}}",
+            "add {vp}, {up}, r9",
+            "mov {a0}, #0",
+            "mov {a1}, #0",
+            "mov r10, #0",
+            "mov r11, #0",
+            "2:",
+            "ldrsh {xa}, [r8], #2",
+            "ldrsh {xb}, [r8], #2",
+            "ldrsb {wu}, [{up}], #1",
+            "ldrsb {wv}, [{vp}], #1",
+            "mla {a0}, {xa}, {wu}, {a0}",
+            "mla {a1}, {xa}, {wv}, {a1}",
+            "mla r10, {xb}, {wu}, r10",
+            "mla r11, {xb}, {wv}, r11",
+            "subs r9, r9, #1",
+            "bne 2b",
+            "mov {up}, {vp}",
+            "ldr {xa}, [sp, #8]",
+            "strd {a0}, {a1}, [{xa}]",
+            "strd r10, r11, [{xa}, #{second}]",
+            "add {xa}, {xa}, #8",
+            "str {xa}, [sp, #8]",
+            "ldr {xb}, [sp, #12]",
+            "cmp {xa}, {xb}",
+            "bne 1b",
+            "add sp, sp, #24",
+            second = const 4 * N,
+            // `x`'s start and `depth` (r8 and r9 walk them), the sums' pointer and its end
+            // (stored; then r10 and r11 are pixel `b`'s sums).
+            inout("r8") x.as_ptr() => _,
+            inout("r9") depth => _,
+            inout("r10") s => _,
+            inout("r11") s.wrapping_add(2 * pairs) => _,
+            up = inout(reg) filter.as_ptr() => _,
+            vp = out(reg) _,
+            a0 = out(reg) _,
+            a1 = out(reg) _,
+            xa = out(reg) _,
+            xb = out(reg) _,
+            wu = out(reg) _,
+            wv = out(reg) _,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::dot_rows;
+    use super::{dot_rows, pair_rows};
     use crate::dsp::{sxtab16, sxtab16_odd};
 
     /// Each row's dot products with both pixels, rows past `n`, `N` or the filter left
@@ -147,6 +255,32 @@ mod tests {
             dot_rows(&lanes[..3], &filter, &mut sums, 4),
             0,
             "no whole word"
+        );
+    }
+
+    /// Each pair of rows' four dot products with the interleaved pixels, pairs past `n`,
+    /// `N` or the filter left alone.
+    #[test]
+    fn pair_rows_are_each_pairs_dot_products() {
+        let x: [i16; 10] = core::array::from_fn(|k| (k as i16 * 61) % 255 - 127);
+        let filter: [u8; 30] = core::array::from_fn(|k| (k as u8).wrapping_mul(83) ^ 0xA5);
+        let dot = |pixel: usize, r: usize| {
+            (0..5).fold(0i32, |s, k| {
+                s + i32::from(x[2 * k + pixel]) * i32::from(filter[5 * r + k] as i8)
+            })
+        };
+        let mut sums = [[-1i32; 4]; 2];
+        assert_eq!(pair_rows(&x, &filter, &mut sums, 3), 2, "whole pairs only");
+        assert_eq!(sums[0][..2], [dot(0, 0), dot(0, 1)]);
+        assert_eq!(sums[1][..2], [dot(1, 0), dot(1, 1)]);
+        assert_eq!([sums[0][2], sums[1][2]], [-1, -1], "past n");
+        assert_eq!(pair_rows(&x, &filter, &mut sums, 8), 4, "N rows at most");
+        assert_eq!(sums[0][2..], [dot(0, 2), dot(0, 3)]);
+        assert_eq!(sums[1][2..], [dot(1, 2), dot(1, 3)]);
+        assert_eq!(
+            pair_rows(&x, &filter[..9], &mut sums, 4),
+            0,
+            "no whole pair"
         );
     }
 }

@@ -2,10 +2,10 @@
 //! take them (Cortex-M4, M7): on those cores each function is the one instruction its
 //! name gives (seven of them, each reading and writing registers only), and [`two_dots`],
 //! [`tap_words`] and [`row_taps`] loops of them over slices they check first;
-//! [`pair_products`] is a
-//! loop of plain Thumb-2 multiply-accumulates for the cores without the extension (M3,
-//! M33, M55). Everywhere else, the same arithmetic in portable Rust, so the kernels built
-//! on them run (and are tested) on every target. Lane 0 is the low half.
+//! [`dots::pair_rows`] is a loop of plain Thumb-2 multiply-accumulates for the cores
+//! without the extension (M3, M33, M55). Everywhere else, the same arithmetic in portable
+//! Rust, so the kernels built on them run (and are tested) on every target. Lane 0 is the
+//! low half.
 //!
 //! [`requantize`] is the requantization of a row of accumulators, a Thumb-2 loop too;
 //! [`window`] runs [`tap_words`] over every tap of a depthwise output pixel, [`dots`]
@@ -297,69 +297,23 @@ pub(crate) fn tap_words<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], offsets: La
 /// The sums of two pixels by two filter rows, added to `acc`: with `x` the pixels' input
 /// interleaved and offset (`a[0], b[0], a[1], b[1], ...`), `[acc[0] + a · u, acc[1] + a ·
 /// v, acc[2] + b · u, acc[3] + b · v]` over the elements all hold (int8 filter bytes),
-/// wrapping. The 1x1 convolution's inner loop on cores without the DSP extension: on
-/// Thumb-2 cores (`usmp_thumb2`: Cortex-M3, M33, M55) two halfword and two byte loads
-/// and four MLA per element, 10 instructions for 4 products (LLVM unrolled its loop of
-/// the same and kept half the values on the stack); elsewhere (Cortex-M0, RISC-V, the
-/// host) the same arithmetic in Rust.
+/// wrapping. The 1x1 convolution's inner loop on cores without the DSP extension, in Rust
+/// (Cortex-M0, RISC-V, the host); on Thumb-2 cores [`dots::pair_rows`] runs the same loop
+/// in assembly over a block of rows.
+#[cfg(any(test, not(usmp_thumb2)))]
 #[inline(always)]
 pub(crate) fn pair_products(x: &[i16], u: &[u8], v: &[u8], acc: [i32; 4]) -> [i32; 4] {
     let n = (x.len() / 2).min(u.len()).min(v.len());
-    if n == 0 {
-        return acc;
+    let mut acc = acc;
+    for ((x, &u), &v) in x.chunks_exact(2).zip(u).zip(v).take(n) {
+        let (xa, xb) = (i32::from(x[0]), i32::from(x[1]));
+        let (u, v) = (i32::from(u as i8), i32::from(v as i8));
+        acc[0] = acc[0].wrapping_add(xa.wrapping_mul(u));
+        acc[1] = acc[1].wrapping_add(xa.wrapping_mul(v));
+        acc[2] = acc[2].wrapping_add(xb.wrapping_mul(u));
+        acc[3] = acc[3].wrapping_add(xb.wrapping_mul(v));
     }
-    #[cfg(usmp_thumb2)]
-    {
-        let [mut a0, mut a1, mut a2, mut a3] = acc;
-        let (xp, up, vp) = (x.as_ptr(), u.as_ptr(), v.as_ptr());
-        // SAFETY: the loop runs `n >= 1` times, each reading the next two halfwords at
-        // `xp` (`2 * n <= x.len()` are there, an `&[i16]`, so aligned) and the next byte
-        // at `up` and at `vp` (`n` bytes of each slice are there). It writes no memory,
-        // only the registers named, and does not touch the stack; SUBS sets the flags, so
-        // they are not declared preserved. Every instruction is Thumb-2 (Armv7-M and up).
-        unsafe {
-            core::arch::asm!(
-                "2:",
-                "ldrsh {xa}, [{xp}], #2",
-                "ldrsh {xb}, [{xp}], #2",
-                "ldrsb {wu}, [{up}], #1",
-                "ldrsb {wv}, [{vp}], #1",
-                "mla {a0}, {xa}, {wu}, {a0}",
-                "mla {a1}, {xa}, {wv}, {a1}",
-                "mla {a2}, {xb}, {wu}, {a2}",
-                "mla {a3}, {xb}, {wv}, {a3}",
-                "subs {n}, {n}, #1",
-                "bne 2b",
-                xp = inout(reg) xp => _,
-                up = inout(reg) up => _,
-                vp = inout(reg) vp => _,
-                n = inout(reg) n => _,
-                a0 = inout(reg) a0,
-                a1 = inout(reg) a1,
-                a2 = inout(reg) a2,
-                a3 = inout(reg) a3,
-                xa = out(reg) _,
-                xb = out(reg) _,
-                wu = out(reg) _,
-                wv = out(reg) _,
-                options(readonly, nostack),
-            );
-        }
-        [a0, a1, a2, a3]
-    }
-    #[cfg(not(usmp_thumb2))]
-    {
-        let mut acc = acc;
-        for ((x, &u), &v) in x.chunks_exact(2).zip(u).zip(v).take(n) {
-            let (xa, xb) = (i32::from(x[0]), i32::from(x[1]));
-            let (u, v) = (i32::from(u as i8), i32::from(v as i8));
-            acc[0] = acc[0].wrapping_add(xa.wrapping_mul(u));
-            acc[1] = acc[1].wrapping_add(xa.wrapping_mul(v));
-            acc[2] = acc[2].wrapping_add(xb.wrapping_mul(u));
-            acc[3] = acc[3].wrapping_add(xb.wrapping_mul(v));
-        }
-        acc
-    }
+    acc
 }
 
 /// One filter row of a depthwise call of multiplier 8 or more, eight outputs of one input
