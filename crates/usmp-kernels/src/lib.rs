@@ -4,7 +4,7 @@
 //! formulas and rounding, so outputs are equal byte for byte), run directly on the
 //! regions a [`usmp::Session`] hands out: no arena, no allocator, and no `unsafe` but the
 //! `dsp` module's inline assembly on Thumb-2 cores: DSP instructions on registers, and
-//! four inner loops, each behind a safe function that checks its slices first.
+//! seven loops, each behind a safe function that checks its slices first.
 //!
 //! Everything TFLite Micro's `Prepare` computes from floats (fixed-point multipliers and
 //! shifts, padding, activation ranges, softmax's exp scaling) is computed at build time
@@ -74,10 +74,10 @@
 extern crate std;
 
 mod bytes;
-// Inline assembly: seven DSP instructions on registers only, and five loops reading
-// slices they check (see the SAFETY notes).
 pub mod conv;
 pub mod dense;
+// Inline assembly: seven DSP instructions on registers only, and seven loops reading
+// slices they check (see the SAFETY notes).
 #[allow(unsafe_code)]
 #[cfg_attr(not(usmp_dsp), allow(dead_code))]
 mod dsp;

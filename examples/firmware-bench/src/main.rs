@@ -9,8 +9,13 @@
 //! `usmp_kernels::run_only` with the same kernels linked (the per-operator table). Both outputs must equal TensorFlow Lite
 //! Micro's, or the run fails: a count of a wrong computation is worth nothing.
 //!
-//! `bench.sh` beside this file runs it on both cores, twice each, and compares the counts
-//! with `counts.txt`. Instructions are not cycles: see docs/performance.md.
+//! Then it draws 2,000 random convolutions (`check`: 1x1, small kxk, depthwise of
+//! multiplier 1 and more, odd shapes none of the models has) and compares every output
+//! byte of the kernels' paths on this core, assembly included, with a reference written
+//! here: the kernels' own tests run the assembly's portable form, on the host.
+//!
+//! `bench.sh` beside this file runs it on the three cores, twice each, and compares the
+//! counts with `counts.txt`. Instructions are not cycles: see docs/performance.md.
 #![no_std]
 #![no_main]
 
@@ -22,6 +27,11 @@ use cortex_m_rt::{entry, exception};
 use cortex_m_semihosting::{debug, hprintln};
 use firmware_common::{exit, fail};
 use usmp_kernels::{CallError, Error, Kernel};
+
+mod check;
+
+/// Random convolutions [`check::convolutions`] runs after the bench.
+const CHECKED: usize = 2000;
 
 mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
@@ -212,6 +222,21 @@ fn main() -> ! {
     bench!(unet, "unet.bin");
     if !all {
         fail("an output differs from TFLite Micro's");
+    }
+    // After the counts, so they are taken as before.
+    match check::convolutions(CHECKED) {
+        Ok(ran) => hprintln!(
+            "{} random convolutions equal the reference on this core",
+            ran
+        ),
+        Err((case, kind)) => {
+            hprintln!(
+                "convolution case {} (kind {}) differs from the reference",
+                case,
+                kind
+            );
+            fail("a convolution's fast path differs from the reference on this core");
+        }
     }
     exit(debug::EXIT_SUCCESS)
 }
