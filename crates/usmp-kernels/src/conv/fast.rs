@@ -8,7 +8,7 @@
 //! the windows the general order certifies (`overlap::tests` traces them).
 
 use crate::bytes::int8;
-use crate::dsp::{row_taps, smlabb, smlabt, sxtb16, sxtb16_odd};
+use crate::dsp::{rows_taps, smlabb, smlabt, sxtb16, sxtb16_odd};
 use crate::overlap::Load;
 use crate::params::Conv;
 use crate::rows::{Frame, Ring, RowMap};
@@ -208,31 +208,34 @@ impl Walk {
     /// The sums of output channels `oc..oc + N` (`N` a multiple of four), where `at(fy)`
     /// is the input index of filter row `fy`'s first tap and that tap's filter position:
     /// each tap's input byte loaded and offset once for the `N` outputs, the indexes
-    /// stepping along the row.
+    /// stepping along the row. With eight in lanes, every row's taps in one loop of
+    /// assembly on thumbv7em, the rows' first positions listed in `rows_at`.
     #[inline(always)]
     fn sums<const N: usize, const PACKED: bool, T: Load>(
         &self,
-        input: &[T],
-        filter: &[u8],
+        (input, filter): (&[T], &[u8]),
         at: impl Fn(usize) -> (usize, usize),
         oc: usize,
+        rows_at: &mut [[usize; 2]; MOST_ROWS],
     ) -> [i32; N] {
         let (step, out_c) = self.steps;
         let mut acc = [0i32; N];
+        let eight = <&mut [i32; 8]>::try_from(&mut acc[..]);
+        if let (true, true, Ok(eight)) = (PACKED, self.lanes, eight) {
+            let mut n = 0;
+            for (entry, fy) in rows_at.iter_mut().zip(self.rows.clone()) {
+                let (i, tap) = at(fy);
+                *entry = [i, tap * out_c + oc];
+                n += 1;
+            }
+            let (rows, shape) = (&rows_at[..n], (self.taps, self.offset));
+            if n == self.rows.len() && rows_taps(eight, (input, filter), rows, self.steps, shape) {
+                return acc;
+            }
+        }
         for fy in self.rows.clone() {
             let (mut i, tap) = at(fy);
             let mut f = tap * out_c + oc;
-            // Eight in lanes: the row's taps in one loop of assembly on thumbv7em.
-            let eight = <&mut [i32; 8]>::try_from(&mut acc[..]);
-            if let (true, true, Ok(eight)) = (PACKED, self.lanes, eight) {
-                let (x, w) = (
-                    input.get(i..).unwrap_or(&[]),
-                    filter.get(f..).unwrap_or(&[]),
-                );
-                if row_taps(eight, x, self.steps, w, self.taps, self.offset) {
-                    continue;
-                }
-            }
             for _ in 0..self.taps {
                 let x = int8(input[i].load()) + self.offset;
                 let w = &filter[f..f + N];
@@ -249,6 +252,10 @@ impl Walk {
         acc
     }
 }
+
+/// The most filter rows the multiplier path lists for its loop of assembly (taller
+/// filters walk their rows one by one).
+const MOST_ROWS: usize = 16;
 
 /// `x` (an offset input byte) times four filter bytes (`ws`, one word) added to four
 /// sums: with `lanes`, the input in lane 0 and the filter's bytes widened into two words,
@@ -287,6 +294,7 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     let [_, _, out_w, _] = p.output;
     let m = p.depth_multiplier;
     let (finish, offset) = (Finish::new(p, bias), p.input_offset);
+    let rows_at = &mut [[0; 2]; MOST_ROWS];
     // An input byte plus an offset this small fits a 16-bit lane.
     let lanes = PACKED && (-(1 << 14)..1 << 14).contains(&offset);
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
@@ -317,13 +325,13 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     // Eight outputs per walk where the multiplier allows (each input byte
                     // loaded once for eight), then four.
                     while (lanes || !PACKED) && oc + 8 <= end {
-                        let acc = walk.sums::<8, PACKED, T>(input, filter, at, oc);
+                        let acc = walk.sums::<8, PACKED, T>((input, filter), at, oc, rows_at);
                         let bytes = &mut [0; 8];
                         finish.put_row(oc, &acc, bytes, &mut |k, v| put(out + oc + k, v));
                         oc += 8;
                     }
                     while oc + 4 <= end {
-                        let acc = walk.sums::<4, PACKED, T>(input, filter, at, oc);
+                        let acc = walk.sums::<4, PACKED, T>((input, filter), at, oc, rows_at);
                         let bytes = &mut [0; 4];
                         finish.put_row(oc, &acc, bytes, &mut |k, v| put(out + oc + k, v));
                         oc += 4;

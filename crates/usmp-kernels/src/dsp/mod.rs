@@ -1,7 +1,7 @@
 //! Two signed 16-bit lanes in one word, as the Armv7E-M DSP extension's SIMD instructions
 //! take them (Cortex-M4, M7): on those cores each function is the one instruction its
 //! name gives (seven of them, each reading and writing registers only), and [`two_dots`],
-//! [`tap_words`] and [`row_taps`] loops of them over slices they check first;
+//! [`tap_words`] and [`rows_taps`] loops of them over slices they check first;
 //! [`dots::pair_rows`] is a loop of plain Thumb-2 multiply-accumulates for the cores
 //! without the extension (M3, M33, M55). Everywhere else, the same arithmetic in portable
 //! Rust, so the kernels built on them run (and are tested) on every target. Lane 0 is the
@@ -316,99 +316,130 @@ pub(crate) fn pair_products(x: &[i16], u: &[u8], v: &[u8], acc: [i32; 4]) -> [i3
     acc
 }
 
-/// One filter row of a depthwise call of multiplier 8 or more, eight outputs of one input
-/// channel: for each of `taps` taps `k`, the input element `x[k * step]` plus `offset`
-/// times the eight filter bytes `w[k * out_c..][..8]`, added to `acc` (wrapping). Returns
-/// `false`, having added nothing, where the slices do not hold every tap. On thumbv7em a
-/// loop of one byte load, two filter words widened (SXTB16) and eight SMLABB/SMLABT on
-/// the sums, loaded and stored two at a time (29 instructions per tap where LLVM's loop,
-/// its indexes checked and its values spilled, took about 40).
+/// The filter rows of a depthwise call of multiplier 8 or more, eight outputs of one
+/// input channel: for each `[i, f]` of `rows` and each of `taps` taps `k`, the input
+/// element `x[i + k * step]` plus `offset` times the eight filter bytes `w[f + k *
+/// out_c..][..8]`, added to `acc` (wrapping). Returns `false`, having added nothing,
+/// where the slices do not hold every tap of every row. On thumbv7em one loop over the
+/// rows (each row's positions found in 13 instructions, the bases kept in 24 bytes it
+/// reserves below the stack pointer) around a loop of one byte load, two filter words
+/// widened (SXTB16) and eight SMLABB/SMLABT on the sums, loaded and stored two at a time
+/// (29 instructions per tap where LLVM's loop, its indexes checked and its values
+/// spilled, took about 40; a row at a time from Rust cost about 90 per row around it).
 #[inline(always)]
-pub(crate) fn row_taps<T: Load>(
+pub(crate) fn rows_taps<T: Load>(
     acc: &mut [i32; 8],
-    x: &[T],
+    (x, w): (&[T], &[u8]),
+    rows: &[[usize; 2]],
     (step, out_c): (usize, usize),
-    w: &[u8],
-    taps: usize,
-    offset: i32,
+    (taps, offset): (usize, i32),
 ) -> bool {
     let Some(last) = taps.checked_sub(1) else {
         return true;
     };
-    let inside = last.checked_mul(step).is_some_and(|end| end < x.len())
-        && last
-            .checked_mul(out_c)
-            .and_then(|end| end.checked_add(8))
-            .is_some_and(|end| end <= w.len());
+    let [i, f] = rows
+        .iter()
+        .fold([0, 0], |[i, f], r| [i.max(r[0]), f.max(r[1])]);
+    let end =
+        |at: usize, by: usize, n: usize| last.checked_mul(by)?.checked_add(at)?.checked_add(n);
+    let inside = end(i, step, 1).is_some_and(|e| e <= x.len())
+        && end(f, out_c, 8).is_some_and(|e| e <= w.len());
     if !inside {
         return false;
+    }
+    if rows.is_empty() {
+        return true;
     }
     #[cfg(usmp_dsp)]
     {
         const { assert!(core::mem::size_of::<T>() == 1) };
-        let (a, xp, wp) = (acc.as_mut_ptr(), x.as_ptr().cast::<u8>(), w.as_ptr());
-        // SAFETY: the loop runs `taps >= 1` times; pass `k` reads the byte at `xp + k *
-        // step` (inside `x`, checked above: `T` is one byte, asserted, and `Load`'s types
+        let list = rows.as_ptr_range();
+        // SAFETY: the loop reads `rows` (borrowed here; `[usize; 2]`, so `i` then `f`)
+        // one row at a time from `list.start` to `list.end`, at least one. Per row it runs
+        // `taps >= 1` times; pass `k` reads the byte at `x + i + k * step` (inside `x`,
+        // checked above for the largest `i`: `T` is one byte, asserted, and `Load`'s types
         // are initialized bytes nothing writes while this runs) and the eight bytes at
-        // `wp + k * out_c` (inside `w`, checked above; unaligned LDRs, which Armv7-M
-        // performs), and reads then writes the eight sums at `a` (`acc`, borrowed
-        // mutably, aligned for LDM and STM; `a` is back at its start after each pass). It
-        // writes no other memory, only the registers named (r2, r3 and the operands),
-        // and does not touch the stack; SUBS sets the flags, so they are not declared
-        // preserved.
+        // `w + f + k * out_c` (inside `w`, checked above for the largest `f`; unaligned
+        // LDRs, which Armv7-M performs), and reads then writes the eight sums at r10
+        // (`acc`, borrowed mutably, aligned for LDM and STM; r10 is back at its start
+        // after each pass). It keeps the bases, `taps` and the list's place and end in
+        // 24 bytes it reserves below the stack pointer (which stays 8-byte aligned) and
+        // gives back before it ends; it writes no other memory, only the registers
+        // named; CMP and SUBS set the flags, so they are not declared preserved.
         unsafe {
             core::arch::asm!(
+                "sub sp, sp, #24",
+                "stm sp, {{r8, r9, r10, r11}}",
+                "strd {x}, {t0}, [sp, #16]",
+                "1:",
+                "ldrd {t0}, {t1}, [sp, #16]",
+                "cmp {t0}, {t1}",
+                "beq 3f",
+                "ldm {t0}!, {{r8, r9}}",
+                "str {t0}, [sp, #16]",
+                "ldr {t0}, [sp]",
+                "add r8, r8, {t0}",
+                "ldr {t0}, [sp, #4]",
+                "add r9, r9, {t0}",
+                "ldrd r10, r11, [sp, #8]",
                 "2:",
-                "ldrsb {x}, [{xp}]",
-                "add {xp}, {xp}, {step}",
+                "ldrsb {x}, [r8]",
+                "add r8, r8, {step}",
                 "add {x}, {x}, {off}",
-                "ldr {t0}, [{wp}]",
+                "ldr {t0}, [r9]",
                 "sxtb16 {t1}, {t0}",
                 "sxtb16 {t0}, {t0}, ror #8",
-                "ldm {a}, {{r2, r3}}",
+                "ldm r10, {{r2, r3}}",
                 "smlabb r2, {x}, {t1}, r2",
                 "smlabb r3, {x}, {t0}, r3",
-                "stm {a}!, {{r2, r3}}",
-                "ldm {a}, {{r2, r3}}",
+                "stm r10!, {{r2, r3}}",
+                "ldm r10, {{r2, r3}}",
                 "smlabt r2, {x}, {t1}, r2",
                 "smlabt r3, {x}, {t0}, r3",
-                "stm {a}!, {{r2, r3}}",
-                "ldr {t0}, [{wp}, #4]",
-                "add {wp}, {wp}, {outc}",
+                "stm r10!, {{r2, r3}}",
+                "ldr {t0}, [r9, #4]",
+                "add r9, r9, {outc}",
                 "sxtb16 {t1}, {t0}",
                 "sxtb16 {t0}, {t0}, ror #8",
-                "ldm {a}, {{r2, r3}}",
+                "ldm r10, {{r2, r3}}",
                 "smlabb r2, {x}, {t1}, r2",
                 "smlabb r3, {x}, {t0}, r3",
-                "stm {a}!, {{r2, r3}}",
-                "ldm {a}, {{r2, r3}}",
+                "stm r10!, {{r2, r3}}",
+                "ldm r10, {{r2, r3}}",
                 "smlabt r2, {x}, {t1}, r2",
                 "smlabt r3, {x}, {t0}, r3",
-                "stm {a}!, {{r2, r3}}",
-                "sub {a}, {a}, #32",
-                "subs {n}, {n}, #1",
+                "stm r10!, {{r2, r3}}",
+                "sub r10, r10, #32",
+                "subs r11, r11, #1",
                 "bne 2b",
-                a = inout(reg) a => _,
-                xp = inout(reg) xp => _,
-                wp = inout(reg) wp => _,
-                n = inout(reg) taps => _,
+                "b 1b",
+                "3:",
+                "add sp, sp, #24",
+                // The bases and `taps` (stored; then the row's input, filter, sums and
+                // count of taps).
+                inout("r8") x.as_ptr().cast::<u8>() => _,
+                inout("r9") w.as_ptr() => _,
+                inout("r10") acc.as_mut_ptr() => _,
+                inout("r11") taps => _,
                 step = in(reg) step,
                 outc = in(reg) out_c,
                 off = in(reg) offset,
-                x = out(reg) _,
-                t0 = out(reg) _,
+                // The list's place and end (stored; then scratch registers).
+                x = inout(reg) list.start => _,
+                t0 = inout(reg) list.end => _,
                 t1 = out(reg) _,
                 out("r2") _,
                 out("r3") _,
-                options(nostack),
             );
         }
     }
     #[cfg(not(usmp_dsp))]
-    for k in 0..taps {
-        let x = i32::from(x[k * step].load() as i8) + offset;
-        for (acc, &w) in acc.iter_mut().zip(&w[k * out_c..k * out_c + 8]) {
-            *acc = acc.wrapping_add(i32::from(w as i8).wrapping_mul(x));
+    for &[i, f] in rows {
+        for k in 0..taps {
+            let x = i32::from(x[i + k * step].load() as i8) + offset;
+            for (acc, &w) in acc.iter_mut().zip(&w[f + k * out_c..f + k * out_c + 8]) {
+                *acc = acc.wrapping_add(i32::from(w as i8).wrapping_mul(x));
+            }
         }
     }
     true
