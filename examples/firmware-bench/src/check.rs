@@ -5,10 +5,12 @@
 //! none of the models has (odd depths, short last blocks, one input channel, borders,
 //! per-tensor lists, narrow clamps, left shifts), and every output byte must equal the
 //! reference's, the same arithmetic as TensorFlow Lite Micro's reference kernels (one
-//! multiply-accumulate at a time, then `MultiplyByQuantizedMultiplier`).
+//! multiply-accumulate at a time, then `MultiplyByQuantizedMultiplier`); and again over
+//! its input, the output placed as close over it as the kernel's window allows.
 
+use usmp::Shared;
 use usmp_kernels::Conv;
-use usmp_kernels::conv::{conv2d, depthwise_conv2d};
+use usmp_kernels::conv::{conv2d, conv2d_over, depthwise_conv2d, window};
 use usmp_kernels::fixed::multiply_by_quantized_multiplier;
 
 /// The most bytes of any one tensor here.
@@ -81,6 +83,47 @@ fn reference(
     out
 }
 
+/// The call run over its input: the output placed at the highest shift the kernel's
+/// window allows (no further than the input's length), in one region with the input, as a
+/// plan that writes outputs over the inputs they consume places them. Whether its outputs
+/// equal `want`; `None` where the window certifies no shift or the region would not fit.
+fn over_input(
+    p: &Conv<'_>,
+    depthwise: bool,
+    (input, filter, bias): (&[u8], &[u8], &[u8]),
+    want: &[u8],
+) -> Option<bool> {
+    let most = window(p, depthwise, 1).most;
+    if most == isize::MIN {
+        return None;
+    }
+    let shift = most.min(input.len() as isize);
+    let (input_at, output_at) = match usize::try_from(shift) {
+        Ok(up) => (0, up),
+        Err(_) => (shift.unsigned_abs(), 0),
+    };
+    let mut region = [0u8; 2 * MOST];
+    let len = (input_at + input.len()).max(output_at + want.len());
+    if len > region.len() {
+        return None;
+    }
+    region[input_at..input_at + input.len()].copy_from_slice(input);
+    let shared = Shared {
+        output: 0,
+        input_at,
+        input_len: input.len(),
+        output_at,
+        output_len: want.len(),
+    };
+    let region = &mut region[..len];
+    let done = if depthwise {
+        conv2d_over::<true>(p, region, &shared, filter, bias)
+    } else {
+        conv2d_over::<false>(p, region, &shared, filter, bias)
+    };
+    Some(done.is_ok() && region[output_at..output_at + want.len()] == *want)
+}
+
 /// The shapes of one case: 1x1 convolutions (the matrix products), small kxk ones (by
 /// patches), depthwise of multiplier 1 (rows along the channels) and of more (the
 /// multiplier's walk).
@@ -121,10 +164,11 @@ fn shape(rng: &mut Rng, kind: usize) -> ([usize; 4], [usize; 4], [usize; 2], [us
 
 /// Draws `cases` random convolutions (a quarter of each kind), runs those whose tensors
 /// fit through `usmp_kernels` and compares each with the reference: the count run, or the
-/// first case (and its kind) that differs or fails.
-pub fn convolutions(cases: usize) -> Result<usize, (usize, usize)> {
+/// first case (and its kind) that differs or fails. Each is run apart and, where the
+/// kernel certifies a shift, over its input: the counts run, and run over their inputs.
+pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
     let mut rng = Rng(0x2545_F491);
-    let mut ran = 0;
+    let (mut ran, mut over) = (0, 0);
     for case in 0..cases {
         let kind = case % 4;
         let (input_shape, filter_shape, stride, padding, outputs) = shape(&mut rng, kind);
@@ -193,7 +237,12 @@ pub fn convolutions(cases: usize) -> Result<usize, (usize, usize)> {
         if done.is_err() || out[..outputs] != want[..outputs] {
             return Err((case, kind));
         }
+        match over_input(&p, kind >= 2, (input, filter, bias), &want[..outputs]) {
+            Some(false) => return Err((case, kind)),
+            Some(true) => over += 1,
+            None => {}
+        }
         ran += 1;
     }
-    Ok(ran)
+    Ok((ran, over))
 }

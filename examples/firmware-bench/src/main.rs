@@ -12,7 +12,8 @@
 //! Then it draws 2,000 random convolutions (`check`: 1x1, small kxk, depthwise of
 //! multiplier 1 and more, odd shapes none of the models has) and compares every output
 //! byte of the kernels' paths on this core, assembly included, with a reference written
-//! here: the kernels' own tests run the assembly's portable form, on the host.
+//! here, apart and over its input: the kernels' own tests run the assembly's portable
+//! form, on the host.
 //!
 //! `bench.sh` beside this file runs it on the three cores, twice each, and compares the
 //! counts with `counts.txt`. Instructions are not cycles: see docs/performance.md.
@@ -225,9 +226,10 @@ fn main() -> ! {
     }
     // After the counts, so they are taken as before.
     match check::convolutions(CHECKED) {
-        Ok(ran) => hprintln!(
-            "{} random convolutions equal the reference on this core",
-            ran
+        Ok((ran, over)) => hprintln!(
+            "{} random convolutions ({} of them over their input too) equal the reference",
+            ran,
+            over
         ),
         Err((case, kind)) => {
             hprintln!(
