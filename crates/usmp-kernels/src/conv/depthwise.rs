@@ -95,7 +95,7 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                         Some(lane) if width % 4 == 0 => {
                             window::add(acc, x, w, &at[..n], splat(lane))
                         }
-                        _ => false,
+                        _ => window::add_bytes(acc, x, w, &at[..n], p.input_offset),
                     };
                     for &[i, f] in at[..n].iter().filter(|_| !listed) {
                         let (x, w) = (&input[i + g..i + g + width], &filter[f + g..f + g + width]);
