@@ -120,8 +120,10 @@ fn in_assembly<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], taps: &[[usize; 2]],
 /// DSP extension's lanes. Returns `false`, having added nothing, where some tap's bytes
 /// are not all in `x` or `w`. On Thumb-2 cores one assembly loop over the taps (each
 /// found as in [`add`]) around 22 instructions per four channels (a word of input and of
-/// filter, each byte sign-extended), then the last few a byte at a time; with Helium, and
-/// on cores without Thumb-2, Rust (which LLVM vectorises with Helium).
+/// filter, each byte sign-extended), then the last few a byte at a time; on cores without
+/// Thumb-2, Rust. With Helium it returns `false`: the caller's loop a tap at a time, which
+/// LLVM vectorises there, took person_detect 19.43 M instructions where this one's Rust
+/// took 20.39 M.
 #[inline(always)]
 pub(crate) fn add_bytes<T: Load>(
     acc: &mut [i32],
@@ -130,6 +132,9 @@ pub(crate) fn add_bytes<T: Load>(
     taps: &[[usize; 2]],
     offset: i32,
 ) -> bool {
+    if cfg!(usmp_helium) {
+        return false;
+    }
     let width = acc.len();
     let [i, f] = taps
         .iter()
