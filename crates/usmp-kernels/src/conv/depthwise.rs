@@ -18,7 +18,7 @@
 use crate::bytes::int8;
 use crate::dsp::window;
 use crate::dsp::{splat, tap_words};
-use crate::overlap::Load;
+use crate::overlap::{Load, Put};
 use crate::params::{Conv, MOST_TAPS};
 use crate::rows::{Frame, RowMap};
 
@@ -44,7 +44,7 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
+    put: &mut impl Put,
 ) -> bool {
     let [batches, in_h, in_w, c] = p.input;
     let [_, f_h, f_w, _] = p.filter;
@@ -105,7 +105,7 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                         }
                     }
                     let bytes = &mut finished[..width];
-                    finish.put_row(g, acc, bytes, &mut |k, v| put(out + g + k, v));
+                    finish.put_row(g, acc, bytes, (put, out + g));
                     g += width;
                 }
             }

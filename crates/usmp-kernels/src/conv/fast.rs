@@ -9,7 +9,7 @@
 
 use crate::bytes::int8;
 use crate::dsp::{rows_taps, smlabb, smlabt, sxtb16, sxtb16_odd};
-use crate::overlap::Load;
+use crate::overlap::{Load, Put};
 use crate::params::Conv;
 use crate::rows::{Frame, Ring, RowMap};
 
@@ -45,7 +45,7 @@ pub(crate) fn conv_1x1<const PACKED: bool, T: Load>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
+    put: &mut impl Put,
 ) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     let offset = p.input_offset;
@@ -79,14 +79,14 @@ pub(crate) fn conv_1x1<const PACKED: bool, T: Load>(
                 acc[2] = acc[2].wrapping_add(int8(c).wrapping_mul(x));
                 acc[3] = acc[3].wrapping_add(int8(d).wrapping_mul(x));
             }
-            finish.row(oc, &acc, &mut |k, v| put(out + oc + k, v));
+            finish.row(oc, &acc, &mut |k, v| put.one(out + oc + k, v));
             oc += 4;
         }
         for w in blocks.remainder().chunks_exact(depth) {
             let acc = x.iter().zip(w).fold(0i32, |acc, (x, &w)| {
                 acc.wrapping_add(int8(w).wrapping_mul(int8(x.load()) + offset))
             });
-            put(out + oc, finish.one(oc, acc));
+            put.one(out + oc, finish.one(oc, acc));
             oc += 1;
         }
     }
@@ -174,7 +174,7 @@ pub(crate) fn depthwise_by_multiplier<const PACKED: bool, T: Load>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
+    put: &mut impl Put,
 ) -> bool {
     by_multiplier::<PACKED, _, _, _>(p, &Frame::whole(p.output), input, filter, bias, put)
 }
@@ -187,7 +187,7 @@ pub(crate) fn depthwise_by_multiplier_rows<const PACKED: bool, T: Load>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
+    put: &mut impl Put,
 ) -> bool {
     by_multiplier::<PACKED, _, _, _>(p, frame, input, filter, bias, put)
 }
@@ -284,7 +284,7 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
+    put: &mut impl Put,
 ) -> bool {
     if !p.several_at_a_time() {
         return false;
@@ -327,13 +327,13 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     while (lanes || !PACKED) && oc + 8 <= end {
                         let acc = walk.sums::<8, PACKED, T>((input, filter), at, oc, rows_at);
                         let bytes = &mut [0; 8];
-                        finish.put_row(oc, &acc, bytes, &mut |k, v| put(out + oc + k, v));
+                        finish.put_row(oc, &acc, bytes, (put, out + oc));
                         oc += 8;
                     }
                     while oc + 4 <= end {
                         let acc = walk.sums::<4, PACKED, T>((input, filter), at, oc, rows_at);
                         let bytes = &mut [0; 4];
-                        finish.put_row(oc, &acc, bytes, &mut |k, v| put(out + oc + k, v));
+                        finish.put_row(oc, &acc, bytes, (put, out + oc));
                         oc += 4;
                     }
                     for oc in oc..end {
@@ -347,7 +347,7 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                                 acc = acc.wrapping_add(w.wrapping_mul(x));
                             }
                         }
-                        put(out + oc, finish.one(oc, acc));
+                        put.one(out + oc, finish.one(oc, acc));
                     }
                 }
             }

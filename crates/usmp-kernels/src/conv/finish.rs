@@ -7,6 +7,7 @@
 use crate::bytes::{channel, i32_at, to_output};
 use crate::dsp::requantize;
 use crate::fixed::rescale;
+use crate::overlap::Put;
 use crate::params::{Conv, Range};
 
 /// The channels [`Finish::pairs`] sums before it finishes them: two rows of 64 bytes on
@@ -123,20 +124,18 @@ impl<'a> Finish<'a> {
         }))
     }
 
-    /// [`bytes`](Self::bytes) into `bytes` (as long as `acc`), then each stored by `put`
-    /// (`put(k, byte)` for channel `g + k`): for outputs written through `put`.
+    /// [`bytes`](Self::bytes) into `bytes` (as long as `acc`), then stored by `put` at
+    /// output elements `at..` (channel `g + k` at `at + k`).
     #[inline(always)]
     pub(crate) fn put_row(
         &self,
         g: usize,
         acc: &[i32],
         bytes: &mut [u8],
-        put: &mut impl FnMut(usize, u8),
+        (put, at): (&mut (impl Put + ?Sized), usize),
     ) {
         self.bytes(g, acc, bytes);
-        for (k, &v) in bytes.iter().enumerate() {
-            put(k, v);
-        }
+        put.row(at, bytes);
     }
 
     /// The outputs of two pixels `a` and `b` by blocks of channels, from channel 0: `block(oc,

@@ -12,7 +12,9 @@ use core::ops::Range;
 
 use crate::Error;
 use crate::bytes::{clamp_f32, f32_at, int8, want, want_len};
-use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32_at as load_f32};
+use crate::overlap::{
+    self, Bytes, Cells, Load, Put, Window, apart, apart_f32, cells, cells_f32, f32_at as load_f32,
+};
 use crate::params::{Conv, Float};
 use crate::rows::{Frame, Ring, RowMap};
 
@@ -319,9 +321,8 @@ pub fn conv2d(
     if patch::applies(p) {
         checked(CONV, p, input, filter, bias, output)?;
         let frame = Frame::whole(p.output);
-        patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, &frame, input, filter, bias, &mut |o, v| {
-            output[o] = v
-        });
+        let put = &mut Bytes(output);
+        patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, &frame, input, filter, bias, put);
         return Ok(());
     }
     int8_conv::<false, _>(CONV, p, input, filter, bias, apart(output))
@@ -352,7 +353,7 @@ pub(crate) fn depthwise<const FAST: bool>(
     if FAST && (p.several_at_a_time() || p.four_at_a_time()) {
         checked(DEPTHWISE, p, input, filter, bias, output)?;
         let frame = Frame::whole(p.output);
-        fast_paths::<true, _, _, _>(p, &frame, input, filter, bias, &mut |o, v| output[o] = v);
+        fast_paths::<true, _, _, _>(p, &frame, input, filter, bias, &mut Bytes(output));
         return Ok(());
     }
     int8_conv::<true, _>(DEPTHWISE, p, input, filter, bias, apart(output))
@@ -378,7 +379,7 @@ pub(crate) fn int8_rows<const DW: bool>(
     }
     want_len(what[3], output.len(), frame.output.len(p.output))?;
     per_channel_lists(what, p)?;
-    let mut put = |o: usize, v: u8| output[o] = v;
+    let mut put = Bytes(output);
     if DW
         && (fast::depthwise_by_multiplier_rows::<{ cfg!(usmp_dsp) }, _>(
             p, frame, input, filter, bias, &mut put,
@@ -390,7 +391,7 @@ pub(crate) fn int8_rows<const DW: bool>(
         patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, &mut put);
         return Ok(());
     }
-    int8_loops::<DW, _, _, _>(p, frame, input, filter, bias, put)
+    int8_loops::<DW, _, _, _>(p, frame, input, filter, bias, |o, v| put.one(o, v))
 }
 
 /// CONV_2D, float32: TensorFlow Lite Micro's reference float `Conv`.
@@ -458,12 +459,11 @@ pub fn conv2d_over<const DW: bool>(
     let what = if DW { DEPTHWISE } else { CONV };
     check(what, p, 1, [input.len(), output.len()], filter, bias)?;
     per_channel_lists(what, p)?;
-    let (_, mut put) = cells(output);
     let frame = Frame::whole(p.output);
-    if fast_paths::<DW, _, _, _>(p, &frame, input, filter, bias, &mut put) {
+    if fast_paths::<DW, _, _, _>(p, &frame, input, filter, bias, &mut Cells(output)) {
         return Ok(());
     }
-    int8_loops::<DW, _, _, _>(p, &frame, input, filter, bias, put)
+    int8_loops::<DW, _, _, _>(p, &frame, input, filter, bias, cells(output).1)
 }
 
 /// The int8 paths of their own (`fast`) for a call whose regions are checked: stores
@@ -480,7 +480,7 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
+    put: &mut impl Put,
 ) -> bool {
     // The DSP extension's lanes on thumbv7em (`crate::dsp`).
     if DW {

@@ -11,7 +11,7 @@ use super::packed::{self, MOST_PAIRED};
 use super::{Finish, fast};
 use crate::bytes::int8;
 use crate::dsp::dots::pair_rows;
-use crate::overlap::Load;
+use crate::overlap::{Load, Put};
 use crate::params::Conv;
 
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
@@ -105,7 +105,7 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
+    put: &mut impl Put,
 ) -> bool {
     let (depth, channels) = (p.filter[3], p.output[3]);
     if depth > MOST_PAIRED || channels > MOST_PAIRED || !fast::pointwise(p) {
@@ -130,7 +130,7 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
             let (x, y) = (&x[..2 * depth], &mut y[..2 * channels]);
             pair_of(x, y);
             for (o, &v) in y.iter().enumerate() {
-                put(2 * k * channels + o, v);
+                put.one(2 * k * channels + o, v);
             }
         }
     };
@@ -146,7 +146,7 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
     let rest = pairs.remainder();
     let done = input.len() / depth - rest.len() / depth;
     fast::conv_1x1::<PACKED, _>(p, rest, filter, bias, &mut |o, v| {
-        put(done * channels + o, v)
+        put.one(done * channels + o, v)
     });
     true
 }

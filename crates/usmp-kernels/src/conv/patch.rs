@@ -16,7 +16,7 @@ use core::ops::Range;
 
 use crate::bytes::int8;
 use crate::dsp::{pair, smlad, sxtb16, sxtb16_odd};
-use crate::overlap::Load;
+use crate::overlap::{Load, Put};
 use crate::params::Conv;
 use crate::rows::{Frame, RowMap};
 
@@ -51,7 +51,7 @@ pub(crate) fn conv<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    put: &mut impl FnMut(usize, u8),
+    put: &mut impl Put,
 ) {
     let rows = Rows {
         computed: frame.rows.clone(),
@@ -109,7 +109,7 @@ fn by_patches<const PACKED: bool, T: Load>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    put: &mut dyn FnMut(usize, u8),
+    put: &mut dyn Put,
 ) {
     let [batches, in_h, in_w, in_c] = p.input;
     let [out_c, f_h, f_w, _] = p.filter;
@@ -153,7 +153,7 @@ fn by_patches<const PACKED: bool, T: Load>(
                         n += 1;
                     }
                     let bytes = &mut finished[..n];
-                    finish.put_row(oc, &accs[..n], bytes, &mut |k, v| put(out + oc + k, v));
+                    finish.put_row(oc, &accs[..n], bytes, (put, out + oc));
                     if n < GROUP {
                         break;
                     }

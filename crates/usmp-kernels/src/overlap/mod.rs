@@ -122,6 +122,62 @@ pub(crate) fn cells(output: &[Cell<u8>]) -> (usize, impl FnMut(usize, u8)) {
     (output.len(), |o, v| output[o].set(v))
 }
 
+/// Where a convolution's fast paths store their int8 outputs: element `o` at a time, or
+/// a run of them. Any `FnMut(usize, u8)` is one, storing a run byte by byte (the tests'
+/// traces see every store); [`Bytes`] and [`Cells`] store a run with one bounds check, so
+/// a row of finished outputs costs a copy, not a call and a check per byte.
+pub(crate) trait Put {
+    /// Stores output element `o`.
+    fn one(&mut self, o: usize, v: u8);
+
+    /// Stores `bytes` at output elements `o..o + bytes.len()`.
+    #[inline(always)]
+    fn row(&mut self, o: usize, bytes: &[u8]) {
+        for (k, &v) in bytes.iter().enumerate() {
+            self.one(o + k, v);
+        }
+    }
+}
+
+impl<F: FnMut(usize, u8)> Put for F {
+    #[inline(always)]
+    fn one(&mut self, o: usize, v: u8) {
+        self(o, v)
+    }
+}
+
+/// An output region of its own.
+pub(crate) struct Bytes<'a>(pub(crate) &'a mut [u8]);
+
+impl Put for Bytes<'_> {
+    #[inline(always)]
+    fn one(&mut self, o: usize, v: u8) {
+        self.0[o] = v;
+    }
+
+    #[inline(always)]
+    fn row(&mut self, o: usize, bytes: &[u8]) {
+        self.0[o..o + bytes.len()].copy_from_slice(bytes);
+    }
+}
+
+/// An output's cells in a region it shares with its input.
+pub(crate) struct Cells<'a>(pub(crate) &'a [Cell<u8>]);
+
+impl Put for Cells<'_> {
+    #[inline(always)]
+    fn one(&mut self, o: usize, v: u8) {
+        self.0[o].set(v);
+    }
+
+    #[inline(always)]
+    fn row(&mut self, o: usize, bytes: &[u8]) {
+        for (cell, &v) in self.0[o..o + bytes.len()].iter().zip(bytes) {
+            cell.set(v);
+        }
+    }
+}
+
 /// [`apart_f32`] over the output's cells in a shared region.
 pub(crate) fn cells_f32(output: &[Cell<u8>]) -> (usize, impl FnMut(usize, f32)) {
     (output.len(), |o, v: f32| {
