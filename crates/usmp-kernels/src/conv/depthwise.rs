@@ -86,7 +86,8 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     };
                     let acc = &mut accs[..width];
                     acc.fill(0);
-                    // Every tap in one loop where the lanes take the group.
+                    // Every tap in one loop, in lanes where they take the group; the taps
+                    // one at a time where it declines (with Helium, LLVM's loop).
                     let (x, w) = (
                         input.get(g..).unwrap_or(&[]),
                         filter.get(g..).unwrap_or(&[]),
