@@ -129,9 +129,7 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
             }
             let (x, y) = (&x[..2 * depth], &mut y[..2 * channels]);
             pair_of(x, y);
-            for (o, &v) in y.iter().enumerate() {
-                put.one(2 * k * channels + o, v);
-            }
+            put.row(2 * k * channels, y);
         }
     };
     // One scratch or the other on the stack, made once.
