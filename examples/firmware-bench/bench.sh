@@ -2,7 +2,9 @@
 # Counts guest instructions per inference and per operator call of the five models in
 # QEMU with -icount shift=0 (src/main.rs says how), on the Cortex-M4 (mps2-an386), the
 # Cortex-M3 (mps2-an385: no DSP extension, the kernels' portable paths) and the Cortex-M55
-# (mps3-an547). Each core runs twice: the two runs must print the same counts
+# (mps3-an547), that last built twice: for Armv8-M Mainline as it is (Cortex-M55 in
+# counts.txt) and with -C target-cpu=cortex-m55 (Cortex-M55-Helium: the kernels' Helium
+# loops, which a build for the core itself takes). Each build runs twice: the two runs must print the same counts
 # (they are deterministic). Then each model's count is compared with counts.txt: one that
 # grew by more than 1 % fails the run; one that fell by more than 1 % asks for counts.txt
 # to be updated. Prints the tables docs/performance.md shows.
@@ -16,26 +18,38 @@ write=${1:-}
 # to .cargo/config.toml's rustflags for the target).
 root=$(cd ../.. && pwd)
 registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+# `flags TARGET [CPU]`.
 flags() {
-  echo "target.$1.rustflags = [\"--remap-path-prefix=$root=/usmp\", \"--remap-path-prefix=$registry=/registry\"]"
+  local cpu=${2:+, \"-C\", \"target-cpu=$2\"}
+  echo "target.$1.rustflags = [\"--remap-path-prefix=$root=/usmp\", \"--remap-path-prefix=$registry=/registry\"$cpu]"
 }
 
 mkdir -p target
 status=0
 : > target/counts.txt
-for target in thumbv7em-none-eabihf thumbv7m-none-eabi thumbv8m.main-none-eabihf; do
+# TARGET or TARGET:CPU, the latter in a target directory of its own (its flags differ).
+for build in thumbv7em-none-eabihf thumbv7m-none-eabi thumbv8m.main-none-eabihf \
+  thumbv8m.main-none-eabihf:cortex-m55; do
+  target=${build%%:*}
+  cpu=${build#"$target"}
+  cpu=${cpu#:}
+  name=$target${cpu:+-$cpu}
   for run in 1 2; do
-    cargo run --release --target "$target" --config "$(flags "$target")" \
-      > "target/bench-$target-$run.log"
+    cargo run --release --target "$target" --config "$(flags "$target" "$cpu")" \
+      ${cpu:+--target-dir "target/$cpu"} > "target/bench-$name-$run.log"
   done
-  if ! cmp -s "target/bench-$target-1.log" "target/bench-$target-2.log"; then
-    echo "error: two runs on $target counted differently:" >&2
-    diff "target/bench-$target-1.log" "target/bench-$target-2.log" >&2 || true
+  if ! cmp -s "target/bench-$name-1.log" "target/bench-$name-2.log"; then
+    echo "error: two runs of $name counted differently:" >&2
+    diff "target/bench-$name-1.log" "target/bench-$name-2.log" >&2 || true
     status=1
   fi
-  log=target/bench-$target-1.log
+  log=target/bench-$name-1.log
   core=$(sed -n 's/^bench on \(Cortex-M[0-9]*\).*/\1/p' "$log")
   echo
+  if [ -n "$cpu" ]; then
+    core=$core-Helium
+    echo "built with -C target-cpu=$cpu:"
+  fi
   sed -n 's/^bench on //p' "$log"
   echo
   echo "| model | operator | calls | instructions |"

@@ -60,6 +60,13 @@ impl<'a> Finish<'a> {
         }
     }
 
+    /// The bias bytes, multipliers and shifts of a call whose requantization
+    /// `dsp::requantize::row` runs (as [`bytes`](Self::bytes) does), else `None`.
+    pub(crate) fn lists(&self) -> Option<(&'a [u8], &'a [i32], &'a [i32])> {
+        let bias = self.bias.filter(|_| self.rows)?;
+        Some((bias, self.multipliers, self.shifts))
+    }
+
     /// The accumulators of channels `g..g + acc.len()`, finished into `out`: the same bytes
     /// as [`one`](Self::one) on each, in one loop (`dsp::requantize::row`) where the call
     /// allows it.

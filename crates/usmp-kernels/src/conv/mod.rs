@@ -23,6 +23,7 @@ use finish::Finish;
 pub(crate) mod depthwise;
 pub(crate) mod fast;
 mod finish;
+pub(crate) mod helium;
 pub(crate) mod packed;
 pub(crate) mod pairs;
 pub(crate) mod patch;
@@ -315,7 +316,9 @@ pub fn conv2d(
         #[cfg(all(not(usmp_dsp), not(usmp_helium)))]
         pairs::conv_1x1(p, input, filter, bias, output);
         #[cfg(all(not(usmp_dsp), usmp_helium))]
-        fast::conv_1x1_apart(p, input, filter, bias, output);
+        if !helium::conv_1x1(p, input, filter, bias, &mut Bytes(output)) {
+            fast::conv_1x1_apart(p, input, filter, bias, output);
+        }
         return Ok(());
     }
     if patch::applies(p) {
@@ -489,10 +492,14 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
             && fast::depthwise_by_multiplier::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put))
             || depthwise::by_four::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put)
     } else if fast::pointwise(p) {
-        // Two pixels at a time, their inputs copied first (`pairs`).
-        let paired = !cfg!(usmp_helium)
-            && pairs::conv_1x1_over::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
-        if !paired {
+        // Four pixels at a time with Helium (`helium`), else two (`pairs`), their inputs
+        // copied first.
+        let done = if cfg!(usmp_helium) {
+            helium::conv_1x1(p, input, filter, bias, put)
+        } else {
+            pairs::conv_1x1_over::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put)
+        };
+        if !done {
             fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
         }
         true

@@ -17,6 +17,7 @@
 use crate::overlap::Load;
 
 pub(crate) mod dots;
+pub(crate) mod mve;
 pub(crate) mod requantize;
 pub(crate) mod window;
 

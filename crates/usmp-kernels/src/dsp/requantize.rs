@@ -56,7 +56,9 @@ pub(crate) fn row(
     if n == 0 {
         return;
     }
-    #[cfg(usmp_thumb2)]
+    #[cfg(usmp_helium)]
+    super::mve::requantize_row(acc, bias, multipliers, shifts, offset, out, n);
+    #[cfg(all(usmp_thumb2, not(usmp_helium)))]
     in_assembly(acc, bias, multipliers, shifts, offset, out, n);
     #[cfg(not(usmp_thumb2))]
     {
@@ -73,7 +75,7 @@ pub(crate) fn row(
 
 /// [`row`]'s loop over its first `n` elements, `n` at least 1 and at most the shortest of
 /// the five lengths (the bias counted in words).
-#[cfg(usmp_thumb2)]
+#[cfg(all(usmp_thumb2, not(usmp_helium)))]
 #[inline(always)]
 fn in_assembly(
     acc: &[i32],

@@ -83,6 +83,18 @@ pub fn elementwise_window(elements: usize, ei: usize, eo: usize) -> Window {
 /// region the output shares.
 pub(crate) trait Load {
     fn load(&self) -> u8;
+
+    /// Where `s` starts, where its elements are bytes in memory that the assembly of
+    /// `crate::dsp` may read as such (`u8`, `Cell<u8>`); `None` for the tests' probes,
+    /// which must see every load.
+    #[cfg_attr(not(usmp_helium), allow(dead_code))]
+    fn bytes(s: &[Self]) -> Option<*const u8>
+    where
+        Self: Sized,
+    {
+        let _ = s;
+        None
+    }
 }
 
 impl Load for u8 {
@@ -90,12 +102,20 @@ impl Load for u8 {
     fn load(&self) -> u8 {
         *self
     }
+
+    fn bytes(s: &[u8]) -> Option<*const u8> {
+        Some(s.as_ptr())
+    }
 }
 
 impl Load for Cell<u8> {
     #[inline(always)]
     fn load(&self) -> u8 {
         self.get()
+    }
+
+    fn bytes(s: &[Cell<u8>]) -> Option<*const u8> {
+        Some(s.as_ptr().cast())
     }
 }
 

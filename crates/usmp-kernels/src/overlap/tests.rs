@@ -140,7 +140,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
     let (mut checked_edges, mut fast_traced, mut pointwise_over) = (0, 0, 0);
     let mut groups_traced = 0;
     let (mut pairs_traced, mut pairs_varied) = (0, 0);
-    let mut several_traced = 0;
+    let (mut several_traced, mut helium_traced) = (0, 0);
     for seed in 1..=400u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let depthwise = seed % 2 == 0;
@@ -243,6 +243,23 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
                     "seed {seed}: the portable paired 1x1 path allows only {taken}: {p:?}"
                 );
             }
+            // Helium's four pixels, with the per-channel lists it takes.
+            let (m, s) = (vec![1 << 30; p.output[3]], vec![-11; p.output[3]]);
+            let q = Conv {
+                multipliers: &m,
+                shifts: &s,
+                ..p
+            };
+            log.borrow_mut().clear();
+            let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
+            if conv::helium::conv_1x1(&q, &probes, &filter, &bias, &mut put) {
+                let taken = traced_most(&log.borrow(), 1);
+                assert!(
+                    taken >= window.most,
+                    "seed {seed}: Helium's 1x1 path allows only {taken}: {q:?}"
+                );
+                helium_traced += 1;
+            }
         }
 
         let mut apart = vec![0; outs];
@@ -309,6 +326,10 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
     // `conv2d_over` runs these on the 1x1 path: its edges are checked above.
     assert!(pointwise_over > 5, "only {pointwise_over} 1x1 shapes");
     assert!(pairs_traced > 5, "only {pairs_traced} 1x1 shapes in pairs");
+    assert!(
+        helium_traced > 5,
+        "only {helium_traced} 1x1 shapes in Helium's"
+    );
     assert!(
         pairs_varied > 5,
         "only {pairs_varied} 1x1 shapes in pairs with varied outputs"
