@@ -142,6 +142,8 @@ fn shape(rng: &mut Rng, kind: usize) -> ([usize; 4], [usize; 4], [usize; 2], [us
         _ => (1 + rng.below(3), 2 + rng.below(8)),
     };
     let out_c = match kind {
+        // Now and then past 64 channels: Helium's block of sums.
+        0 if rng.below(4) == 0 => 1 + rng.below(90),
         0 => 1 + rng.below(40),
         1 => 1 + rng.below(12),
         _ => in_c * m,
@@ -194,6 +196,15 @@ pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
         for b in bytes.iter_mut() {
             *b = rng.next() as u8;
         }
+        // Half of them in the form every convolution TFLite writes has (and the kernels'
+        // fastest paths take): per-channel lists of right shifts, a bias, int8's clamp;
+        // the bias small and the shifts such that the outputs vary, so a wrong sum shows.
+        let tflite = rng.below(2) == 0;
+        if tflite {
+            for b in bytes[2 * MOST..].chunks_exact_mut(4) {
+                b.copy_from_slice(&(rng.below(8192) as i32 - 4096).to_le_bytes());
+            }
+        }
         let (input, rest) = bytes.split_at(MOST);
         let (filter, bias) = rest.split_at(MOST);
         let (mut multipliers, mut shifts) = ([0i32; 256], [0i32; 256]);
@@ -201,14 +212,15 @@ pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
             *m = (1 << 30) + (rng.next() >> 2) as i32;
             // Mostly right shifts, as every model's; now and then none or a left one.
             *s = match rng.below(16) {
+                _ if tflite => -4 - rng.below(14) as i32,
                 0 => 0,
                 1 => 1,
                 _ => -1 - rng.below(12) as i32,
             };
         }
-        let per_channel = rng.below(8) != 0;
+        let per_channel = tflite || rng.below(8) != 0;
         let lists = if per_channel { out_c } else { 1 };
-        let lo = if rng.below(4) == 0 {
+        let lo = if rng.below(4) == 0 && !tflite {
             rng.below(100) as i32 - 128
         } else {
             -128
@@ -223,8 +235,8 @@ pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
             depth_multiplier: if kind < 2 { 1 } else { out_c / in_c },
             input_offset: rng.below(256) as i32 - 127,
             output_offset: rng.below(256) as i32 - 128,
-            activation: [lo, if rng.below(4) == 0 { 100 } else { 127 }],
-            bias: rng.below(8) != 0,
+            activation: [lo, if rng.below(4) == 0 && !tflite { 100 } else { 127 }],
+            bias: tflite || rng.below(8) != 0,
             multipliers: &multipliers[..lists],
             shifts: &shifts[..lists],
         };
