@@ -490,6 +490,7 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
         (I::WHOLE
             && O::WHOLE
             && fast::depthwise_by_multiplier::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put))
+            || (cfg!(usmp_helium) && helium::depthwise(p, frame, input, filter, bias, put))
             || depthwise::by_four::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put)
     } else if fast::pointwise(p) {
         // Four pixels at a time with Helium (`helium`), else two (`pairs`), their inputs

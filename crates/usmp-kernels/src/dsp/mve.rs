@@ -9,6 +9,7 @@
 //! host tests run against the general loops.
 
 use crate::overlap::Load;
+use crate::params::MOST_TAPS;
 
 /// The bytes of one piece: what a Helium register holds.
 pub(crate) const PIECE: usize = 16;
@@ -253,6 +254,224 @@ pub(crate) fn requantize_row(
             out("lr") _,
             out("q0") _,
             out("q1") _,
+            options(nostack),
+        );
+    }
+}
+
+/// The elements [`chunk`] sums together: a Helium register of bytes.
+pub(crate) const CHUNK: usize = 16;
+
+/// The taps of a row of depthwise outputs as [`chunk`] walks them: for each, where its
+/// input and its filter bytes start (relative to a chunk's own starts), and the largest of
+/// each, so [`chunk`] checks a whole list with two comparisons.
+pub(crate) struct Taps {
+    list: [[u32; 2]; MOST_TAPS],
+    n: usize,
+    most: [usize; 2],
+}
+
+impl Taps {
+    /// No taps.
+    pub(crate) fn new() -> Self {
+        Taps {
+            list: [[0; 2]; MOST_TAPS],
+            n: 0,
+            most: [0; 2],
+        }
+    }
+
+    /// Emptied.
+    pub(crate) fn clear(&mut self) {
+        (self.n, self.most) = (0, [0; 2]);
+    }
+
+    /// One more tap, its input at `x` and its filter at `w`; `false` (and the list
+    /// unchanged) where the list is full or a start passes 32 bits.
+    pub(crate) fn push(&mut self, x: usize, w: usize) -> bool {
+        let (Ok(xs), Ok(ws)) = (u32::try_from(x), u32::try_from(w)) else {
+            return false;
+        };
+        let Some(slot) = self.list.get_mut(self.n) else {
+            return false;
+        };
+        *slot = [xs, ws];
+        self.n += 1;
+        self.most = [self.most[0].max(x), self.most[1].max(w)];
+        true
+    }
+
+    /// The taps, `[input, filter]` starts.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = [usize; 2]> + '_ {
+        self.list[..self.n]
+            .iter()
+            .map(|&[x, w]| [x as usize, w as usize])
+    }
+}
+
+/// The requantization of a chunk's elements, element by element: the bias bytes
+/// (little-endian words), multipliers and shifts (each in `-31..=-1`, as
+/// `requantize::takes` asks) of the chunk's first [`CHUNK`] elements, and the output's
+/// offset.
+#[derive(Clone, Copy)]
+pub(crate) struct Finish<'a> {
+    pub(crate) bias: &'a [u8],
+    pub(crate) multipliers: &'a [i32],
+    pub(crate) shifts: &'a [i32],
+    pub(crate) offset: i32,
+}
+
+/// `out[e]` = the sum over `taps` of `(x[at_x + tx + e] + offset) * w[at_w + tw + e]`
+/// (each tap `[tx, tw]`; wrapping), finished by `finish`, for the [`CHUNK`] elements `e`:
+/// a chunk of one row's depthwise outputs, `sums` its scratch. Returns `false`, having
+/// written nothing, where some tap's bytes are not all in `x` or `w`, a list of `finish`
+/// is shorter than a chunk, or `offset` passes 16 bits.
+#[inline(always)]
+pub(crate) fn chunk<T: Load>(
+    out: &mut [u8; CHUNK],
+    (x, at_x): (&[T], usize),
+    (w, at_w): (&[u8], usize),
+    (taps, offset): (&Taps, i32),
+    finish: Finish<'_>,
+    sums: &mut [i32; CHUNK],
+) -> bool {
+    let inside = |at: usize, most: usize, len: usize| {
+        at.checked_add(most)
+            .and_then(|e| e.checked_add(CHUNK))
+            .is_some_and(|e| e <= len)
+    };
+    let Ok(lane) = i16::try_from(offset) else {
+        return false;
+    };
+    let Finish {
+        bias,
+        multipliers,
+        shifts,
+        offset: out_offset,
+    } = finish;
+    let lists = bias.len() >= 4 * CHUNK && multipliers.len() >= CHUNK && shifts.len() >= CHUNK;
+    if !lists || !inside(at_x, taps.most[0], x.len()) || !inside(at_w, taps.most[1], w.len()) {
+        return false;
+    }
+    let list = &taps.list[..taps.n];
+    #[cfg(usmp_helium)]
+    if let (Some(x), false) = (T::bytes(x), list.is_empty()) {
+        // `at_x + most + 16 <= x.len()` and likewise for `w`: checked above.
+        let lists = [
+            bias.as_ptr() as usize,
+            multipliers.as_ptr() as usize,
+            shifts.as_ptr() as usize,
+        ];
+        let at = (x.wrapping_add(at_x), w[at_w..].as_ptr());
+        chunk_in_assembly(out, at, (list, lane), (&lists, out_offset), sums);
+        return true;
+    }
+    sums.fill(0);
+    for &[tx, tw] in list {
+        let (x, w) = (&x[at_x + tx as usize..], &w[at_w + tw as usize..]);
+        for ((acc, x), &w) in sums.iter_mut().zip(x).zip(w) {
+            let x = i32::from(x.load() as i8) + i32::from(lane);
+            *acc = acc.wrapping_add(x * i32::from(w as i8));
+        }
+    }
+    super::requantize::row(sums, bias, multipliers, shifts, out_offset, out);
+    true
+}
+
+/// [`chunk`]'s loop over a non-empty list whose every tap has 16 bytes at `x + tx` and at
+/// `w + tw` (checked by `chunk`): the 16 input bytes in two halves of eight 16-bit lanes,
+/// the offset added, times the filter's, the even lanes' and the odd lanes' products
+/// (VMULLB, VMULLT) summed into four registers of 32-bit sums, stored interleaved back in
+/// element order (VST20/VST21) in `sums`; then `requantize_row`'s loop, four elements at a
+/// time, `lists` the addresses of the bias bytes, multipliers and shifts (16 of each).
+#[cfg(usmp_helium)]
+#[inline(always)]
+fn chunk_in_assembly(
+    out: &mut [u8; CHUNK],
+    (x, w): (*const u8, *const u8),
+    (list, offset): (&[[u32; 2]], i16),
+    (lists, out_offset): (&[usize; 3], i32),
+    sums: &mut [i32; CHUNK],
+) {
+    assert!(!list.is_empty());
+    // SAFETY: the loop runs once per tap of `list` (borrowed, `list.len() >= 1`), reading
+    // its two words with LDRD and then 16 bytes at `x + tx` and 16 at `w + tw`, which the
+    // caller checked are inside `x`'s slice (bytes or cells no one writes during this
+    // call) and `w`'s. It then stores 64 bytes at `sums` (`[i32; 16]`, borrowed mutably,
+    // word-aligned as VST2 needs) and reads them back, reads 64 bytes at `lists[0]` and 16
+    // words at `lists[1]` and `lists[2]` (slices `chunk` checked hold that many; `&[i32]`,
+    // so aligned for VLDRW), and writes the 16 bytes of `out` (borrowed mutably). It
+    // touches no other memory and not the stack; LR and the flags are declared clobbered;
+    // Q4-Q6, callee-saved, are declared clobbered so the compiler saves them.
+    unsafe {
+        core::arch::asm!(
+            "vmov.i32 q0, #0",
+            "vmov.i32 q1, #0",
+            "vmov.i32 q2, #0",
+            "vmov.i32 q3, #0",
+            "dls lr, {n}",
+            "1:",
+            "ldrd {tx}, {tw}, [{list}], #8",
+            "add {tx}, {tx}, {x}",
+            "add {tw}, {tw}, {w}",
+            "vldrb.s16 q4, [{tx}]",
+            "vldrb.s16 q5, [{tw}]",
+            "vadd.i16 q4, q4, {off}",
+            "vmullb.s16 q6, q4, q5",
+            "vadd.i32 q0, q0, q6",
+            "vmullt.s16 q6, q4, q5",
+            "vadd.i32 q1, q1, q6",
+            "vldrb.s16 q4, [{tx}, #8]",
+            "vldrb.s16 q5, [{tw}, #8]",
+            "vadd.i16 q4, q4, {off}",
+            "vmullb.s16 q6, q4, q5",
+            "vadd.i32 q2, q2, q6",
+            "vmullt.s16 q6, q4, q5",
+            "vadd.i32 q3, q3, q6",
+            "le lr, 1b",
+            "vst20.32 {{q0, q1}}, [{sums}]",
+            "vst21.32 {{q0, q1}}, [{sums}]!",
+            "vst20.32 {{q2, q3}}, [{sums}]",
+            "vst21.32 {{q2, q3}}, [{sums}]",
+            "sub {sums}, {sums}, #32",
+            // The taps are done: their registers take the lists.
+            "ldr {x}, [{lists}]",
+            "ldr {w}, [{lists}, #4]",
+            "ldr {list}, [{lists}, #8]",
+            ".rept 4",
+            "vldrw.u32 q0, [{sums}], #16",
+            "vldrb.u8 q1, [{x}], #16",
+            "vadd.i32 q0, q0, q1",
+            "vldrw.u32 q1, [{w}], #16",
+            "vqrdmulh.s32 q0, q0, q1",
+            "vshr.s32 q1, q0, #31",
+            "vadd.i32 q0, q0, q1",
+            "vldrw.u32 q1, [{list}], #16",
+            "vrshl.s32 q0, q0, q1",
+            "vadd.i32 q0, q0, {out_off}",
+            "vqmovnb.s32 q0, q0",
+            "vqmovnb.s16 q0, q0",
+            "vstrb.32 q0, [{out}], #4",
+            ".endr",
+            n = in(reg) list.len(),
+            list = inout(reg) list.as_ptr() => _,
+            x = inout(reg) x => _,
+            w = inout(reg) w => _,
+            tx = out(reg) _,
+            tw = out(reg) _,
+            off = in(reg) i32::from(offset),
+            sums = inout(reg) sums.as_mut_ptr() => _,
+            lists = in(reg) lists.as_ptr(),
+            out_off = in(reg) out_offset,
+            out = inout(reg) out.as_mut_ptr() => _,
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
             options(nostack),
         );
     }

@@ -200,6 +200,23 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             fast_traced += 1;
             groups_traced += usize::from(p.input[3] > crate::conv::depthwise::GROUP);
         }
+        // Helium's depthwise, with the per-channel lists it takes.
+        let (m, s) = (vec![1 << 30; p.output[3]], vec![-11; p.output[3]]);
+        let q = Conv {
+            multipliers: &m,
+            shifts: &s,
+            ..p
+        };
+        log.borrow_mut().clear();
+        let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
+        if depthwise && conv::helium::depthwise(&q, &frame, &probes, &filter, &bias, &mut put) {
+            let taken = traced_most(&log.borrow(), 1);
+            assert!(
+                taken >= window.most,
+                "seed {seed}: Helium's depthwise allows only {taken}: {q:?}"
+            );
+            helium_traced += 1;
+        }
         log.borrow_mut().clear();
         let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
         if depthwise

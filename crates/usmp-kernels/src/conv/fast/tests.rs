@@ -256,3 +256,53 @@ fn depthwise_by_four_equals_the_general_loops() {
     }
     assert_eq!(four, 3000, "every case runs four at a time");
 }
+
+impl Depthwise {
+    /// In the form every convolution TFLite writes has (which Helium's paths take): a
+    /// small bias, per-channel lists of right shifts, int8's clamp; outputs that vary.
+    fn as_tflite(mut self, rng: &mut Rng) -> Self {
+        let channels = self.shape[2][3];
+        self.multipliers = (0..channels)
+            .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
+            .collect();
+        self.shifts = (0..channels).map(|_| -3 - rng.below(12) as i32).collect();
+        self.bias = (0..channels)
+            .flat_map(|_| (rng.below(4001) as i32 - 2000).to_le_bytes())
+            .collect();
+        (self.activation, self.with_bias) = ([-128, 127], true);
+        self
+    }
+}
+
+/// Helium's DEPTHWISE_CONV_2D of multiplier 1 (its portable form here) equals the general
+/// loops byte for byte on 2,000 random shapes in TFLite's form: channels dividing sixteen
+/// or multiples of it (and others, which it declines), strides, dilations, paddings inside
+/// and past the edge, filters up to 4x4, rows both longer and shorter than a chunk.
+#[test]
+fn heliums_depthwise_equals_the_general_loops() {
+    let mut rng = Rng(0x6A09_E667_F3BC_C908);
+    let (mut taken, mut several_pixels) = (0, 0);
+    for case in 0..2000 {
+        let c = [1, 2, 4, 8, 16, 32, 48, 64, 3, 24][rng.below(10)];
+        let d = Depthwise::random(&mut rng, (c, 1), [4, 4], [9, 12]).as_tflite(&mut rng);
+        let p = d.conv();
+        let (_, general) = d.both(case);
+        let mut out = std::vec![0u8; general.len()];
+        let put = &mut |o: usize, v: u8| out[o] = v;
+        let frame = Frame::whole(p.output);
+        if super::super::helium::depthwise(&p, &frame, &d.input, &d.filter, &d.bias, put) {
+            assert_eq!(out, general, "case {case}: {p:?}");
+            taken += 1;
+            several_pixels += usize::from(c < 16);
+        } else {
+            assert!(
+                c % 16 != 0 && (16 % c != 0 || p.stride[1] != 1),
+                "case {case}: {p:?}"
+            );
+        }
+    }
+    assert!(
+        taken > 1100 && several_pixels > 350,
+        "{taken} taken, {several_pixels} of few channels"
+    );
+}
