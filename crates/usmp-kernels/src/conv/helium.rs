@@ -129,15 +129,16 @@ impl<'a> Lists<'a> {
     }
 }
 
-/// DEPTHWISE_CONV_2D of multiplier 1 ([`Conv::four_at_a_time`]), its regions checked,
-/// over an input read through `T`, output element `o` stored by `put`, in the general
-/// loops' pixel order: within a row, the pixels before the run whose taps are all inside
-/// the input, the run by chunks of sixteen elements, then the pixels after it. A chunk
-/// reads every tap of its elements before it writes them, and reads only its own
-/// channels of its own pixels, so no write is earlier, relative to the reads, than in the
-/// general order (`overlap::tests` traces it). Returns `false`, having done nothing,
-/// unless the pixels' channels divide sixteen (with a stride of 1 along the row) or are a
-/// multiple of it, and the call's requantization is the one `requantize::row` runs.
+/// DEPTHWISE_CONV_2D, its regions checked, over an input read through `T`, output
+/// element `o` stored by `put`, in the general loops' pixel order: within a row, the
+/// pixels before the run whose taps are all inside the input, the run by chunks of
+/// sixteen elements, then the pixels after it. A chunk reads every tap of its elements
+/// before it writes them, and reads only its own pixels' inputs of its own channels, so no
+/// write is earlier, relative to the reads, than in the general order (`overlap::tests`
+/// traces it). Returns `false`, having done nothing, unless the filter has at most
+/// [`MOST_TAPS`] taps, the depth multiplier divides eight, the output pixels' channels
+/// divide sixteen or are a multiple of it, and the call's requantization is the one
+/// `requantize::row` runs.
 pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
     frame: &Frame<I, O>,
@@ -146,14 +147,19 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     bias: &[u8],
     put: &mut impl Put,
 ) -> bool {
-    let [batches, in_h, in_w, c] = p.input;
-    let [_, f_h, f_w, _] = p.filter;
+    let [batches, in_h, in_w, c_in] = p.input;
+    let [_, f_h, f_w, c] = p.filter;
     let [_, _, out_w, _] = p.output;
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
-    let fits = c > 0 && (c % CHUNK == 0 || (CHUNK % c == 0 && sx == 1));
+    let m = p.depth_multiplier;
+    let shaped = (p.four_at_a_time() || p.several_at_a_time())
+        && f_h * f_w <= MOST_TAPS
+        && m > 0
+        && 8 % m == 0
+        && c > 0
+        && (c % CHUNK == 0 || CHUNK % c == 0);
     let finish = Finish::new(p, bias);
-    let lists = finish.lists().filter(|_| fits && p.four_at_a_time());
-    let Some(lists) = lists.map(|l| Lists::new(c, l)) else {
+    let Some(lists) = finish.lists().filter(|_| shaped).map(|l| Lists::new(c, l)) else {
         return false;
     };
     // Every tap's start fits the list's 32 bits, and the offset a 16-bit lane.
@@ -180,10 +186,14 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     // The run's elements in whole chunks (whole pixels: `c` divides or is a multiple).
     let chunked = ((after - first) * c) / CHUNK * CHUNK;
     let rest = first + chunked / c;
+    // Offsets past 16 bits (pixels far apart): the general loops.
+    let Some(gathered) = gather(c, c_in, m, sx) else {
+        return false;
+    };
     let row = Row {
         p,
         c,
-        input,
+        input: (input, gathered.as_ref()),
         filter,
         weights,
         lists: &lists,
@@ -197,7 +207,7 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
             list.clear();
             for fy in rows.clone() {
                 for fx in 0..f_w {
-                    list.push(at(fy) + fx * dx * c, (fy * f_w + fx) * per_tap);
+                    list.push(at(fy) + fx * dx * c_in, (fy * f_w + fx) * per_tap);
                 }
             }
             let pixel = |ox: usize, put: &mut _| {
@@ -206,7 +216,7 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
                     let x = |fx: usize| ox * sx + fx * dx - px;
                     columns
                         .clone()
-                        .map(move |fx| (at(fy) + x(fx) * c, (fy * f_w + fx) * c))
+                        .map(move |fx| (at(fy) + x(fx) * c_in, (fy * f_w + fx) * c))
                 });
                 row.pixel(listed, out + ox * c, put);
             };
@@ -215,7 +225,7 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
             }
             for e in (0..chunked).step_by(CHUNK) {
                 let (k, ch) = (e / c, e % c);
-                let at_x = ((first + k) * sx - px) * c + ch;
+                let at_x = ((first + k) * sx - px) * c_in + ch / m;
                 row.chunk(&list, at_x, ch, out + first * c + e, put);
             }
             for ox in rest..out_w {
@@ -226,11 +236,35 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     true
 }
 
+/// Where a chunk's elements find their inputs, for output pixels of `c` channels (a
+/// multiple of 16, or dividing it), `m` of them per input channel (`m` dividing 8), of
+/// `c_in` input channels, `sx` apart along the row: `None` where they are the 16 bytes
+/// after the chunk's start (a multiplier of 1, and a chunk inside one pixel or pixels
+/// side by side); `None` where an offset passes 16 bits.
+fn gather(c: usize, c_in: usize, m: usize, sx: usize) -> Option<Option<mve::Gather>> {
+    if m == 1 && (c >= CHUNK || sx == 1) {
+        return Some(None);
+    }
+    // Element `e` of a chunk of whole pixels (`c` dividing 8) is channel `e % c` of pixel
+    // `e / c`; one inside a pixel (16 channels or more, from a multiple of 16) reads input
+    // channel `e / m` past the chunk's first.
+    let at = |e: usize| match c < CHUNK {
+        true => (e / c) * sx * c_in + (e % c) / m,
+        false => e / m,
+    };
+    let mut offsets = [0u16; 8];
+    for (e, o) in offsets.iter_mut().enumerate() {
+        *o = u16::try_from(at(e)).ok()?;
+    }
+    let step = u32::try_from(at(8)).ok()?;
+    Some(Some(mve::Gather { offsets, step }))
+}
+
 /// What every chunk and pixel of a depthwise call shares.
 struct Row<'a, T> {
     p: &'a Conv<'a>,
     c: usize,
-    input: &'a [T],
+    input: (&'a [T], Option<&'a mve::Gather>),
     filter: &'a [u8],
     /// The filter bytes a run's chunk reads: the filter, or (where a chunk holds several
     /// pixels) each tap's bytes repeated along a chunk.
@@ -243,70 +277,49 @@ impl<T: Load> Row<'_, T> {
     /// is channel `ch`, finished and stored at output element `out`.
     fn chunk(&self, list: &Taps, at_x: usize, ch: usize, out: usize, put: &mut impl Put) {
         let (mut bytes, mut sums) = ([0u8; CHUNK], [0i32; CHUNK]);
-        let (w, offset) = (self.weights, self.p.input_offset);
         let at_w = if self.c < CHUNK { 0 } else { ch };
         let finish = self.lists.at(ch, self.p.output_offset);
-        let (x, w) = ((self.input, at_x), (w, at_w));
-        if !mve::chunk(&mut bytes, x, w, (list, offset), finish, &mut sums) {
-            // Not reached: the regions were checked against the call's shapes, and the
-            // offset is an int8 zero point's negation. The same sums, indexed.
-            let ((x, at_x), (w, at_w)) = (x, w);
-            for [tx, tw] in list.iter() {
-                let (x, w) = (&x[at_x + tx..], &w[at_w + tw..]);
-                for ((acc, x), &w) in sums.iter_mut().zip(x).zip(w) {
-                    *acc = acc.wrapping_add((int8(x.load()) + offset).wrapping_mul(int8(w)));
-                }
-            }
-            let mve::Finish {
-                bias,
-                multipliers,
-                shifts,
-                offset,
-            } = finish;
-            requantize::row(&sums, bias, multipliers, shifts, offset, &mut bytes);
-        }
+        let (x, gather) = self.input;
+        let taps = (list, self.p.input_offset);
+        mve::chunk(
+            &mut bytes,
+            (x, at_x, gather),
+            (self.weights, at_w),
+            taps,
+            finish,
+            &mut sums,
+        );
         put.row(out, &bytes);
     }
 
-    /// A pixel whose taps (the input element and the filter element of its channel 0)
-    /// are `listed`, finished and stored from output element `out`: sixteen channels at a
-    /// time where they are a multiple of sixteen ([`chunk`](Self::chunk)), else (fewer
-    /// than sixteen) one by one.
+    /// A pixel whose taps (the input element of its channel 0 and the filter element of
+    /// its output channel 0) are `listed`, finished and stored from output element `out`:
+    /// sixteen channels at a time where they are a multiple of sixteen
+    /// ([`chunk`](Self::chunk)), else (fewer than sixteen) one by one.
     fn pixel(&self, listed: impl Iterator<Item = (usize, usize)>, out: usize, put: &mut impl Put) {
-        let c = self.c;
+        let (c, m) = (self.c, self.p.depth_multiplier);
         if c % CHUNK == 0 {
             let mut list = Taps::new();
             for (x, w) in listed {
                 list.push(x, w);
             }
             for ch in (0..c).step_by(CHUNK) {
-                self.chunk(&list, ch, ch, out + ch, put);
+                self.chunk(&list, ch / m, ch, out + ch, put);
             }
             return;
         }
         let mut acc = [0i32; CHUNK];
-        let offset = self.p.input_offset;
-        for (x, w) in listed {
-            let (x, w) = (&self.input[x..x + c], &self.filter[w..w + c]);
-            for ((acc, x), &w) in acc.iter_mut().zip(x).zip(w) {
-                *acc = acc.wrapping_add((int8(x.load()) + offset).wrapping_mul(int8(w)));
+        let (x, offset) = (self.input.0, self.p.input_offset);
+        for (i, f) in listed {
+            for (oc, (acc, &w)) in acc.iter_mut().zip(&self.filter[f..f + c]).enumerate() {
+                let x = int8(x[i + oc / m].load()) + offset;
+                *acc = acc.wrapping_add(x.wrapping_mul(int8(w)));
             }
         }
         let mut bytes = [0u8; CHUNK];
-        let mve::Finish {
-            bias,
-            multipliers,
-            shifts,
-            offset,
-        } = self.lists.at(0, self.p.output_offset);
-        requantize::row(
-            &acc[..c],
-            bias,
-            multipliers,
-            shifts,
-            offset,
-            &mut bytes[..c],
-        );
+        let f = self.lists.at(0, self.p.output_offset);
+        let (b, ms, s) = (f.bias, f.multipliers, f.shifts);
+        requantize::row(&acc[..c], b, ms, s, f.offset, &mut bytes[..c]);
         put.row(out, &bytes[..c]);
     }
 }

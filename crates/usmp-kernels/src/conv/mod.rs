@@ -384,9 +384,11 @@ pub(crate) fn int8_rows<const DW: bool>(
     per_channel_lists(what, p)?;
     let mut put = Bytes(output);
     if DW
-        && (fast::depthwise_by_multiplier_rows::<{ cfg!(usmp_dsp) }, _>(
-            p, frame, input, filter, bias, &mut put,
-        ) || fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put))
+        && ((cfg!(usmp_helium) && helium::depthwise(p, frame, input, filter, bias, &mut put))
+            || fast::depthwise_by_multiplier_rows::<{ cfg!(usmp_dsp) }, _>(
+                p, frame, input, filter, bias, &mut put,
+            )
+            || fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put))
     {
         return Ok(());
     }
@@ -487,10 +489,12 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
 ) -> bool {
     // The DSP extension's lanes on thumbv7em (`crate::dsp`).
     if DW {
-        (I::WHOLE
-            && O::WHOLE
-            && fast::depthwise_by_multiplier::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put))
-            || (cfg!(usmp_helium) && helium::depthwise(p, frame, input, filter, bias, put))
+        (cfg!(usmp_helium) && helium::depthwise(p, frame, input, filter, bias, put))
+            || (I::WHOLE
+                && O::WHOLE
+                && fast::depthwise_by_multiplier::<{ cfg!(usmp_dsp) }, _>(
+                    p, input, filter, bias, put,
+                ))
             || depthwise::by_four::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put)
     } else if fast::pointwise(p) {
         // Four pixels at a time with Helium (`helium`), else two (`pairs`), their inputs

@@ -8,6 +8,7 @@
 //! Under `usmp_helium` they are assembly; elsewhere the same arithmetic in Rust, which the
 //! host tests run against the general loops.
 
+use crate::bytes::int8;
 use crate::overlap::Load;
 use crate::params::MOST_TAPS;
 
@@ -321,107 +322,121 @@ pub(crate) struct Finish<'a> {
     pub(crate) offset: i32,
 }
 
-/// `out[e]` = the sum over `taps` of `(x[at_x + tx + e] + offset) * w[at_w + tw + e]`
-/// (each tap `[tx, tw]`; wrapping), finished by `finish`, for the [`CHUNK`] elements `e`:
-/// a chunk of one row's depthwise outputs, `sums` its scratch. Returns `false`, having
-/// written nothing, where some tap's bytes are not all in `x` or `w`, a list of `finish`
-/// is shorter than a chunk, or `offset` passes 16 bits.
+/// Where a chunk's elements find their input bytes when they are not the 16 after its
+/// start (a stride along the row over pixels of fewer than 16 channels, or a depth
+/// multiplier above 1): element `e < 8` at `offsets[e]`, element `e + 8` at `offsets[e] +
+/// step`, which a gather load (VLDRB with a vector of offsets) reads.
+pub(crate) struct Gather {
+    pub(crate) offsets: [u16; 8],
+    pub(crate) step: u32,
+}
+
+impl Gather {
+    /// The input bytes a chunk spans from its start: its last element's, plus one.
+    fn span(&self) -> usize {
+        let most = self.offsets.iter().max().copied().unwrap_or(0);
+        usize::from(most) + self.step as usize + 1
+    }
+
+    /// Element `e`'s input byte, from the chunk's start.
+    fn at(&self, e: usize) -> usize {
+        let step = if e < 8 { 0 } else { self.step as usize };
+        usize::from(self.offsets[e % 8]) + step
+    }
+}
+
+/// `out[e]` = the sum over `taps` of `(x[at_x + tx + g(e)] + offset) * w[at_w + tw + e]`
+/// (each tap `[tx, tw]`; wrapping; `g(e)` is `e`, or `gather`'s), finished by `finish`,
+/// for the [`CHUNK`] elements `e`: a chunk of one row's depthwise outputs, `sums` its
+/// scratch. In assembly where every tap's bytes are in `x` and `w`, each list of `finish`
+/// holds a chunk and `offset` fits 16 bits; else the same in Rust (which, like any slice
+/// index, panics on a tap outside `x` or `w`: the callers' shapes keep them inside).
 #[inline(always)]
 pub(crate) fn chunk<T: Load>(
     out: &mut [u8; CHUNK],
-    (x, at_x): (&[T], usize),
+    (x, at_x, gather): (&[T], usize, Option<&Gather>),
     (w, at_w): (&[u8], usize),
     (taps, offset): (&Taps, i32),
     finish: Finish<'_>,
     sums: &mut [i32; CHUNK],
-) -> bool {
-    let inside = |at: usize, most: usize, len: usize| {
-        at.checked_add(most)
-            .and_then(|e| e.checked_add(CHUNK))
-            .is_some_and(|e| e <= len)
-    };
-    let Ok(lane) = i16::try_from(offset) else {
-        return false;
-    };
+) {
     let Finish {
         bias,
         multipliers,
         shifts,
         offset: out_offset,
     } = finish;
-    let lists = bias.len() >= 4 * CHUNK && multipliers.len() >= CHUNK && shifts.len() >= CHUNK;
-    if !lists || !inside(at_x, taps.most[0], x.len()) || !inside(at_w, taps.most[1], w.len()) {
-        return false;
-    }
     let list = &taps.list[..taps.n];
     #[cfg(usmp_helium)]
-    if let (Some(x), false) = (T::bytes(x), list.is_empty()) {
-        // `at_x + most + 16 <= x.len()` and likewise for `w`: checked above.
-        let lists = [
-            bias.as_ptr() as usize,
-            multipliers.as_ptr() as usize,
-            shifts.as_ptr() as usize,
-        ];
-        let at = (x.wrapping_add(at_x), w[at_w..].as_ptr());
-        chunk_in_assembly(out, at, (list, lane), (&lists, out_offset), sums);
-        return true;
+    {
+        let inside = |at: usize, most: usize, span: usize, len: usize| {
+            at.checked_add(most)
+                .and_then(|e| e.checked_add(span))
+                .is_some_and(|e| e <= len)
+        };
+        let span = gather.map_or(CHUNK, Gather::span);
+        let lists = bias.len() >= 4 * CHUNK && multipliers.len() >= CHUNK && shifts.len() >= CHUNK;
+        let inside =
+            inside(at_x, taps.most[0], span, x.len()) && inside(at_w, taps.most[1], CHUNK, w.len());
+        if let (Some(x), Ok(lane), true) = (
+            T::bytes(x),
+            i16::try_from(offset),
+            lists && inside && !list.is_empty(),
+        ) {
+            // `at_x + most + span <= x.len()` and likewise for `w`: checked above.
+            let lists = [
+                bias.as_ptr() as usize,
+                multipliers.as_ptr() as usize,
+                shifts.as_ptr() as usize,
+                gather.map_or(0, |g| g.step as usize),
+            ];
+            let at = (x.wrapping_add(at_x), w[at_w..].as_ptr());
+            match gather {
+                None => chunk_in_assembly(out, at, (list, lane), (&lists, out_offset), sums),
+                Some(g) => {
+                    let run = (list, lane, &g.offsets);
+                    chunk_gathered_in_assembly(out, at, run, (&lists, out_offset), sums);
+                }
+            }
+            return;
+        }
     }
     sums.fill(0);
     for &[tx, tw] in list {
         let (x, w) = (&x[at_x + tx as usize..], &w[at_w + tw as usize..]);
-        for ((acc, x), &w) in sums.iter_mut().zip(x).zip(w) {
-            let x = i32::from(x.load() as i8) + i32::from(lane);
-            *acc = acc.wrapping_add(x * i32::from(w as i8));
+        for (e, (acc, &w)) in sums.iter_mut().zip(&w[..CHUNK]).enumerate() {
+            let x = int8(x[gather.map_or(e, |g| g.at(e))].load()).wrapping_add(offset);
+            *acc = acc.wrapping_add(x.wrapping_mul(int8(w)));
         }
     }
     super::requantize::row(sums, bias, multipliers, shifts, out_offset, out);
-    true
 }
 
-/// [`chunk`]'s loop over a non-empty list whose every tap has 16 bytes at `x + tx` and at
-/// `w + tw` (checked by `chunk`): the 16 input bytes in two halves of eight 16-bit lanes,
-/// the offset added, times the filter's, the even lanes' and the odd lanes' products
-/// (VMULLB, VMULLT) summed into four registers of 32-bit sums, stored interleaved back in
-/// element order (VST20/VST21) in `sums`; then `requantize_row`'s loop, four elements at a
-/// time, `lists` the addresses of the bias bytes, multipliers and shifts (16 of each).
+/// [`chunk`]'s assembly: `$load_low` and `$load_high` load the input's two halves into
+/// Q4 from the tap's start in `{tx}` (`{n}` is free once the loop count is in LR), after
+/// `$start`; the rest is the same for every form.
 #[cfg(usmp_helium)]
-#[inline(always)]
-fn chunk_in_assembly(
-    out: &mut [u8; CHUNK],
-    (x, w): (*const u8, *const u8),
-    (list, offset): (&[[u32; 2]], i16),
-    (lists, out_offset): (&[usize; 3], i32),
-    sums: &mut [i32; CHUNK],
-) {
-    assert!(!list.is_empty());
-    // SAFETY: the loop runs once per tap of `list` (borrowed, `list.len() >= 1`), reading
-    // its two words with LDRD and then 16 bytes at `x + tx` and 16 at `w + tw`, which the
-    // caller checked are inside `x`'s slice (bytes or cells no one writes during this
-    // call) and `w`'s. It then stores 64 bytes at `sums` (`[i32; 16]`, borrowed mutably,
-    // word-aligned as VST2 needs) and reads them back, reads 64 bytes at `lists[0]` and 16
-    // words at `lists[1]` and `lists[2]` (slices `chunk` checked hold that many; `&[i32]`,
-    // so aligned for VLDRW), and writes the 16 bytes of `out` (borrowed mutably). It
-    // touches no other memory and not the stack; LR and the flags are declared clobbered;
-    // Q4-Q6, callee-saved, are declared clobbered so the compiler saves them.
-    unsafe {
+macro_rules! chunk_assembly {
+    ($start:literal, $load_low:literal, $load_high:literal, $tx:expr,
+     ($out:expr, $x:expr, $w:expr, $list:expr, $offset:expr, $lists:expr, $out_offset:expr, $sums:expr)) => {
         core::arch::asm!(
             "vmov.i32 q0, #0",
             "vmov.i32 q1, #0",
             "vmov.i32 q2, #0",
             "vmov.i32 q3, #0",
-            "dls lr, {n}",
+            $start,
             "1:",
             "ldrd {tx}, {tw}, [{list}], #8",
             "add {tx}, {tx}, {x}",
             "add {tw}, {tw}, {w}",
-            "vldrb.s16 q4, [{tx}]",
+            $load_low,
             "vldrb.s16 q5, [{tw}]",
             "vadd.i16 q4, q4, {off}",
             "vmullb.s16 q6, q4, q5",
             "vadd.i32 q0, q0, q6",
             "vmullt.s16 q6, q4, q5",
             "vadd.i32 q1, q1, q6",
-            "vldrb.s16 q4, [{tx}, #8]",
+            $load_high,
             "vldrb.s16 q5, [{tw}, #8]",
             "vadd.i16 q4, q4, {off}",
             "vmullb.s16 q6, q4, q5",
@@ -453,17 +468,17 @@ fn chunk_in_assembly(
             "vqmovnb.s16 q0, q0",
             "vstrb.32 q0, [{out}], #4",
             ".endr",
-            n = in(reg) list.len(),
-            list = inout(reg) list.as_ptr() => _,
-            x = inout(reg) x => _,
-            w = inout(reg) w => _,
-            tx = out(reg) _,
+            n = inout(reg) $list.len() => _,
+            list = inout(reg) $list.as_ptr() => _,
+            x = inout(reg) $x => _,
+            w = inout(reg) $w => _,
+            tx = inout(reg) $tx => _,
             tw = out(reg) _,
-            off = in(reg) i32::from(offset),
-            sums = inout(reg) sums.as_mut_ptr() => _,
-            lists = in(reg) lists.as_ptr(),
-            out_off = in(reg) out_offset,
-            out = inout(reg) out.as_mut_ptr() => _,
+            off = in(reg) i32::from($offset),
+            sums = inout(reg) $sums.as_mut_ptr() => _,
+            lists = in(reg) $lists.as_ptr(),
+            out_off = in(reg) $out_offset,
+            out = inout(reg) $out.as_mut_ptr() => _,
             out("lr") _,
             out("q0") _,
             out("q1") _,
@@ -472,7 +487,73 @@ fn chunk_in_assembly(
             out("q4") _,
             out("q5") _,
             out("q6") _,
+            out("q7") _,
             options(nostack),
+        )
+    };
+}
+
+/// [`chunk`]'s loop over a non-empty list whose every tap has 16 bytes at `x + tx` and at
+/// `w + tw` (checked by `chunk`): the 16 input bytes in two halves of eight 16-bit lanes,
+/// the offset added, times the filter's, the even lanes' and the odd lanes' products
+/// (VMULLB, VMULLT) summed into four registers of 32-bit sums, stored interleaved back in
+/// element order (VST20/VST21) in `sums`; then `requantize_row`'s loop, four elements at a
+/// time, `lists` the addresses of the bias bytes, multipliers and shifts (16 of each).
+#[cfg(usmp_helium)]
+#[inline(always)]
+fn chunk_in_assembly(
+    out: &mut [u8; CHUNK],
+    (x, w): (*const u8, *const u8),
+    (list, offset): (&[[u32; 2]], i16),
+    (lists, out_offset): (&[usize; 4], i32),
+    sums: &mut [i32; CHUNK],
+) {
+    assert!(!list.is_empty());
+    // SAFETY: the loop runs once per tap of `list` (borrowed, `list.len() >= 1`), reading
+    // its two words with LDRD and then 16 bytes at `x + tx` and 16 at `w + tw`, which the
+    // caller checked are inside `x`'s slice (bytes or cells no one writes during this
+    // call) and `w`'s. It then stores 64 bytes at `sums` (`[i32; 16]`, borrowed mutably,
+    // word-aligned as VST2 needs) and reads them back, reads 64 bytes at `lists[0]` and 16
+    // words at `lists[1]` and `lists[2]` (slices `chunk` checked hold that many; `&[i32]`,
+    // so aligned for VLDRW), and writes the 16 bytes of `out` (borrowed mutably). It
+    // touches no other memory and not the stack; LR and the flags are declared clobbered;
+    // Q4-Q7, callee-saved, are declared clobbered so the compiler saves them.
+    unsafe {
+        chunk_assembly!(
+            "dls lr, {n}",
+            "vldrb.s16 q4, [{tx}]",
+            "vldrb.s16 q4, [{tx}, #8]",
+            0usize,
+            (out, x, w, list, offset, lists, out_offset, sums)
+        );
+    }
+}
+
+/// [`chunk_in_assembly`] with the input gathered: element `e < 8` at `x + tx +
+/// offsets[e]`, element `e + 8` at that plus `lists[3]` (the step), which `chunk`
+/// checked are inside `x`'s slice for every tap.
+#[cfg(usmp_helium)]
+#[inline(always)]
+fn chunk_gathered_in_assembly(
+    out: &mut [u8; CHUNK],
+    (x, w): (*const u8, *const u8),
+    (list, offset, offsets): (&[[u32; 2]], i16, &[u16; 8]),
+    (lists, out_offset): (&[usize; 4], i32),
+    sums: &mut [i32; CHUNK],
+) {
+    assert!(!list.is_empty());
+    // SAFETY: as `chunk_in_assembly`'s, but each half of a tap's input is eight bytes
+    // gathered at `x + tx + offsets[e]` (then at those plus the step), every one inside
+    // `x`'s slice (checked by `chunk` with the gather's span); the 16 offsets are read
+    // from `offsets` (borrowed, 2-byte aligned as VLDRH needs) before the loop, and the
+    // step from `lists[3]`.
+    unsafe {
+        chunk_assembly!(
+            "vldrh.u16 q7, [{tx}]\ndls lr, {n}\nldr {n}, [{lists}, #12]",
+            "vldrb.s16 q4, [{tx}, q7]",
+            "add {tx}, {tx}, {n}\nvldrb.s16 q4, [{tx}, q7]",
+            offsets.as_ptr(),
+            (out, x, w, list, offset, lists, out_offset, sums)
         );
     }
 }
