@@ -225,6 +225,11 @@ pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
         } else {
             -128
         };
+        let hi = if rng.below(4) == 0 && !tflite {
+            100
+        } else {
+            127
+        };
         let p = Conv {
             input: input_shape,
             filter: filter_shape,
@@ -235,7 +240,7 @@ pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
             depth_multiplier: if kind < 2 { 1 } else { out_c / in_c },
             input_offset: rng.below(256) as i32 - 127,
             output_offset: rng.below(256) as i32 - 128,
-            activation: [lo, if rng.below(4) == 0 && !tflite { 100 } else { 127 }],
+            activation: [lo, hi],
             bias: tflite || rng.below(8) != 0,
             multipliers: &multipliers[..lists],
             shifts: &shifts[..lists],

@@ -16,6 +16,7 @@
 
 use crate::overlap::Load;
 
+pub(crate) mod chunks;
 pub(crate) mod dots;
 pub(crate) mod mve;
 pub(crate) mod requantize;

@@ -209,7 +209,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         };
         log.borrow_mut().clear();
         let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
-        if depthwise && conv::helium::depthwise(&q, &frame, &probes, &filter, &bias, &mut put) {
+        if depthwise && conv::chunked::depthwise(&q, &frame, &probes, &filter, &bias, &mut put) {
             let taken = traced_most(&log.borrow(), 1);
             assert!(
                 taken >= window.most,

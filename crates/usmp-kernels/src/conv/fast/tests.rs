@@ -260,7 +260,7 @@ fn depthwise_by_four_equals_the_general_loops() {
 impl Depthwise {
     /// In the form every convolution TFLite writes has (which Helium's paths take): a
     /// small bias, per-channel lists of right shifts, int8's clamp; outputs that vary.
-    fn as_tflite(mut self, rng: &mut Rng) -> Self {
+    fn tflite_form(mut self, rng: &mut Rng) -> Self {
         let channels = self.shape[2][3];
         self.multipliers = (0..channels)
             .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
@@ -290,14 +290,14 @@ fn heliums_depthwise_equals_the_general_loops() {
             0 => ([1, 2, 4, 3][rng.below(4)], [2, 4, 8, 3][rng.below(4)]),
             _ => (c, 1),
         };
-        let d = Depthwise::random(&mut rng, (c, m), [4, 4], [9, 12]).as_tflite(&mut rng);
+        let d = Depthwise::random(&mut rng, (c, m), [4, 4], [9, 12]).tflite_form(&mut rng);
         let p = d.conv();
         let (_, general) = d.both(case);
         let mut out = std::vec![0u8; general.len()];
         let put = &mut |o: usize, v: u8| out[o] = v;
         let frame = Frame::whole(p.output);
         let out_c = c * m;
-        if super::super::helium::depthwise(&p, &frame, &d.input, &d.filter, &d.bias, put) {
+        if super::super::chunked::depthwise(&p, &frame, &d.input, &d.filter, &d.bias, put) {
             assert_eq!(out, general, "case {case}: {p:?}");
             taken += 1;
             several_pixels += usize::from(out_c < 16);
