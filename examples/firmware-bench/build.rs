@@ -1,7 +1,9 @@
 //! The board follows the target: a Cortex-M4 build (thumbv7em) is for QEMU's mps2-an386,
 //! a Cortex-M3 build (thumbv7m: no DSP extension, so the kernels' portable paths, as on a
-//! Cortex-M0 or RISC-V core) for its mps2-an385, whose memory map is the an386's, and a
-//! Cortex-M55 build (thumbv8m.main) for its mps3-an547. Each board's folder holds its
+//! Cortex-M0 or RISC-V core) for its mps2-an385, whose memory map is the an386's, a
+//! Cortex-M0 build (thumbv6m: Armv6-M's instructions only, which the M3 runs as they are,
+//! since QEMU has no Cortex-M0 board with the RAM person_detect needs) for the an385 too,
+//! and a Cortex-M55 build (thumbv8m.main) for its mps3-an547. Each board's folder holds its
 //! memory.x (copied to OUT_DIR, where cortex-m-rt's link.x looks for it) and the usmp.toml
 //! planned against it.
 use std::path::{Path, PathBuf};
@@ -12,6 +14,11 @@ fn main() {
         ("an547", "Cortex-M55 (mps3-an547)")
     } else if target.starts_with("thumbv7m") {
         ("an386", "Cortex-M3 (mps2-an385)")
+    } else if target.starts_with("thumbv6m") {
+        (
+            "an386",
+            "Cortex-M0 (Armv6-M code, run by mps2-an385's Cortex-M3)",
+        )
     } else {
         ("an386", "Cortex-M4 (mps2-an386)")
     };

@@ -25,7 +25,30 @@ pub fn doubling_high_mul(a: i32, b: i32) -> i32 {
 /// [`doubling_high_mul`] without its one saturation: wrong only for `MIN * MIN`.
 #[inline(always)]
 fn doubling_high_mul_unsaturated(a: i32, b: i32) -> i32 {
-    ((i64::from(a) * i64::from(b) + (1 << 30)) >> 31) as i32
+    ((wide_mul(a, b) + (1 << 30)) >> 31) as i32
+}
+
+/// `a * b`, all 64 bits. On Armv6-M (Cortex-M0, M0+, M23: no SMULL) LLVM's 64-bit
+/// multiply calls `__aeabi_lmul`, a 64 by 64 product of about 60 instructions; there it
+/// is [`wide_mul_by_halves`] instead.
+#[inline(always)]
+pub(crate) fn wide_mul(a: i32, b: i32) -> i64 {
+    #[cfg(all(target_arch = "arm", not(usmp_thumb2)))]
+    return wide_mul_by_halves(a, b);
+    #[cfg(not(all(target_arch = "arm", not(usmp_thumb2))))]
+    return i64::from(a) * i64::from(b);
+}
+
+/// `a * b` from four 32-bit products of 16-bit halves (`a = ah * 2^16 + al`, `ah` signed,
+/// `al` unsigned): none overflows (`|ah * bl| < 2^31`, `al * bl < 2^32` unsigned), and
+/// their sum, shifted into place, is the product.
+#[cfg(any(test, all(target_arch = "arm", not(usmp_thumb2))))]
+#[inline(always)]
+fn wide_mul_by_halves(a: i32, b: i32) -> i64 {
+    let (ah, al, bh, bl) = (a >> 16, a & 0xFFFF, b >> 16, b & 0xFFFF);
+    let low = (al as u32) * (bl as u32);
+    let middle = i64::from(ah * bl) + i64::from(al * bh);
+    (i64::from(ah * bh) << 32) + (middle << 16) + i64::from(low)
 }
 
 /// `x / 2^exponent` for `exponent` in `0..32`, rounded to nearest with ties away from
@@ -80,7 +103,7 @@ pub(crate) fn rescale(x: i32, multiplier: i32, shift: i32) -> i32 {
     // product gives 0 either way).
     let half = i64::from(1u32 << (e - 1)) << 31;
     let below = i64::from((x ^ multiplier) & i32::MIN);
-    let sum = i64::from(x) * i64::from(multiplier) + ((1 << 30) + half + below);
+    let sum = wide_mul(x, multiplier) + ((1 << 30) + half + below);
     ((sum >> 32) as i32) >> (e - 1)
 }
 
@@ -230,6 +253,43 @@ mod tests {
     use super::*;
     extern crate std;
     use std::vec::Vec;
+
+    /// Armv6-M's product by halves is the 64-bit product: on the ends of `i32`, around
+    /// the halves' borders, and on 200,000 random pairs.
+    #[test]
+    fn the_product_by_halves_is_the_product() {
+        let edges = [
+            i32::MIN,
+            i32::MIN + 1,
+            -65537,
+            -65536,
+            -65535,
+            -1,
+            0,
+            1,
+            65535,
+            65536,
+        ];
+        let edges = edges.into_iter().chain([65537, i32::MAX - 1, i32::MAX]);
+        let mut pairs: Vec<(i32, i32)> = Vec::new();
+        for a in edges.clone() {
+            pairs.extend(edges.clone().map(|b| (a, b)));
+        }
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            pairs.push((state as i32, (state >> 32) as i32));
+        }
+        for (a, b) in pairs {
+            assert_eq!(
+                wide_mul_by_halves(a, b),
+                i64::from(a) * i64::from(b),
+                "{a} * {b}"
+            );
+        }
+    }
 
     fn q(raw: i32, fraction_bits: i32) -> f64 {
         f64::from(raw) / f64::from(1u32 << fraction_bits)

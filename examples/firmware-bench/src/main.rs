@@ -46,7 +46,9 @@ static WRAPS: AtomicU32 = AtomicU32::new(0);
 
 #[exception]
 fn SysTick() {
-    WRAPS.fetch_add(1, Ordering::Relaxed);
+    // Only this handler writes it, and nothing preempts it: a load and a store (Armv6-M
+    // has no atomic read-modify-write).
+    WRAPS.store(WRAPS.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
 
 /// SysTick ticks since it was started: the wraps, then the count down within one.

@@ -28,7 +28,7 @@ pub(crate) fn takes(shifts: &[i32], range: [i32; 2]) -> bool {
 #[cfg(any(test, not(usmp_thumb2)))]
 #[inline(always)]
 pub(crate) fn rescale_right(x: i32, multiplier: i32, shift: i32) -> i32 {
-    let r = ((i64::from(x) * i64::from(multiplier) + (1 << 30)) >> 31) as i32;
+    let r = ((crate::fixed::wide_mul(x, multiplier) + (1 << 30)) >> 31) as i32;
     let z = r.wrapping_add(r >> 31);
     let t = z >> !shift;
     (t >> 1) + (t & 1)
