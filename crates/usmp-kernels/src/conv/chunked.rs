@@ -76,6 +76,8 @@ impl<'a> Lists<'a> {
 /// filter has at most [`MOST_TAPS`] taps, the depth multiplier divides eight, the output
 /// pixels' channels divide sixteen or are a multiple of it, and the call's requantization
 /// is the one `requantize::row` runs.
+// Out of line, as `depthwise::by_four` and for the same reason.
+#[inline(never)]
 pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
     frame: &Frame<I, O>,

@@ -32,6 +32,8 @@ const BLOCK: usize = 64;
 /// the general loops: safe at every shift their window allows (`overlap::tests` traces
 /// it). Returns `false`, having done nothing, where a pixel is deeper or wider than
 /// [`MOST`] or the call's requantization is not the one `requantize::row` runs.
+// Out of line, as `depthwise::by_four` and for the same reason.
+#[inline(never)]
 pub(crate) fn conv_1x1<T: Load>(
     p: &Conv<'_>,
     input: &[T],

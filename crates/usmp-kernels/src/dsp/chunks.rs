@@ -326,8 +326,10 @@ macro_rules! chunks_assembly {
 /// [`chunks`]' loop over `run[9] >= 1` chunks whose every tap, for every chunk, has its
 /// input (16 bytes, or the gather's) and 16 filter bytes inside their slices, and whose
 /// lists hold every chunk (checked by `assembly_run`); `out` is 16 bytes per chunk.
+// Out of line: one copy of the two loops, however many callers (each inlined copy cost
+// firmware-m55 about 1.5 KB of flash).
 #[cfg(usmp_helium)]
-#[inline(always)]
+#[inline(never)]
 fn in_assembly(
     out: &mut [u8],
     mut run: Run,
