@@ -11,6 +11,10 @@
 //! [`window`] runs [`tap_words`] over every tap of a depthwise output pixel, [`dots`]
 //! [`two_dots`] over a block of filter rows.
 //!
+//! [`mve`] and [`chunks`] are Helium's (Cortex-M55, M85, built with their `target-cpu`:
+//! `usmp_helium`): the 1x1's four pixels by every filter row and a row requantized four
+//! outputs at a time, and the depthwise chunks of sixteen outputs.
+//!
 //! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
 //! the `dsp` target feature itself.
 
