@@ -1,7 +1,7 @@
 //! Helium's depthwise loop (Cortex-M55, M85: `usmp_helium`): chunks of sixteen outputs of
 //! one row, each summed over every tap of the row in one pass (the input's bytes widened
 //! to 16-bit lanes, times the filter's, VMULLB and VMULLT into 32-bit sums) and finished
-//! by `mve::requantize_row`'s arithmetic, a run of chunks in one call. Elsewhere the same
+//! by `requantize::row`'s arithmetic, a run of chunks in one call. Elsewhere the same
 //! arithmetic in Rust, which the host tests run against the general loops.
 
 use crate::bytes::int8;

@@ -12,8 +12,8 @@
 //! [`two_dots`] over a block of filter rows.
 //!
 //! [`mve`] and [`chunks`] are Helium's (Cortex-M55, M85, built with their `target-cpu`:
-//! `usmp_helium`): the 1x1's four pixels by every filter row and a row requantized four
-//! outputs at a time, and the depthwise chunks of sixteen outputs.
+//! `usmp_helium`): the 1x1's four pixels by every filter row, and the depthwise chunks of
+//! sixteen outputs; there [`requantize`]'s row takes four outputs at a time.
 //!
 //! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
 //! the `dsp` target feature itself.

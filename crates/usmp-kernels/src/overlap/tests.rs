@@ -200,7 +200,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             fast_traced += 1;
             groups_traced += usize::from(p.input[3] > crate::conv::depthwise::GROUP);
         }
-        // Helium's depthwise, with the per-channel lists it takes.
+        // Helium's paths, with the per-channel lists they take.
         let (m, s) = (vec![1 << 30; p.output[3]], vec![-11; p.output[3]]);
         let q = Conv {
             multipliers: &m,
@@ -260,13 +260,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
                     "seed {seed}: the portable paired 1x1 path allows only {taken}: {p:?}"
                 );
             }
-            // Helium's four pixels, with the per-channel lists it takes.
-            let (m, s) = (vec![1 << 30; p.output[3]], vec![-11; p.output[3]]);
-            let q = Conv {
-                multipliers: &m,
-                shifts: &s,
-                ..p
-            };
+            // Helium's four pixels.
             log.borrow_mut().clear();
             let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
             if conv::helium::conv_1x1(&q, &probes, &filter, &bias, &mut put) {
