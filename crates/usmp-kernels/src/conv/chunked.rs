@@ -69,10 +69,10 @@ impl<'a> Lists<'a> {
 /// DEPTHWISE_CONV_2D, its regions checked, over an input read through `T`, output
 /// element `o` stored by `put`, in the general loops' pixel order: within a row, the
 /// pixels before the run whose taps are all inside the input, the run, then the pixels
-/// after it. A chunk reads every tap of its elements before it writes them, later chunks
-/// read only later pixels or later channels of the same pixel, and no chunk reads another
-/// pixel's channels, so no write is earlier, relative to the reads, than in the general
-/// order (`overlap::tests` traces it). Returns `false`, having done nothing, unless the
+/// after it. A chunk reads every tap of its elements (its own pixels' inputs of its own
+/// channels) before it writes them, and later chunks read only later pixels or later
+/// channels of the same pixel, so no write is earlier, relative to the reads, than in the
+/// general order (`overlap::tests` traces it). Returns `false`, having done nothing, unless the
 /// filter has at most [`MOST_TAPS`] taps, the depth multiplier divides eight, the output
 /// pixels' channels divide sixteen or are a multiple of it, and the call's requantization
 /// is the one `requantize::row` runs.

@@ -278,7 +278,8 @@ impl Depthwise {
 /// byte on 2,000 random shapes in TFLite's form: output channels dividing sixteen or
 /// multiples of it (and others, which it declines), depth multipliers 1, 2, 4, 8 (and 3,
 /// declined), strides, dilations, paddings inside and past the edge, filters up to 4x4,
-/// rows both longer and shorter than a chunk.
+/// rows both longer and shorter than a chunk; each taken call again on one or two rows
+/// through rings, as a streamed stage runs it ([`in_rings`]).
 #[test]
 fn heliums_depthwise_equals_the_general_loops() {
     let mut rng = Rng(0x6A09_E667_F3BC_C908);
@@ -299,6 +300,7 @@ fn heliums_depthwise_equals_the_general_loops() {
         let out_c = c * m;
         if super::super::chunked::depthwise(&p, &frame, &d.input, &d.filter, &d.bias, put) {
             assert_eq!(out, general, "case {case}: {p:?}");
+            in_rings(&d, case, &mut rng);
             taken += 1;
             several_pixels += usize::from(out_c < 16);
             multiplied += usize::from(m > 1);
@@ -310,5 +312,50 @@ fn heliums_depthwise_equals_the_general_loops() {
     assert!(
         taken > 1100 && several_pixels > 500 && multiplied > 300,
         "{taken} taken, {several_pixels} of few channels, {multiplied} multiplied"
+    );
+}
+
+/// [`heliums_depthwise_equals_the_general_loops`]' call `d` on output rows of a
+/// streamed stage's part: one or two rows, the input's rows they read in a ring of just
+/// those rows, the outputs in a ring of theirs; the same bytes as the general loops on the
+/// same rings.
+fn in_rings(d: &Depthwise, case: usize, rng: &mut Rng) {
+    use crate::rows::{Ring, RowMap};
+    let p = d.conv();
+    let ([_, in_h, in_w, c_in], out_h) = (p.input, p.output[1]);
+    let (f_h, sy, dy, py) = (p.filter[1], p.stride[0], p.dilation[0], p.padding[0]);
+    let first = rng.below(out_h);
+    let rows = first..(first + 1 + rng.below(2)).min(out_h);
+    let reads = |oy: usize| {
+        super::super::taps(oy, sy, dy, py, in_h, f_h).map(move |k| oy * sy + k * dy - py)
+    };
+    let ys: Vec<usize> = rows.clone().flat_map(reads).collect();
+    let (Some(&lo), Some(&hi)) = (ys.iter().min(), ys.iter().max()) else {
+        return;
+    };
+    let frame = Frame {
+        input: Ring { rows: hi - lo + 1 },
+        output: Ring { rows: rows.len() },
+        rows,
+    };
+    let row = in_w * c_in;
+    let mut ring = std::vec![0u8; frame.input.len(p.input)];
+    for y in lo..=hi {
+        let at = frame.input.at(p.input, 0, y);
+        ring[at..at + row].copy_from_slice(&d.input[y * row..(y + 1) * row]);
+    }
+    let outs = frame.output.len(p.output);
+    let (mut chunked, mut general) = (std::vec![0u8; outs], std::vec![0u8; outs]);
+    let put = &mut |o: usize, v: u8| chunked[o] = v;
+    let (w, b) = (&d.filter, &d.bias);
+    assert!(super::super::chunked::depthwise(
+        &p, &frame, &ring, w, b, put
+    ));
+    int8_loops::<true, _, _, _>(&p, &frame, &ring[..], w, b, |o, v| general[o] = v)
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+    assert_eq!(
+        chunked, general,
+        "case {case}, rows {:?}: {p:?}",
+        frame.rows
     );
 }
