@@ -13,10 +13,12 @@
 
 use super::{Finish, taps};
 use crate::bytes::int8;
-use crate::dsp::chunks::{self, CHUNK, Gather, Input, MOST_CHUNKS, Taps, chunks};
+use crate::dsp::chunks::{
+    self, CHUNK, FEW_TAPS, Gather, Input, MOST_CHUNKS, MOST_TAPS, Taps, chunks,
+};
 use crate::dsp::requantize;
 use crate::overlap::{Load, Put};
-use crate::params::{Conv, MOST_TAPS};
+use crate::params::Conv;
 use crate::rows::{Frame, RowMap};
 
 /// The lists of the call's output channels (`c` of them), and where `c` divides [`CHUNK`]
@@ -86,13 +88,54 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     bias: &[u8],
     put: &mut impl Put,
 ) -> bool {
+    // Storage cleared on every call (a streamed stage's part is a call of a row or two):
+    // as small as the filter allows.
+    match p.filter[1] * p.filter[2] {
+        taps if taps <= FEW_TAPS => {
+            let mut store = (
+                [[0; 2]; FEW_TAPS],
+                [[0; 2]; FEW_TAPS],
+                [0; CHUNK * FEW_TAPS],
+            );
+            let store = (&mut store.0[..], &mut store.1[..], &mut store.2[..]);
+            with(p, frame, input, filter, bias, store, put)
+        }
+        taps if taps <= MOST_TAPS => {
+            let mut store = (
+                [[0; 2]; MOST_TAPS],
+                [[0; 2]; MOST_TAPS],
+                [0; CHUNK * MOST_TAPS],
+            );
+            let store = (&mut store.0[..], &mut store.1[..], &mut store.2[..]);
+            with(p, frame, input, filter, bias, store, put)
+        }
+        _ => false,
+    }
+}
+
+/// Storage for a row's taps, an end pixel's, and each tap's filter bytes repeated along a
+/// chunk.
+type Store<'a> = (&'a mut [[u32; 2]], &'a mut [[u32; 2]], &'a mut [u8]);
+
+/// [`depthwise`] in `store`, room for every tap of the filter.
+#[inline(never)]
+fn with<T: Load, I: RowMap, O: RowMap>(
+    p: &Conv<'_>,
+    frame: &Frame<I, O>,
+    input: &[T],
+    filter: &[u8],
+    bias: &[u8],
+    (row_taps, own_taps, repeated): Store<'_>,
+    put: &mut impl Put,
+) -> bool {
     let [_, _, in_w, c_in] = p.input;
     let [_, f_h, f_w, c] = p.filter;
     let out_w = out_w(p);
     let ([_, sx], [_, dx], [_, px]) = (p.stride, p.dilation, p.padding);
     let m = p.depth_multiplier;
     let shaped = (p.four_at_a_time() || p.several_at_a_time())
-        && f_h * f_w <= MOST_TAPS
+        && f_h * f_w <= row_taps.len().min(own_taps.len())
+        && CHUNK * f_h * f_w <= repeated.len()
         && m > 0
         && 8 % m == 0
         && c > 0
@@ -110,7 +153,6 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
         return false;
     };
     // Each tap's filter bytes repeated along a chunk, where it holds several pixels.
-    let mut repeated = [0u8; CHUNK * MOST_TAPS];
     if c < CHUNK {
         for (to, w) in repeated.chunks_exact_mut(CHUNK).zip(filter.chunks_exact(c)) {
             for (to, &w) in to.iter_mut().zip(w.iter().cycle()) {
@@ -126,16 +168,17 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
         c,
         input: (input, gathered.as_ref()),
         filter,
-        repeated: &repeated,
+        repeated,
         lists: &lists,
         run: [first, after],
     };
     let ([sy, _], [dy, _], [py, _]) = (p.stride, p.dilation, p.padding);
-    let mut list = Taps::new();
+    // The row's taps, and a pixel's at the row's ends.
+    let mut lists = [Taps::new(row_taps), Taps::new(own_taps)];
     for b in 0..p.input[0] {
         for oy in frame.rows.clone() {
             let at = |fy: usize| frame.input.at(p.input, b, oy * sy + fy * dy - py);
-            row.line(&mut list, oy, &at, frame.output.at(p.output, b, oy), put);
+            row.line(&mut lists, oy, &at, frame.output.at(p.output, b, oy), put);
         }
     }
     true
@@ -180,10 +223,10 @@ struct Row<'a, T> {
 
 impl<T: Load> Row<'_, T> {
     /// Output row `oy`, from output element `out`, its filter row `fy`'s input starting
-    /// at `at(fy)`; `list` is the row's taps' to fill.
+    /// at `at(fy)`; `list` is the row's taps' to fill, `own` each end pixel's.
     fn line(
         &self,
-        list: &mut Taps,
+        [list, own]: &mut [Taps<'_>; 2],
         oy: usize,
         at: &impl Fn(usize) -> usize,
         out: usize,
@@ -201,7 +244,7 @@ impl<T: Load> Row<'_, T> {
                 list.push(at(fy) + fx * dx * c_in, (fy * f_w + fx) * per_tap);
             }
         }
-        let pixel = |ox: usize, put: &mut _| {
+        let mut pixel = |ox: usize, put: &mut _| {
             let columns = taps(ox, sx, dx, px, in_w, f_w);
             let listed = rows.clone().flat_map(|fy| {
                 let x = |fx: usize| ox * sx + fx * dx - px;
@@ -210,7 +253,7 @@ impl<T: Load> Row<'_, T> {
                     .clone()
                     .map(move |fx| (at + x(fx) * c_in, (fy * f_w + fx) * c))
             });
-            self.pixel(listed, out + ox * c, put);
+            self.pixel(listed, own, out + ox * c, put);
         };
         for ox in 0..first {
             pixel(ox, put);
@@ -249,7 +292,7 @@ impl<T: Load> Row<'_, T> {
     /// from output element `out`.
     fn run(
         &self,
-        list: &Taps,
+        list: &Taps<'_>,
         (at_x, step): (usize, usize),
         (ch, n): (usize, usize),
         out: usize,
@@ -281,7 +324,7 @@ impl<T: Load> Row<'_, T> {
 
     /// A pixel of channels a multiple of 16 whose input starts `at_x` past each tap's of
     /// `list`, by runs of chunks, stored from output element `out`.
-    fn wide(&self, list: &Taps, at_x: usize, out: usize, put: &mut impl Put) {
+    fn wide(&self, list: &Taps<'_>, at_x: usize, out: usize, put: &mut impl Put) {
         let m = self.p.depth_multiplier;
         for ch in (0..self.c).step_by(CHUNK * MOST_CHUNKS) {
             let n = MOST_CHUNKS.min((self.c - ch) / CHUNK);
@@ -290,17 +333,24 @@ impl<T: Load> Row<'_, T> {
     }
 
     /// A pixel whose taps (the input element of its channel 0 and the filter element of
-    /// its output channel 0) are `listed`, finished and stored from output element `out`:
+    /// its output channel 0) are `listed` (into `list`, where it takes one), finished and
+    /// stored from output element `out`:
     /// runs of chunks where its channels are a multiple of sixteen, else (fewer than
     /// sixteen) one channel at a time.
-    fn pixel(&self, listed: impl Iterator<Item = (usize, usize)>, out: usize, put: &mut impl Put) {
+    fn pixel(
+        &self,
+        listed: impl Iterator<Item = (usize, usize)>,
+        list: &mut Taps<'_>,
+        out: usize,
+        put: &mut impl Put,
+    ) {
         let (c, m) = (self.c, self.p.depth_multiplier);
         if c >= CHUNK {
-            let mut list = Taps::new();
+            list.clear();
             for (x, w) in listed {
                 list.push(x, w);
             }
-            self.wide(&list, 0, out, put);
+            self.wide(list, 0, out, put);
             return;
         }
         let mut acc = [0i32; CHUNK];

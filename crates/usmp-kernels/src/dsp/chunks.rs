@@ -6,7 +6,6 @@
 
 use crate::bytes::int8;
 use crate::overlap::Load;
-use crate::params::MOST_TAPS;
 
 /// The elements a chunk sums together: a Helium register of bytes.
 pub(crate) const CHUNK: usize = 16;
@@ -14,20 +13,29 @@ pub(crate) const CHUNK: usize = 16;
 /// The most chunks [`chunks`] runs in one call (its output, 256 bytes).
 pub(crate) const MOST_CHUNKS: usize = 16;
 
-/// The taps of a row of depthwise outputs as [`chunks`] walks them: for each, where its
-/// input and its filter bytes start (relative to a chunk's own starts), and the largest of
-/// each, so [`chunks`] checks a whole list with two comparisons.
-pub(crate) struct Taps {
-    list: [[u32; 2]; MOST_TAPS],
+/// The most taps a list holds: a 10x8 filter (keyword spotting's, micro_speech's) and
+/// some.
+pub(crate) const MOST_TAPS: usize = 96;
+
+/// The taps a list holds in its smaller form (a 4x4 filter and less): the one the
+/// callers clear on every call where that will do (a list is 8 bytes per tap).
+pub(crate) const FEW_TAPS: usize = 16;
+
+/// The taps of a row of depthwise outputs as [`chunks`] walks them, in storage of the
+/// caller's: for each, where its input and its filter bytes start (relative to a chunk's
+/// own starts), and the largest of each, so [`chunks`] checks a whole list with two
+/// comparisons.
+pub(crate) struct Taps<'a> {
+    list: &'a mut [[u32; 2]],
     n: usize,
     most: [usize; 2],
 }
 
-impl Taps {
-    /// No taps.
-    pub(crate) fn new() -> Self {
+impl<'a> Taps<'a> {
+    /// No taps, room for `list.len()`.
+    pub(crate) fn new(list: &'a mut [[u32; 2]]) -> Self {
         Taps {
-            list: [[0; 2]; MOST_TAPS],
+            list,
             n: 0,
             most: [0; 2],
         }
@@ -120,7 +128,7 @@ pub(crate) fn chunks<T: Load>(
     out: &mut [u8],
     input: Input<'_, T>,
     (w, at_w, w_step): (&[u8], usize, usize),
-    (taps, offset): (&Taps, i32),
+    (taps, offset): (&Taps<'_>, i32),
     finish: Finish<'_>,
 ) {
     let count = (out.len() / CHUNK).min(MOST_CHUNKS);
@@ -171,7 +179,7 @@ type Run = [usize; 12];
 fn assembly_run<T: Load>(
     input: &Input<'_, T>,
     (w, at_w, w_step): (&[u8], usize, usize),
-    taps: &Taps,
+    taps: &Taps<'_>,
     finish: Finish<'_>,
     count: usize,
 ) -> Option<Run> {

@@ -277,13 +277,13 @@ impl Depthwise {
 /// Helium's DEPTHWISE_CONV_2D (its portable form here) equals the general loops byte for
 /// byte on 2,000 random shapes in TFLite's form: output channels dividing sixteen or
 /// multiples of it (and others, which it declines), depth multipliers 1, 2, 4, 8 (and 3,
-/// declined), strides, dilations, paddings inside and past the edge, filters up to 4x4,
-/// rows both longer and shorter than a chunk; each taken call again on one or two rows
+/// declined), strides, dilations, paddings inside and past the edge, filters up to 4x4
+/// and up to 10x8, rows both longer and shorter than a chunk; each taken call again on one or two rows
 /// through rings, as a streamed stage runs it ([`in_rings`]).
 #[test]
 fn heliums_depthwise_equals_the_general_loops() {
     let mut rng = Rng(0x6A09_E667_F3BC_C908);
-    let (mut taken, mut several_pixels, mut multiplied) = (0, 0, 0);
+    let (mut taken, mut several_pixels, mut multiplied, mut wide) = (0, 0, 0, 0);
     for case in 0..2000 {
         let c = [1, 2, 4, 8, 16, 32, 48, 64, 3, 24][rng.below(10)];
         // A multiplier above 1 for a few input channels, now and then.
@@ -291,7 +291,15 @@ fn heliums_depthwise_equals_the_general_loops() {
             0 => ([1, 2, 4, 3][rng.below(4)], [2, 4, 8, 3][rng.below(4)]),
             _ => (c, 1),
         };
-        let d = Depthwise::random(&mut rng, (c, m), [4, 4], [9, 12]).tflite_form(&mut rng);
+        // In one case of five, micro_speech's kind: a multiplier of 2 to 8 for one or two
+        // input channels, filters up to 10x8 (past the small lists).
+        let large = case % 5 == 0;
+        let (c, m) = match large {
+            true => (1 + rng.below(2), [2, 4, 8][rng.below(3)]),
+            false => (c, m),
+        };
+        let most = if large { [10, 8] } else { [4, 4] };
+        let d = Depthwise::random(&mut rng, (c, m), most, [12, 12]).tflite_form(&mut rng);
         let p = d.conv();
         let (_, general) = d.both(case);
         let mut out = std::vec![0u8; general.len()];
@@ -304,14 +312,18 @@ fn heliums_depthwise_equals_the_general_loops() {
             taken += 1;
             several_pixels += usize::from(out_c < 16);
             multiplied += usize::from(m > 1);
+            wide += usize::from(p.filter[1] * p.filter[2] > 16);
         } else {
-            let declined = 8 % m != 0 || (out_c % 16 != 0 && 16 % out_c != 0);
+            // Multiplier 1 past 16 taps is no fast path's (`Conv::four_at_a_time`).
+            let taps = p.filter[1] * p.filter[2];
+            let declined =
+                8 % m != 0 || (out_c % 16 != 0 && 16 % out_c != 0) || (m == 1 && taps > 16);
             assert!(declined, "case {case}: {p:?}");
         }
     }
     assert!(
-        taken > 1100 && several_pixels > 500 && multiplied > 300,
-        "{taken} taken, {several_pixels} of few channels, {multiplied} multiplied"
+        taken > 1100 && several_pixels > 500 && multiplied > 300 && wide > 100,
+        "{taken} taken, {several_pixels} of few channels, {multiplied} multiplied, {wide} past 16 taps"
     );
 }
 
