@@ -130,7 +130,7 @@ fn with<T: Load, I: RowMap, O: RowMap>(
 ) -> bool {
     let [_, _, in_w, c_in] = p.input;
     let [_, f_h, f_w, c] = p.filter;
-    let out_w = out_w(p);
+    let out_w = p.output[2];
     let ([_, sx], [_, dx], [_, px]) = (p.stride, p.dilation, p.padding);
     let m = p.depth_multiplier;
     let shaped = (p.four_at_a_time() || p.several_at_a_time())
@@ -281,7 +281,7 @@ impl<T: Load> Row<'_, T> {
         } else {
             after
         };
-        for ox in rest..out_w(p) {
+        for ox in rest..p.output[2] {
             pixel(ox, put);
         }
     }
@@ -367,9 +367,4 @@ impl<T: Load> Row<'_, T> {
         requantize::row(&acc[..c], b, ms, s, f.offset, &mut bytes[..c]);
         put.row(out, &bytes[..c]);
     }
-}
-
-/// The output's width.
-fn out_w(p: &Conv<'_>) -> usize {
-    p.output[2]
 }

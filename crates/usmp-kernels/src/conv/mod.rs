@@ -384,12 +384,13 @@ pub(crate) fn int8_rows<const DW: bool>(
     want_len(what[3], output.len(), frame.output.len(p.output))?;
     per_channel_lists(what, p)?;
     let mut put = Bytes(output);
+    // A multiplier above 1 in rows is the multiplier path's (`fast_paths` takes it in
+    // whole calls only), after Helium's, which `fast_paths` tries first.
     if DW
-        && ((cfg!(usmp_helium) && chunked::depthwise(p, frame, input, filter, bias, &mut put))
+        && (fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put)
             || fast::depthwise_by_multiplier_rows::<{ cfg!(usmp_dsp) }, _>(
                 p, frame, input, filter, bias, &mut put,
-            )
-            || fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put))
+            ))
     {
         return Ok(());
     }
