@@ -11,8 +11,9 @@
 //! Per pool the search answers "does it fit in C bytes?". Minimising probes capacities
 //! between the pool's lower bound and the best size found: the bound first (finding a plan
 //! there proves it optimal), then bisection. Each probe gets a share of work that doubles
-//! from round to round, so easy capacities are settled before hard ones eat the budget;
-//! a probe that exhausts its search proves every smaller capacity impossible.
+//! from round to round, so easy capacities are settled before hard ones eat the budget,
+//! and goes on from where the searches before it stopped (`Probes`); a probe that
+//! exhausts its search proves every smaller capacity impossible.
 //!
 //! The budget is a count of work, so the same problem gives the same plan on every
 //! machine; the command may add a wall-clock limit, which builds never do.
@@ -46,9 +47,9 @@ pub const EXACT_MAX_BUFFERS: usize = 2500;
 
 /// Before bisecting, minimising decides at the lower bound with this many times the work
 /// budget left, and never more than this many default budgets (see `minimise`).
-/// MiniMalloc's challenging instances whose optimum is the bound need up to 352 million
-/// units for that decision (E), 3.5 default budgets (543 million before probes tried
-/// TWA first).
+/// MiniMalloc's challenging instances whose optimum is the bound need up to 214 million
+/// units for that decision (H; E 163 million), since probes go on where they stopped
+/// (352 million for E before, 543 million before probes tried TWA first).
 pub const BOUND_PROBE_FACTOR: u64 = 6;
 
 /// [`Exact`]'s default work budget.
@@ -389,6 +390,7 @@ fn minimise_within(
     effort: &mut Effort,
 ) -> PoolResult {
     let bound = inst.lower_bound();
+    let mut probes = Probes::default();
     let mut start = Start {
         lo: bound,
         tried: 0,
@@ -400,7 +402,7 @@ fn minimise_within(
         let left = effort.limit.saturating_sub(effort.spent);
         let most = BOUND_PROBE_FACTOR * DEFAULT_WORK_BUDGET;
         let mut decide = Effort::new(left.saturating_mul(BOUND_PROBE_FACTOR).min(most), deadline);
-        let (at_bound, after) = rounds(inst, start, size, Some(bound), &mut decide);
+        let (at_bound, after) = rounds(inst, start, size, Some(bound), &mut decide, &mut probes);
         if at_bound.offsets.is_some() {
             return PoolResult {
                 proven: true,
@@ -409,7 +411,7 @@ fn minimise_within(
         }
         start = after;
     }
-    rounds(inst, start, size, target, effort).0
+    rounds(inst, start, size, target, effort, &mut probes).0
 }
 
 /// [`minimise_within`], whose proofs hold for the declared windows only where the search
@@ -440,6 +442,7 @@ fn rounds(
     size: u64,
     target: Option<u64>,
     effort: &mut Effort,
+    probes: &mut Probes,
 ) -> (PoolResult, Start) {
     let step = inst.step();
     let down = |c: u64| c / step * step;
@@ -471,7 +474,7 @@ fn rounds(
                 tried = tried.max(share);
             }
             first = false;
-            match probe(inst, c, share, effort) {
+            match probes.probe(inst, c, share, effort) {
                 (Outcome::Found, offsets) => {
                     hi = peak(inst, &offsets);
                     best = Some(offsets);
@@ -498,19 +501,64 @@ fn rounds(
     (result, Start { lo, tried })
 }
 
-/// One capacity, tried with each preorder in turn for at most `share` work each. Any
-/// preorder that exhausts its search proves the capacity impossible.
-fn probe(inst: &Instance, capacity: u64, share: u64, effort: &mut Effort) -> (Outcome, Vec<u64>) {
-    for preorder in Preorder::ALL {
-        let limit = effort.limit;
-        effort.limit = limit.min(effort.spent.saturating_add(share));
-        let (outcome, offsets) = Search::decide(inst, capacity, preorder, effort);
-        effort.limit = limit;
-        if outcome != Outcome::Stopped || effort.exhausted() {
-            return (outcome, offsets);
+/// The probes made so far: the work each capacity's search had with each preorder, and
+/// how far each search got. A search's tree is the same at every capacity but for what
+/// a lower capacity prunes, so the nodes a search at capacity `c` went past hold no plan
+/// within `c`, nor within any lower capacity: a probe goes on from the furthest node any
+/// search of its preorder reached at its capacity or above (see `Search::resume`),
+/// instead of searching those nodes again.
+#[derive(Debug, Default)]
+struct Probes {
+    spent: std::collections::BTreeMap<u64, [u64; Preorder::ALL.len()]>,
+    /// Per preorder, (capacity, path): before `path` no plan fits in `capacity`.
+    reached: [Vec<(u64, Vec<u32>)>; Preorder::ALL.len()],
+}
+
+impl Probes {
+    /// One capacity, tried with each preorder in turn until it has had `share` work in
+    /// all. Any preorder that exhausts its search proves the capacity impossible.
+    fn probe(
+        &mut self,
+        inst: &Instance,
+        capacity: u64,
+        share: u64,
+        effort: &mut Effort,
+    ) -> (Outcome, Vec<u64>) {
+        for (k, preorder) in Preorder::ALL.into_iter().enumerate() {
+            let spent = self.spent.entry(capacity).or_default()[k];
+            if spent >= share {
+                continue;
+            }
+            let reached = &mut self.reached[k];
+            let from = reached
+                .iter()
+                .filter(|(c, _)| *c >= capacity)
+                .map(|(_, p)| p)
+                .max()
+                .cloned()
+                .unwrap_or_default();
+            let limit = effort.limit;
+            let before = effort.spent;
+            effort.limit = limit.min(before.saturating_add(share - spent));
+            let (outcome, offsets, path) = Search::resume(inst, capacity, preorder, from, effort);
+            effort.limit = limit;
+            self.spent.entry(capacity).or_default()[k] += effort.spent - before;
+            let within = match outcome {
+                Outcome::Found => Some(peak(inst, &offsets).saturating_sub(1)),
+                Outcome::Stopped => Some(capacity),
+                Outcome::Infeasible => None,
+            };
+            if let Some(c) = within {
+                // Only what no other entry covers: a lower capacity, or not as far.
+                reached.retain(|(d, p)| *d > c || *p > path);
+                reached.push((c, path));
+            }
+            if outcome != Outcome::Stopped || effort.exhausted() {
+                return (outcome, offsets);
+            }
         }
+        (Outcome::Stopped, Vec::new())
     }
-    (Outcome::Stopped, Vec::new())
 }
 
 fn peak(inst: &Instance, offsets: &[u64]) -> u64 {

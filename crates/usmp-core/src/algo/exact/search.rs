@@ -98,6 +98,8 @@ enum Undo {
     MinOffset(u32, u64),
     Floor(u32, u64),
     Shared(u32, u64),
+    /// A candidate chosen: its index in its frame was pushed on `path`.
+    Chose,
 }
 
 #[derive(Debug)]
@@ -153,17 +155,43 @@ pub(crate) struct Search<'i> {
     stamp: Vec<u32>,
     now: u32,
     affected: Vec<u32>,
+    /// The index of each candidate on the way to the current node, in the order chosen.
+    path: Vec<u32>,
+    /// A path to go back to before searching on (see [`Search::resume`]), and how much of
+    /// it is retraced; once the search leaves it, the rest is dropped.
+    replay: Vec<u32>,
+    replayed: usize,
+    /// Where the effort ran out: the path to the node, then the candidate not yet tried.
+    stopped_at: Option<Vec<u32>>,
 }
 
 impl<'i> Search<'i> {
     /// Decides whether `inst` fits in `capacity`, trying items in `preorder` among equal
     /// offsets. On [`Outcome::Found`] the offsets are returned.
+    #[cfg(test)]
     pub(crate) fn decide(
         inst: &'i Instance,
         capacity: u64,
         preorder: Preorder,
         effort: &mut Effort,
     ) -> (Outcome, Vec<u64>) {
+        let (outcome, offsets, _) = Self::resume(inst, capacity, preorder, Vec::new(), effort);
+        (outcome, offsets)
+    }
+
+    /// [`Search::decide`], starting where an earlier search of the same instance and
+    /// preorder ended: at the node `path` led it to, which it had found with a capacity
+    /// at least this one. The tree is the same at every capacity but for what a lower one
+    /// prunes (every check compares with the capacity one way), so every node before
+    /// that one has no plan within this capacity either: the search goes on from there.
+    /// Returns the path to the plan found, for the next resume.
+    pub(crate) fn resume(
+        inst: &'i Instance,
+        capacity: u64,
+        preorder: Preorder,
+        path: Vec<u32>,
+        effort: &mut Effort,
+    ) -> (Outcome, Vec<u64>, Vec<u32>) {
         let sections = inst.sections();
         let mut cuts = vec![0u32; sections.saturating_sub(1)];
         // Items that overlap nothing are placed at 0 below and never block a cut.
@@ -193,19 +221,23 @@ impl<'i> Search<'i> {
             stamp: vec![0; sections],
             now: 0,
             affected: Vec::new(),
+            path: Vec::new(),
+            replay: path,
+            replayed: 0,
+            stopped_at: None,
         };
         // An item that overlaps nothing goes at 0.
         for i in 0..inst.len() {
             if inst.overlaps[i].is_empty() {
                 if inst.size[i] > capacity {
-                    return (Outcome::Infeasible, Vec::new());
+                    return (Outcome::Infeasible, Vec::new(), Vec::new());
                 }
                 search.offset[i] = 0;
             }
         }
         let mut stacked = search.total.iter().zip(&search.shared);
         if stacked.any(|(&t, &s)| t.saturating_sub(s) > capacity) {
-            return (Outcome::Infeasible, Vec::new());
+            return (Outcome::Infeasible, Vec::new(), Vec::new());
         }
         let items: Vec<u32> = (0..inst.len() as u32)
             .filter(|&i| search.offset[i as usize] == UNPLACED)
@@ -215,12 +247,11 @@ impl<'i> Search<'i> {
             .map(|j| j as u32 + 1)
             .collect();
         let outcome = search.parts(&items, 0, sections as u32, &cuts, 0, effort);
-        let offsets = if outcome == Outcome::Found {
-            search.offset
-        } else {
-            Vec::new()
-        };
-        (outcome, offsets)
+        match outcome {
+            Outcome::Found => (outcome, search.offset, search.path),
+            Outcome::Stopped => (outcome, Vec::new(), search.stopped_at.unwrap_or_default()),
+            Outcome::Infeasible => (outcome, Vec::new(), Vec::new()),
+        }
     }
 
     /// Solves `items` (sections `lo..hi`) as independent parts split at `cuts` (sorted
@@ -302,11 +333,13 @@ impl<'i> Search<'i> {
         let entry = self.trail.len();
         let mut stack = match self.frame(items, None) {
             None => return Outcome::Found,
-            Some(f) => vec![f],
+            Some(f) => vec![self.retrace(f)],
         };
         let step = items.len() as u64 + 1;
         while let Some(frame) = stack.last_mut() {
             if let Some(mark) = frame.placed.take() {
+                // Off the path being retraced: from here on every frame starts at its first.
+                self.replay.clear();
                 self.undo(mark);
                 if frame.hatless {
                     stack.pop();
@@ -319,10 +352,17 @@ impl<'i> Search<'i> {
             };
             frame.next += 1;
             if !effort.spend(step) {
+                if self.stopped_at.is_none() {
+                    let mut at = self.path.clone();
+                    at.push(frame.next as u32 - 1);
+                    self.stopped_at = Some(at);
+                }
                 self.undo(entry);
                 return Outcome::Stopped;
             }
             frame.placed = Some(self.trail.len());
+            self.path.push(frame.next as u32 - 1);
+            self.trail.push(Undo::Chose);
             frame.hatless = self.inst.overlaps[item as usize]
                 .iter()
                 .all(|&u| self.offset[u as usize] != UNPLACED);
@@ -348,10 +388,22 @@ impl<'i> Search<'i> {
             }
             match self.frame(items, Some((at, rank))) {
                 None => return Outcome::Found,
-                Some(f) => stack.push(f),
+                Some(f) => {
+                    let f = self.retrace(f);
+                    stack.push(f);
+                }
             }
         }
         Outcome::Infeasible
+    }
+
+    /// `frame`, set to try first the candidate the path being retraced chose there.
+    fn retrace(&mut self, mut frame: Frame) -> Frame {
+        if let Some(&next) = self.replay.get(self.replayed) {
+            self.replayed += 1;
+            frame.next = (next as usize).min(frame.order.len());
+        }
+        frame
     }
 
     /// The candidates for the next placement among `items`, or `None` when all are placed.
@@ -527,6 +579,9 @@ impl<'i> Search<'i> {
                 Some(Undo::MinOffset(u, old)) => self.min_offset[u as usize] = old,
                 Some(Undo::Floor(s, old)) => self.floor[s as usize] = old,
                 Some(Undo::Shared(s, old)) => self.shared[s as usize] = old,
+                Some(Undo::Chose) => {
+                    self.path.pop();
+                }
                 None => break,
             }
         }

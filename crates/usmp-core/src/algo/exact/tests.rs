@@ -5,6 +5,7 @@ use crate::problem::{Buffer, Pool};
 use crate::test_rng::Rng;
 
 mod overlaps;
+mod resume;
 
 /// Random buffers with sizes 1..=4 and ranges in 0..8, some aligned to 2, in one pool.
 fn random_problem(rng: &mut Rng, n: usize) -> Problem {
@@ -20,6 +21,23 @@ fn random_problem(rng: &mut Rng, n: usize) -> Problem {
             buffer = buffer.with_alignment(2);
         }
         b.buffer(buffer);
+    }
+    b.build().unwrap()
+}
+
+/// Buffers of sizes 1..=`largest` that conflict by a random graph (each pair by a coin).
+fn random_graph(rng: &mut Rng, n: usize, largest: u64) -> Problem {
+    let mut b = Problem::builder();
+    let w = b.pool(Pool::workspace("w").with_alignment(1));
+    for i in 0..n {
+        b.buffer(Buffer::new(format!("b{i}"), 1 + rng.below(largest)).with_candidates([w]));
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            if rng.below(2) == 0 {
+                b.conflict(i, j);
+            }
+        }
     }
     b.build().unwrap()
 }
@@ -119,20 +137,7 @@ fn matches_brute_force_where_sizes_share_a_factor() {
 fn matches_brute_force_on_conflict_graphs() {
     let mut rng = Rng::seeded(11);
     for case in 0..60 {
-        let n = 4 + case % 3;
-        let mut b = Problem::builder();
-        let w = b.pool(Pool::workspace("w").with_alignment(1));
-        for i in 0..n {
-            b.buffer(Buffer::new(format!("b{i}"), 1 + rng.below(5)).with_candidates([w]));
-        }
-        for i in 0..n {
-            for j in i + 1..n {
-                if rng.below(2) == 0 {
-                    b.conflict(i, j);
-                }
-            }
-        }
-        let problem = b.build().unwrap();
+        let problem = random_graph(&mut rng, 4 + case % 3, 5);
         let plan = plan(&problem, &Exact::default()).unwrap();
         assert_eq!(plan.total(), brute_force(&problem), "case {case}");
     }
