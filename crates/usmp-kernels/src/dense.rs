@@ -11,10 +11,23 @@ use crate::bytes::{
     channel, clamp_f32, f32_at, f32s, i16_at, i32_at, int8, put_f32, requantize, want,
 };
 use crate::fixed::multiply_by_quantized_multiplier;
-use crate::params::{Float, FullyConnected, Svdf};
+use crate::params::{Conv, Float, FullyConnected, Svdf};
 
-/// FULLY_CONNECTED: `output[b][o] = sum_k filter[o][k] * input[b][k] + bias[o]`, rescaled.
+/// FULLY_CONNECTED: `output[b][o] = sum_k filter[o][k] * input[b][k] + bias[o]`, rescaled;
+/// by a 1x1 convolution's blocked product where [`FullyConnected::by_product`].
 pub fn fully_connected(
+    p: &FullyConnected<'_>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    fully_connected_by::<true>(p, input, filter, bias, output)
+}
+
+/// [`fully_connected`], or with `PRODUCT` false always its loop: a firmware none of whose
+/// calls is [`FullyConnected::by_product`] does not link the product (`run_only`).
+pub(crate) fn fully_connected_by<const PRODUCT: bool>(
     p: &FullyConnected<'_>,
     input: &[u8],
     filter: &[u8],
@@ -36,6 +49,42 @@ pub fn fully_connected(
             });
         }
     }
+    if PRODUCT && let Some(conv) = as_pointwise(p) {
+        let (input, filter) = (&input[..batches * depth], &filter[..outputs * depth]);
+        let bias = if p.bias { &bias[..4 * outputs] } else { bias };
+        crate::conv::pointwise_apart(&conv, input, filter, bias, &mut output[..batches * outputs]);
+        return Ok(());
+    }
+    general(p, input, filter, bias, output);
+    Ok(())
+}
+
+/// FULLY_CONNECTED as a 1x1 convolution of `batches` pixels, where
+/// [`FullyConnected::by_product`] says it gives the same bytes and pays.
+fn as_pointwise<'a>(p: &FullyConnected<'a>) -> Option<Conv<'a>> {
+    let (batches, depth, outputs) = (p.batches, p.depth, p.outputs);
+    p.by_product().then_some(Conv {
+        input: [1, batches, 1, depth],
+        filter: [outputs, 1, 1, depth],
+        output: [1, batches, 1, outputs],
+        stride: [1, 1],
+        dilation: [1, 1],
+        padding: [0, 0],
+        depth_multiplier: 1,
+        input_offset: p.input_offset,
+        output_offset: p.output_offset,
+        activation: p.activation,
+        bias: p.bias,
+        multipliers: p.multipliers,
+        shifts: p.shifts,
+    })
+}
+
+/// TFLite Micro's reference loop: each output's products in input order, the filter's
+/// offset added to each weight. The caller has checked the regions and lists.
+#[inline(always)]
+fn general(p: &FullyConnected<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+    let (batches, depth, outputs) = (p.batches, p.depth, p.outputs);
     for b in 0..batches {
         let row = &input[b * depth..(b + 1) * depth];
         for o in 0..outputs {
@@ -55,7 +104,6 @@ pub fn fully_connected(
             );
         }
     }
-    Ok(())
 }
 
 /// FULLY_CONNECTED, float32: each output's products summed in float in input order, plus
@@ -153,3 +201,6 @@ pub fn svdf(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

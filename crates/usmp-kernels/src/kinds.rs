@@ -54,6 +54,10 @@ pub(crate) mod bit {
     pub const STAGE: u64 = 1 << 32;
     /// A stage writes its output over its input.
     pub const OVER_STAGE: u64 = 1 << 33;
+    /// A FULLY_CONNECTED call runs as the 1x1 convolution's blocked product
+    /// ([`FullyConnected::by_product`](crate::FullyConnected::by_product)): that product
+    /// is linked too.
+    pub const FULLY_CONNECTED_PRODUCT: u64 = 1 << 34;
 }
 
 impl Kernel<'_> {
@@ -66,6 +70,9 @@ impl Kernel<'_> {
                 bit::DEPTHWISE_CONV_2D | bit::DEPTHWISE_BY_FOUR
             }
             Kernel::DepthwiseConv2d(_) => bit::DEPTHWISE_CONV_2D,
+            Kernel::FullyConnected(p) if p.by_product() => {
+                bit::FULLY_CONNECTED | bit::FULLY_CONNECTED_PRODUCT
+            }
             Kernel::FullyConnected(_) => bit::FULLY_CONNECTED,
             Kernel::AveragePool2d(_) => bit::AVERAGE_POOL_2D,
             Kernel::MaxPool2d(_) => bit::MAX_POOL_2D,

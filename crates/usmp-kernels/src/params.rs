@@ -171,6 +171,36 @@ pub struct FullyConnected<'a> {
     pub shifts: &'a [i32],
 }
 
+/// The fewest multiply-accumulates per row for which FULLY_CONNECTED runs as a 1x1
+/// convolution's blocked product ([`FullyConnected::by_product`]).
+pub(crate) const PRODUCT_MACS: usize = 4096;
+
+impl FullyConnected<'_> {
+    /// Whether this call runs as a 1x1 convolution of `batches` pixels, by that
+    /// convolution's blocked product (DSP lanes on Cortex-M4/M7, Helium on the M55, pixel
+    /// pairs elsewhere), for the same bytes as its loop: a filter without a zero point
+    /// (every int8 FULLY_CONNECTED TFLite writes: its weights are symmetric), so each
+    /// output is the convolution's wrapping sum; no multiplier of -2^31, the one the
+    /// convolutions' requantization refuses (no TFLite scale gives it); at least 8 inputs
+    /// and 4 outputs and [`PRODUCT_MACS`] products a row. The product's code costs
+    /// 4-11 KB of flash (hello_world's firmware on a Cortex-M0 7,176 -> 13,360 bytes of
+    /// `.text`), so smaller calls keep the loop and a model without such a call does not
+    /// link it. A `const fn`, so the set of kernels a model links knows it.
+    pub const fn by_product(&self) -> bool {
+        let mut k = 0;
+        while k < self.multipliers.len() {
+            if self.multipliers[k] == i32::MIN {
+                return false;
+            }
+            k += 1;
+        }
+        self.filter_offset == 0
+            && self.depth >= 8
+            && self.outputs >= 4
+            && self.depth.saturating_mul(self.outputs) >= PRODUCT_MACS
+    }
+}
+
 /// AVERAGE_POOL_2D and MAX_POOL_2D parameters (NHWC).
 #[derive(Clone, Copy, Debug)]
 pub struct Pool {

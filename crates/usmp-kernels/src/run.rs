@@ -110,7 +110,11 @@ fn run_kernel<const USED: u64>(
         }
         Kernel::FullyConnected(p) if on::<USED>(bit::FULLY_CONNECTED) => {
             let [x, filter, bias] = weighted(inputs, p.bias)?;
-            dense::fully_connected(p, x, filter, bias, out)
+            if on::<USED>(bit::FULLY_CONNECTED_PRODUCT) {
+                dense::fully_connected_by::<true>(p, x, filter, bias, out)
+            } else {
+                dense::fully_connected_by::<false>(p, x, filter, bias, out)
+            }
         }
         Kernel::AveragePool2d(p) if on::<USED>(bit::AVERAGE_POOL_2D) => {
             pool::average_pool2d(p, x()?, out)

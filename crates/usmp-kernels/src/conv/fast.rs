@@ -357,4 +357,4 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
 }
 
 #[cfg(test)]
-pub(super) mod tests;
+pub(crate) mod tests;

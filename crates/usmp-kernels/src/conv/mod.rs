@@ -301,6 +301,27 @@ fn checked(
     per_channel_lists(what, p)
 }
 
+/// A 1x1 CONV_2D over every pixel ([`fast::pointwise`]), its regions checked as
+/// [`checked`] does, over an input and an output apart: the blocked matrix product each
+/// core runs (DSP lanes, Helium, pixel pairs). FULLY_CONNECTED takes it too (`dense`).
+pub(crate) fn pointwise_apart(
+    p: &Conv<'_>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+) {
+    #[cfg(usmp_dsp)]
+    packed::conv_1x1(p, input, filter, bias, output);
+    // With Helium LLVM vectorises the one-pixel loops; `pairs` would stop it.
+    #[cfg(all(not(usmp_dsp), not(usmp_helium)))]
+    pairs::conv_1x1(p, input, filter, bias, output);
+    #[cfg(all(not(usmp_dsp), usmp_helium))]
+    if !helium::conv_1x1(p, input, filter, bias, &mut Bytes(output)) {
+        fast::conv_1x1_apart(p, input, filter, bias, output);
+    }
+}
+
 /// CONV_2D, int8 (grouped when the filter has fewer input channels than the input).
 pub fn conv2d(
     p: &Conv<'_>,
@@ -311,15 +332,7 @@ pub fn conv2d(
 ) -> Result<(), Error> {
     if fast::pointwise(p) {
         checked(CONV, p, input, filter, bias, output)?;
-        #[cfg(usmp_dsp)]
-        packed::conv_1x1(p, input, filter, bias, output);
-        // With Helium LLVM vectorises the one-pixel loops; `pairs` would stop it.
-        #[cfg(all(not(usmp_dsp), not(usmp_helium)))]
-        pairs::conv_1x1(p, input, filter, bias, output);
-        #[cfg(all(not(usmp_dsp), usmp_helium))]
-        if !helium::conv_1x1(p, input, filter, bias, &mut Bytes(output)) {
-            fast::conv_1x1_apart(p, input, filter, bias, output);
-        }
+        pointwise_apart(p, input, filter, bias, output);
         return Ok(());
     }
     if patch::applies(p) {

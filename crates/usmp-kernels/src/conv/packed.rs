@@ -47,7 +47,7 @@ struct Shape<'a> {
 
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
 /// time.
-pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+pub(crate) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
     let finish = Finish::new(p, bias);
     conv_1x1_in(p, &finish, input, filter, bias, output, &mut Scratch::new());
 }

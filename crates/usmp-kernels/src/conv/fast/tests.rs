@@ -17,6 +17,32 @@ pub(crate) fn requantization(rng: &mut Rng, channels: usize) -> (Vec<i32>, Vec<i
     (multipliers, shifts)
 }
 
+/// A call's requantization drawn at random: multipliers and shifts as [`requantization`]
+/// gives them and a clamp inside int8; or, with `tflite`, in the form every TFLite
+/// convolution has (and Helium's and the DSP's row requantization take): per-channel lists
+/// of right shifts, int8's clamp, and a small bias written into `bias`.
+pub(crate) fn requantized(
+    rng: &mut Rng,
+    channels: usize,
+    tflite: bool,
+    bias: &mut [u8],
+) -> (Vec<i32>, Vec<i32>, [i32; 2]) {
+    let (mut multipliers, mut shifts) = requantization(rng, channels);
+    let lo = rng.below(256) as i32 - 128;
+    let mut activation = [lo, lo + rng.below((128 - lo) as usize) as i32];
+    if tflite {
+        activation = [-128, 127];
+        shifts = (0..channels).map(|_| -1 - rng.below(20) as i32).collect();
+        multipliers = (0..channels)
+            .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
+            .collect();
+        for b in bias.chunks_exact_mut(4) {
+            b.copy_from_slice(&(rng.below(1 << 13) as i32 - (1 << 12)).to_le_bytes());
+        }
+    }
+    (multipliers, shifts, activation)
+}
+
 /// The 1x1 fast path (and its packed form, the one Cortex-M4 and M7 run, here with
 /// portable lanes) equals the general loops byte for byte on 3,000 random shapes
 /// (channel counts on both sides of the blocks of four, depths on both sides of the
@@ -37,22 +63,9 @@ fn one_by_one_convolutions_equal_the_general_loops() {
         let input = bytes(batches * h * w * depth);
         let filter = bytes(channels * depth);
         let mut bias = bytes(4 * channels);
-        let (mut multipliers, mut shifts) = requantization(&mut rng, channels);
-        let lo = rng.below(256) as i32 - 128;
-        let mut activation = [lo, lo + rng.below((128 - lo) as usize) as i32];
-        // A quarter in the form every TFLite convolution has (and Helium's path
-        // takes): a small bias, per-channel lists of right shifts, int8's clamp.
+        // A quarter in the form every TFLite convolution has (and Helium's path takes).
         let tflite = case % 4 == 0;
-        if tflite {
-            activation = [-128, 127];
-            shifts = (0..channels).map(|_| -1 - rng.below(20) as i32).collect();
-            multipliers = (0..channels)
-                .map(|_| (1 << 30) + rng.below(1 << 30) as i32)
-                .collect();
-            for b in bias.chunks_exact_mut(4) {
-                b.copy_from_slice(&(rng.below(1 << 13) as i32 - (1 << 12)).to_le_bytes());
-            }
-        }
+        let (multipliers, shifts, activation) = requantized(&mut rng, channels, tflite, &mut bias);
         let p = Conv {
             input: [batches, h, w, depth],
             filter: [channels, 1, 1, depth],
