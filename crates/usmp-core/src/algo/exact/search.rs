@@ -184,7 +184,9 @@ impl<'i> Search<'i> {
     /// at least this one. The tree is the same at every capacity but for what a lower one
     /// prunes (every check compares with the capacity one way), so every node before
     /// that one has no plan within this capacity either: the search goes on from there.
-    /// Returns the path to the plan found, for the next resume.
+    /// Also returns, for the next resume, the path to the plan found, or to the node where
+    /// the effort ran out followed by the candidate it had not tried (empty when the
+    /// capacity is proven impossible).
     pub(crate) fn resume(
         inst: &'i Instance,
         capacity: u64,
