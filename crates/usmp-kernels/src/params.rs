@@ -379,6 +379,23 @@ pub struct Add {
     pub activation: Range,
 }
 
+impl Add {
+    /// Whether every rescaling of the call may take the one-rounding form
+    /// (`fixed::rescale`): no multiplier of `-2^31` (no TFLite scale gives one) and
+    /// shifts within `-31..=30`.
+    pub fn rescaled(&self) -> bool {
+        [self.first, self.second, self.output]
+            .iter()
+            .all(|&m| one_rounding(m))
+    }
+}
+
+/// A multiplier and shift that `fixed::rescale` takes: the same integer as
+/// `multiply_by_quantized_multiplier`.
+fn one_rounding([multiplier, shift]: [i32; 2]) -> bool {
+    multiplier != i32::MIN && (-31..=30).contains(&shift)
+}
+
 /// MUL parameters (int8).
 #[derive(Clone, Copy, Debug)]
 pub struct Mul {
@@ -394,6 +411,13 @@ pub struct Mul {
     pub output_offset: i32,
     /// Fused activation's clamp range.
     pub activation: Range,
+}
+
+impl Mul {
+    /// [`Add::rescaled`] for MUL's one rescaling.
+    pub fn rescaled(&self) -> bool {
+        one_rounding(self.output)
+    }
 }
 
 /// CONCATENATION parameters (int8; every input with the output's quantization).

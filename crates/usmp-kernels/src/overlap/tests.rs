@@ -487,18 +487,27 @@ fn pooling_windows_are_the_traced_bound_and_hold_at_their_edge() {
         let max = seed % 2 == 0;
         let window = pool::window(&p, 1);
         let input = bytes(&mut rng, window.input);
-        let reduce = if max { pool::max } else { pool::average };
 
         let log = RefCell::new(Vec::new());
         let probes = probes(&input, &log);
         let put = (window.output, |o: usize, _| {
             log.borrow_mut().push(Event::Write(o))
         });
-        pool::pool_int8(&p, ["i", "o"], &probes, put, reduce).unwrap();
-        assert_eq!(
-            window.most,
-            traced_most(&log.borrow(), 1),
-            "seed {seed}: {p:?}"
+        if max {
+            pool::pool_int8::<pool::Max, _>(&p, ["i", "o"], &probes, put).unwrap();
+        } else {
+            pool::pool_int8::<pool::Average, _>(&p, ["i", "o"], &probes, put).unwrap();
+        }
+        // Past three channels the loops fold four channels' cells before writing their
+        // four outputs, so the trace may allow more than the bound (which is traced channel
+        // by channel, and is what the planner uses), never less; below four channels they
+        // go channel by channel, and the bound is the trace's.
+        let traced = traced_most(&log.borrow(), 1);
+        let depth = p.input[3];
+        assert!(
+            window.most <= traced && (depth >= 4 || traced == window.most),
+            "seed {seed}: {p:?}: bound {}, traced {traced}",
+            window.most
         );
 
         let mut apart = vec![0; window.output];

@@ -69,8 +69,8 @@ pub(super) fn row<'w>(
             let bias = bias(p, weights, part.weights)?;
             rows(p, frame, input, filter()?, bias, output)
         }
-        Kernel::AveragePool2d(p) => pooled(p, frame, input, output, pool::average),
-        Kernel::MaxPool2d(p) => pooled(p, frame, input, output, pool::max),
+        Kernel::AveragePool2d(p) => pooled::<pool::Average>(p, frame, input, output),
+        Kernel::MaxPool2d(p) => pooled::<pool::Max>(p, frame, input, output),
         Kernel::Requantize(p) | Kernel::Relu(p) => {
             let (x, y) = one_row(frame, shapes, 1, input, output)?;
             quantize::requantize(
@@ -132,14 +132,13 @@ fn one_row<'x, 'y>(
 }
 
 /// A pooling's rows, its regions checked against the frame.
-fn pooled(
+fn pooled<F: pool::Fold<i32>>(
     p: &Pool,
     frame: &Frame<Ring, Ring>,
     input: &[u8],
     output: &mut [u8],
-    reduce: fn(&mut dyn Iterator<Item = i32>) -> Result<i32, Error>,
 ) -> Result<(), Error> {
     crate::bytes::want("pool input", input, frame.input.len(p.input))?;
     crate::bytes::want("pool output", output, frame.output.len(p.output))?;
-    pool::pool_rows(p, frame, input, |o, v| output[o] = v, reduce)
+    pool::pool_rows::<F, _, _, _>(p, frame, input, |o, v| output[o] = v)
 }

@@ -218,8 +218,10 @@ fn add_and_mul_write_over_an_input_they_do_not_broadcast() {
                 name: "add",
                 window,
                 traced: &|x, put| {
-                    elementwise::each(&a.shape, x, y, (usize::MAX, put), |p, q| add_of(a, p, q))
-                        .unwrap()
+                    elementwise::each(&a.shape, x, y, (usize::MAX, put), |p, q| {
+                        add_of::<false>(a, p, q)
+                    })
+                    .unwrap()
                 },
                 apart: &|x, out| elementwise::add(a, x, y, out),
                 over: &|region, shared| elementwise::add_over(a, region, shared, y),
@@ -228,8 +230,10 @@ fn add_and_mul_write_over_an_input_they_do_not_broadcast() {
                 name: "mul",
                 window,
                 traced: &|x, put| {
-                    elementwise::each(&m.shape, x, y, (usize::MAX, put), |p, q| mul_of(m, p, q))
-                        .unwrap()
+                    elementwise::each(&m.shape, x, y, (usize::MAX, put), |p, q| {
+                        mul_of::<false>(m, p, q)
+                    })
+                    .unwrap()
                 },
                 apart: &|x, out| elementwise::mul(m, x, y, out),
                 over: &|region, shared| elementwise::mul_over(m, region, shared, y),

@@ -38,30 +38,61 @@ fn sizes(
     want_len(what[1], output, width * p.output.iter().product::<usize>())
 }
 
-/// The pooling loops, int8 or float32: each output element is `reduce` over its
-/// window's cells (`at` reads input element `i`), stored by `put`.
-fn pool<T, I: RowMap, O: RowMap>(
+/// How pooling folds one channel of a window's cells: from [`START`](Fold::START), one
+/// [`step`](Fold::step) per cell in the window's order (rows, then columns), then
+/// [`finish`](Fold::finish) with the count of cells. `T` is the cell's value: `i32` for
+/// int8, `f32` for float32.
+pub(crate) trait Fold<T>: Copy {
+    /// The running value.
+    type Acc: Copy;
+    /// The value before the first cell.
+    const START: Self::Acc;
+    /// `acc` with cell `v` folded in.
+    fn step(acc: Self::Acc, v: T) -> Self::Acc;
+    /// The output of a window of `count` cells.
+    fn finish(acc: Self::Acc, count: i32) -> Result<T, Error>;
+}
+
+/// The pooling loops, int8 or float32: each output element is `F`'s fold over its
+/// window's cells (read from `at`), stored by `put`.
+///
+/// The window's span is decided once per output pixel, and its channels are folded four
+/// at a time (one pass over the window's cells for four outputs, their running values in
+/// registers), then one at a time past the last four. Each channel's cells are folded in
+/// the same order as one at a time, so every output is the same value. Over a shared
+/// region this reads a block's cells before writing its outputs: writes only come later,
+/// so [`window`]'s bound (traced channel by channel) still holds.
+fn pool<T: Copy, F: Fold<T>, I: RowMap, O: RowMap>(
     p: &Pool,
     frame: &Frame<I, O>,
-    at: impl Fn(usize) -> T,
-    reduce: impl Fn(&mut dyn Iterator<Item = T>) -> Result<T, Error>,
+    at: &impl Cells<T>,
     mut put: impl FnMut(usize, T),
 ) -> Result<(), Error> {
     let [batches, _, _, depth] = p.input;
     let [_, _, out_w, _] = p.output;
-    let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
+    let (in_rows, out_rows) = (frame.input, frame.output);
     let (in_shape, out_shape) = (p.input, p.output);
     for b in 0..batches {
-        for oy in computed.clone() {
+        for oy in frame.rows.clone() {
             let out_row = out_rows.at(out_shape, b, oy);
             for ox in 0..out_w {
                 let [(y0, y1), (x0, x1)] = span(p, oy, ox);
-                for c in 0..depth {
-                    let cells = (y0..y1).flat_map(|y| {
-                        (x0..x1).map(move |x| in_rows.at(in_shape, b, y) + x * depth + c)
-                    });
-                    let v = reduce(&mut cells.map(&at))?;
-                    put(out_row + ox * depth + c, v);
+                // At most the window's size, which the prepared shapes keep small.
+                let count = ((y1 - y0) * (x1 - x0)) as i32;
+                let rows = (y0..y1).map(|y| in_rows.at(in_shape, b, y) + x0 * depth);
+                let out = out_row + ox * depth;
+                let mut c = 0;
+                while c + 4 <= depth {
+                    let acc = fold::<T, F, 4>(rows.clone(), x1 - x0, depth, c, at);
+                    for (k, acc) in acc.into_iter().enumerate() {
+                        put(out + c + k, F::finish(acc, count)?);
+                    }
+                    c += 4;
+                }
+                while c < depth {
+                    let [acc] = fold::<T, F, 1>(rows.clone(), x1 - x0, depth, c, at);
+                    put(out + c, F::finish(acc, count)?);
+                    c += 1;
                 }
             }
         }
@@ -69,49 +100,92 @@ fn pool<T, I: RowMap, O: RowMap>(
     Ok(())
 }
 
+/// Channels `c..c + N` of one window folded: `rows` are where each of its rows' first
+/// cell starts, `width` its cells a row, `depth` elements apart.
+#[inline(always)]
+fn fold<T, F: Fold<T>, const N: usize>(
+    rows: impl Iterator<Item = usize>,
+    width: usize,
+    depth: usize,
+    c: usize,
+    at: &impl Cells<T>,
+) -> [F::Acc; N] {
+    let mut acc = [F::START; N];
+    for row in rows {
+        let mut cell = row + c;
+        for _ in 0..width {
+            for (acc, v) in acc.iter_mut().zip(at.read::<N>(cell)) {
+                *acc = F::step(*acc, v);
+            }
+            cell += depth;
+        }
+    }
+    acc
+}
+
+/// Where a pooling reads its cells.
+pub(crate) trait Cells<T> {
+    /// Elements `i..i + N` (one bounds check for the `N`).
+    fn read<const N: usize>(&self, i: usize) -> [T; N];
+}
+
+/// Int8 cells, widened.
+struct Int8<'a, L>(&'a [L]);
+
+impl<L: Load> Cells<i32> for Int8<'_, L> {
+    #[inline(always)]
+    fn read<const N: usize>(&self, i: usize) -> [i32; N] {
+        let cells = &self.0[i..i + N];
+        core::array::from_fn(|k| int8(cells[k].load()))
+    }
+}
+
+/// Float32 cells, four little-endian bytes each.
+struct Floats<'a, L>(&'a [L]);
+
+impl<L: Load> Cells<f32> for Floats<'_, L> {
+    #[inline(always)]
+    fn read<const N: usize>(&self, i: usize) -> [f32; N] {
+        let cells = &self.0[4 * i..4 * (i + N)];
+        core::array::from_fn(|k| f32_at(cells, k))
+    }
+}
+
 /// [`pool`] over int8 cells.
-pub(crate) fn pool_int8<L: Load>(
+pub(crate) fn pool_int8<F: Fold<i32>, L: Load>(
     p: &Pool,
     what: [&'static str; 2],
     input: &[L],
     (output, put): (usize, impl FnMut(usize, u8)),
-    reduce: impl Fn(&mut dyn Iterator<Item = i32>) -> Result<i32, Error>,
 ) -> Result<(), Error> {
     sizes(p, what, 1, [input.len(), output])?;
-    pool_rows(p, &Frame::whole(p.output), input, put, reduce)
+    pool_rows::<F, L, _, _>(p, &Frame::whole(p.output), input, put)
 }
 
 /// [`pool`] over int8 cells, the regions checked: the output rows `frame` names.
-pub(crate) fn pool_rows<L: Load, I: RowMap, O: RowMap>(
+pub(crate) fn pool_rows<F: Fold<i32>, L: Load, I: RowMap, O: RowMap>(
     p: &Pool,
     frame: &Frame<I, O>,
     input: &[L],
     mut put: impl FnMut(usize, u8),
-    reduce: impl Fn(&mut dyn Iterator<Item = i32>) -> Result<i32, Error>,
 ) -> Result<(), Error> {
-    pool(
-        p,
-        frame,
-        |i| int8(input[i].load()),
-        reduce,
-        |o, v| put(o, v.clamp(p.activation[0], p.activation[1]) as i8 as u8),
-    )
+    pool::<i32, F, I, O>(p, frame, &Int8(input), |o, v| {
+        put(o, v.clamp(p.activation[0], p.activation[1]) as i8 as u8)
+    })
 }
 
 /// [`pool`] over float32 cells.
-pub(crate) fn pool_f32<L: Load>(
+pub(crate) fn pool_f32<F: Fold<f32>, L: Load>(
     p: &Float<'_, Pool>,
     what: [&'static str; 2],
     input: &[L],
     (output, mut put): (usize, impl FnMut(usize, f32)),
-    reduce: impl Fn(&mut dyn Iterator<Item = f32>) -> Result<f32, Error>,
 ) -> Result<(), Error> {
     sizes(p.shape, what, 4, [input.len(), output])?;
-    pool(
+    pool::<f32, F, _, _>(
         p.shape,
         &Frame::whole(p.shape.output),
-        |i| f32_at(input, i),
-        reduce,
+        &Floats(input),
         |o, v| put(o, clamp_f32(v, p.activation)),
     )
 }
@@ -119,49 +193,96 @@ pub(crate) fn pool_f32<L: Load>(
 const AVERAGE: [&str; 2] = ["average pool input", "average pool output"];
 const MAX: [&str; 2] = ["max pool input", "max pool output"];
 
-/// The average of int8 cells, rounded half away from zero.
-pub(crate) fn average(cells: &mut dyn Iterator<Item = i32>) -> Result<i32, Error> {
-    let (sum, count) = cells.fold((0i32, 0i32), |(s, n), v| (s.wrapping_add(v), n + 1));
-    if count == 0 {
-        // TFLite Micro fails the call the same way.
-        return Err(Error::Parameters {
-            what: "average pool output",
-            problem: "a window lies wholly in the padding",
-        });
+/// AVERAGE_POOL_2D's fold: the average of the cells, rounded half away from zero (int8);
+/// the float sum over the float count, as TFLite's reference (float32; an empty window
+/// gives NaN there too).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Average;
+
+/// MAX_POOL_2D's fold: the largest cell (int8: -128 for none; float32: `std::max` from
+/// the lowest float, so a NaN cell is kept only where the reference keeps it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Max;
+
+impl Fold<i32> for Average {
+    type Acc = i32;
+    const START: i32 = 0;
+
+    #[inline(always)]
+    fn step(sum: i32, v: i32) -> i32 {
+        sum.wrapping_add(v)
     }
-    Ok(if sum > 0 {
-        (sum + count / 2) / count
-    } else {
-        (sum - count / 2) / count
-    })
+
+    #[inline(always)]
+    fn finish(sum: i32, count: i32) -> Result<i32, Error> {
+        if count == 0 {
+            // TFLite Micro fails the call the same way.
+            return Err(Error::Parameters {
+                what: "average pool output",
+                problem: "a window lies wholly in the padding",
+            });
+        }
+        Ok(if sum > 0 {
+            (sum + count / 2) / count
+        } else {
+            (sum - count / 2) / count
+        })
+    }
 }
 
-/// The largest of int8 cells (-128 for none).
-pub(crate) fn max(cells: &mut dyn Iterator<Item = i32>) -> Result<i32, Error> {
-    Ok(cells.fold(i32::from(i8::MIN), i32::max))
+impl Fold<i32> for Max {
+    type Acc = i32;
+    const START: i32 = i8::MIN as i32;
+
+    #[inline(always)]
+    fn step(most: i32, v: i32) -> i32 {
+        most.max(v)
+    }
+
+    #[inline(always)]
+    fn finish(most: i32, _: i32) -> Result<i32, Error> {
+        Ok(most)
+    }
 }
 
-/// The float sum of float32 cells divided by their count in float, as TFLite's
-/// reference (an empty window gives NaN there too).
-pub(crate) fn average_f32(cells: &mut dyn Iterator<Item = f32>) -> Result<f32, Error> {
-    let (sum, count) = cells.fold((0.0f32, 0.0f32), |(s, n), v| (s + v, n + 1.0));
-    Ok(sum / count)
+impl Fold<f32> for Average {
+    type Acc = f32;
+    const START: f32 = 0.0;
+
+    #[inline(always)]
+    fn step(sum: f32, v: f32) -> f32 {
+        sum + v
+    }
+
+    #[inline(always)]
+    fn finish(sum: f32, count: i32) -> Result<f32, Error> {
+        Ok(sum / count as f32)
+    }
 }
 
-/// `std::max` from the lowest float, so a NaN cell is kept only where the reference
-/// keeps it.
-pub(crate) fn max_f32(cells: &mut dyn Iterator<Item = f32>) -> Result<f32, Error> {
-    Ok(cells.fold(f32::MIN, |m, v| if m < v { v } else { m }))
+impl Fold<f32> for Max {
+    type Acc = f32;
+    const START: f32 = f32::MIN;
+
+    #[inline(always)]
+    fn step(most: f32, v: f32) -> f32 {
+        if most < v { v } else { most }
+    }
+
+    #[inline(always)]
+    fn finish(most: f32, _: i32) -> Result<f32, Error> {
+        Ok(most)
+    }
 }
 
 /// AVERAGE_POOL_2D: the window's sum over its count, rounded half away from zero.
 pub fn average_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    pool_int8(p, AVERAGE, input, apart(output), average)
+    pool_int8::<Average, _>(p, AVERAGE, input, apart(output))
 }
 
 /// MAX_POOL_2D: the window's largest value (-128 for an empty window).
 pub fn max_pool2d(p: &Pool, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    pool_int8(p, MAX, input, apart(output), max)
+    pool_int8::<Max, _>(p, MAX, input, apart(output))
 }
 
 /// AVERAGE_POOL_2D, float32.
@@ -170,12 +291,12 @@ pub fn average_pool2d_f32(
     input: &[u8],
     output: &mut [u8],
 ) -> Result<(), Error> {
-    pool_f32(p, AVERAGE, input, apart_f32(output), average_f32)
+    pool_f32::<Average, _>(p, AVERAGE, input, apart_f32(output))
 }
 
 /// MAX_POOL_2D, float32.
 pub fn max_pool2d_f32(p: &Float<'_, Pool>, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    pool_f32(p, MAX, input, apart_f32(output), max_f32)
+    pool_f32::<Max, _>(p, MAX, input, apart_f32(output))
 }
 
 /// The shifts at which pooling of shapes `p` may write its output over its input, `width`
@@ -200,9 +321,9 @@ pub fn pool2d_over<const MAX: bool>(
 ) -> Result<(), Error> {
     let [input, output] = overlap::split(region, shared, window(p, 1))?;
     if MAX {
-        pool_int8(p, self::MAX, input, cells(output), max)
+        pool_int8::<Max, _>(p, self::MAX, input, cells(output))
     } else {
-        pool_int8(p, AVERAGE, input, cells(output), average)
+        pool_int8::<Average, _>(p, AVERAGE, input, cells(output))
     }
 }
 
@@ -214,9 +335,9 @@ pub fn pool2d_f32_over<const MAX: bool>(
 ) -> Result<(), Error> {
     let [input, output] = overlap::split(region, shared, window(p.shape, 4))?;
     if MAX {
-        pool_f32(p, self::MAX, input, cells_f32(output), max_f32)
+        pool_f32::<Max, _>(p, self::MAX, input, cells_f32(output))
     } else {
-        pool_f32(p, AVERAGE, input, cells_f32(output), average_f32)
+        pool_f32::<Average, _>(p, AVERAGE, input, cells_f32(output))
     }
 }
 
@@ -261,3 +382,6 @@ pub fn mean(p: &Mean, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,7 +7,7 @@
 
 use crate::Error;
 use crate::bytes::{int8, want, want_len};
-use crate::fixed::multiply_by_quantized_multiplier;
+use crate::fixed::{multiply_by_quantized_multiplier, rescale};
 use crate::overlap::{Load, Window, apart, cells, elementwise_window, split};
 use crate::params::{Add, Broadcast, Mul};
 
@@ -16,14 +16,20 @@ use crate::params::{Add, Broadcast, Mul};
 /// element-wise kernel; `None` otherwise.
 pub fn window(s: &Broadcast) -> Option<Window> {
     let n: usize = s.output.iter().product();
+    (s.first_elements == n && in_order(&s.first, &s.output)).then(|| elementwise_window(n, 1, 1))
+}
+
+/// Whether `strides` walk an input of the output's shape in the output's order (element
+/// `i` at the output's index `i`): every dimension past 1 at the step of those inside it.
+fn in_order(strides: &[usize; 4], output: &[usize; 4]) -> bool {
     let mut step = 1;
     for k in (0..4).rev() {
-        if s.output[k] > 1 && s.first[k] != step {
-            return None;
+        if output[k] > 1 && strides[k] != step {
+            return false;
         }
-        step *= s.output[k];
+        step *= output[k];
     }
-    (s.first_elements == n).then(|| elementwise_window(n, 1, 1))
+    true
 }
 
 /// ADD over one region holding input 1 and the output where `shared` says, at a shift
@@ -34,7 +40,25 @@ pub fn add_over(
     shared: &usmp::Shared,
     second: &[u8],
 ) -> Result<(), Error> {
-    over(&p.shape, region, shared, second, |a, b| add_of(p, a, b))
+    if p.rescaled() {
+        over(
+            &p.shape,
+            region,
+            shared,
+            second,
+            #[inline(always)]
+            |a, b| add_of::<true>(p, a, b),
+        )
+    } else {
+        over(
+            &p.shape,
+            region,
+            shared,
+            second,
+            #[inline(always)]
+            |a, b| add_of::<false>(p, a, b),
+        )
+    }
 }
 
 /// MUL as [`add_over`].
@@ -44,10 +68,29 @@ pub fn mul_over(
     shared: &usmp::Shared,
     second: &[u8],
 ) -> Result<(), Error> {
-    over(&p.shape, region, shared, second, |a, b| mul_of(p, a, b))
+    if p.rescaled() {
+        over(
+            &p.shape,
+            region,
+            shared,
+            second,
+            #[inline(always)]
+            |a, b| mul_of::<true>(p, a, b),
+        )
+    } else {
+        over(
+            &p.shape,
+            region,
+            shared,
+            second,
+            #[inline(always)]
+            |a, b| mul_of::<false>(p, a, b),
+        )
+    }
 }
 
 /// [`each`] over one region holding input 1 and the output.
+#[inline(always)]
 fn over(
     s: &Broadcast,
     region: &mut [u8],
@@ -64,6 +107,9 @@ fn over(
 }
 
 /// Writes every output element as `f(input 1 value, input 2 value)`.
+///
+/// Where neither input is broadcast (both of the output's shape, in its order), one loop
+/// walks the three in step; otherwise each element's index is taken from the strides.
 #[inline(always)]
 pub(crate) fn each<T: Load>(
     s: &Broadcast,
@@ -74,7 +120,15 @@ pub(crate) fn each<T: Load>(
 ) -> Result<(), Error> {
     want_len("elementwise input 1", first.len(), s.first_elements)?;
     want("elementwise input 2", second, s.second_elements)?;
-    want_len("elementwise output", len, s.output.iter().product())?;
+    let n: usize = s.output.iter().product();
+    want_len("elementwise output", len, n)?;
+    let plain = |strides: &[usize; 4], elements| elements == n && in_order(strides, &s.output);
+    if plain(&s.first, s.first_elements) && plain(&s.second, s.second_elements) {
+        for (o, (a, &b)) in first[..n].iter().zip(&second[..n]).enumerate() {
+            put(o, f(int8(a.load()), int8(b)));
+        }
+        return Ok(());
+    }
     let at =
         |st: &[usize; 4], i: [usize; 4]| i[0] * st[0] + i[1] * st[1] + i[2] * st[2] + i[3] * st[3];
     let [d0, d1, d2, d3] = s.output;
@@ -103,35 +157,80 @@ pub(crate) fn each<T: Load>(
 /// ADD: both inputs rescaled to a common scale with `left_shift` bits of headroom,
 /// summed, and rescaled to the output.
 pub fn add(p: &Add, first: &[u8], second: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    each(&p.shape, first, second, apart(output), |a, b| {
-        add_of(p, a, b)
-    })
+    if p.rescaled() {
+        each(
+            &p.shape,
+            first,
+            second,
+            apart(output),
+            #[inline(always)]
+            |a, b| add_of::<true>(p, a, b),
+        )
+    } else {
+        each(
+            &p.shape,
+            first,
+            second,
+            apart(output),
+            #[inline(always)]
+            |a, b| add_of::<false>(p, a, b),
+        )
+    }
+}
+
+/// `multiply_by_quantized_multiplier(x, multiplier, shift)`: with `ONE_ROUNDING` by
+/// [`rescale`]'s one 64-bit product and one rounding (the call's multipliers and shifts
+/// checked for it: [`Add::rescaled`]), TFLite's two steps otherwise. The same integer.
+#[inline(always)]
+fn scaled<const ONE_ROUNDING: bool>(x: i32, [multiplier, shift]: [i32; 2]) -> i32 {
+    if ONE_ROUNDING {
+        rescale(x, multiplier, shift)
+    } else {
+        multiply_by_quantized_multiplier(x, multiplier, shift)
+    }
 }
 
 /// One output element of ADD.
 #[inline(always)]
-pub(crate) fn add_of(p: &Add, a: i32, b: i32) -> u8 {
-    let scale = |x: i32, offset: i32, [m, s]: [i32; 2]| {
-        multiply_by_quantized_multiplier((x + offset).wrapping_mul(1 << p.left_shift.min(30)), m, s)
+pub(crate) fn add_of<const ONE_ROUNDING: bool>(p: &Add, a: i32, b: i32) -> u8 {
+    let scale = |x: i32, offset: i32, by: [i32; 2]| {
+        scaled::<ONE_ROUNDING>((x + offset).wrapping_mul(1 << p.left_shift.min(30)), by)
     };
     let sum = scale(a, p.first_offset, p.first).wrapping_add(scale(b, p.second_offset, p.second));
-    let v = multiply_by_quantized_multiplier(sum, p.output[0], p.output[1])
-        .wrapping_add(p.output_offset);
+    let v = scaled::<ONE_ROUNDING>(sum, p.output).wrapping_add(p.output_offset);
     v.clamp(p.activation[0], p.activation[1]) as i8 as u8
 }
 
 /// MUL: the product of the offset inputs, rescaled to the output.
 pub fn mul(p: &Mul, first: &[u8], second: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    each(&p.shape, first, second, apart(output), |a, b| {
-        mul_of(p, a, b)
-    })
+    if p.rescaled() {
+        each(
+            &p.shape,
+            first,
+            second,
+            apart(output),
+            #[inline(always)]
+            |a, b| mul_of::<true>(p, a, b),
+        )
+    } else {
+        each(
+            &p.shape,
+            first,
+            second,
+            apart(output),
+            #[inline(always)]
+            |a, b| mul_of::<false>(p, a, b),
+        )
+    }
 }
 
 /// One output element of MUL.
 #[inline(always)]
-pub(crate) fn mul_of(p: &Mul, a: i32, b: i32) -> u8 {
+pub(crate) fn mul_of<const ONE_ROUNDING: bool>(p: &Mul, a: i32, b: i32) -> u8 {
     let product = (a + p.first_offset).wrapping_mul(b + p.second_offset);
-    let v = multiply_by_quantized_multiplier(product, p.output[0], p.output[1])
-        .wrapping_add(p.output_offset);
+    let v = scaled::<ONE_ROUNDING>(product, p.output).wrapping_add(p.output_offset);
     v.clamp(p.activation[0], p.activation[1]) as i8 as u8
 }
+
+#[cfg(test)]
+mod tests;
