@@ -62,6 +62,10 @@ pub(crate) trait Fold<T>: Copy {
 /// the same order as one at a time, so every output is the same value. Over a shared
 /// region this reads a block's cells before writing its outputs: writes only come later,
 /// so [`window`]'s bound (traced channel by channel) still holds.
+///
+/// Out of line: a model pools once or twice, and inlined into the kernels' dispatch each
+/// form added 1.5 KB of code to person_detect's Cortex-M55 firmware for 10 % of one call.
+#[inline(never)]
 fn pool<T: Copy, F: Fold<T>, I: RowMap, O: RowMap>(
     p: &Pool,
     frame: &Frame<I, O>,
