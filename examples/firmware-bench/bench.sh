@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Counts guest instructions per inference and per operator call of the five models in
-# QEMU with -icount shift=0 (src/main.rs says how), on the Cortex-M4 (mps2-an386), the
+# Counts guest instructions per inference and per operator call of the bench's models
+# in QEMU with -icount shift=0 (src/main.rs says how), on the Cortex-M4 (mps2-an386), the
 # Cortex-M3 (mps2-an385: no DSP extension, the kernels' portable paths), a Cortex-M0 build
-# (thumbv6m: Armv6-M's instructions, run by the an385's M3) and the Cortex-M55
-# (mps3-an547), that last built twice: for Armv8-M Mainline as it is (Cortex-M55 in
-# counts.txt) and with -C target-cpu=cortex-m55 (Cortex-M55-Helium: the kernels' Helium
-# loops, which a build for the core itself takes). Each build runs twice: the two runs must print the same counts
-# (they are deterministic). Then each model's count is compared with counts.txt: one that
-# grew by more than 1 % fails the run; one that fell by more than 1 % asks for counts.txt
-# to be updated. Prints the tables docs/performance.md shows.
-# Needs: the four rustup targets and qemu-system-arm.
+# (thumbv6m: Armv6-M's instructions, run by the an385's M3), the Cortex-M55 (mps3-an547),
+# that one built twice: for Armv8-M Mainline as it is (Cortex-M55 in counts.txt) and with
+# -C target-cpu=cortex-m55 (Cortex-M55-Helium: the kernels' Helium loops, which a build
+# for the core itself takes), and RV32IMC on QEMU's virt board (RISC-V: the kernels'
+# portable paths, counted by minstret). Each build runs twice: the two runs must print the
+# same counts (they are deterministic). Then each model's count is compared with
+# counts.txt: one that grew by more than 1 % fails the run; one that fell by more than 1 %
+# asks for counts.txt to be updated. Prints the tables docs/performance.md shows.
+# Needs: the five rustup targets, qemu-system-arm and qemu-system-riscv32.
 # `bench.sh --write` rewrites counts.txt with this run's counts.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -30,7 +31,7 @@ status=0
 : > target/counts.txt
 # TARGET or TARGET:CPU, the latter in a target directory of its own (its flags differ).
 for build in thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi \
-  thumbv8m.main-none-eabihf thumbv8m.main-none-eabihf:cortex-m55; do
+  thumbv8m.main-none-eabihf thumbv8m.main-none-eabihf:cortex-m55 riscv32imc-unknown-none-elf; do
   target=${build%%:*}
   cpu=${build#"$target"}
   cpu=${cpu#:}
@@ -45,7 +46,7 @@ for build in thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi \
     status=1
   fi
   log=target/bench-$name-1.log
-  core=$(sed -n 's/^bench on \(Cortex-M[0-9]*\).*/\1/p' "$log")
+  core=$(sed -n 's/^bench on \([A-Za-z0-9-]*\).*/\1/p' "$log")
   echo
   if [ -n "$cpu" ]; then
     core=$core-Helium

@@ -3,14 +3,18 @@
 //! Cortex-M0 or RISC-V core) for its mps2-an385, whose memory map is the an386's, a
 //! Cortex-M0 build (thumbv6m: Armv6-M's instructions only, which the M3 runs as they are,
 //! since QEMU has no Cortex-M0 board with the RAM person_detect needs) for the an385 too,
-//! and a Cortex-M55 build (thumbv8m.main) for its mps3-an547. Each board's folder holds its
-//! memory.x (copied to OUT_DIR, where cortex-m-rt's link.x looks for it) and the usmp.toml
-//! planned against it.
+//! a Cortex-M55 build (thumbv8m.main) for its mps3-an547, and a RISC-V build (riscv32imc)
+//! for QEMU's virt board (its sifive_e, a real RV32 microcontroller, has 16 KiB of RAM).
+//! Each board's folder holds its memory.x (copied to OUT_DIR, where cortex-m-rt's and
+//! riscv-rt's link.x look for it) and the usmp.toml planned against it; virt's regions are
+//! named as the an386's, so it plans the an386's usmp.toml.
 use std::path::{Path, PathBuf};
 
 fn main() {
     let target = std::env::var("TARGET").unwrap_or_default();
-    let (board, core) = if target.starts_with("thumbv8m.main") {
+    let (board, core) = if target.starts_with("riscv32") {
+        ("virt", "RISC-V (RV32IMC code on QEMU's virt)")
+    } else if target.starts_with("thumbv8m.main") {
         ("an547", "Cortex-M55 (mps3-an547)")
     } else if target.starts_with("thumbv7m") {
         ("an386", "Cortex-M3 (mps2-an385)")
@@ -33,7 +37,10 @@ fn main() {
         );
         return;
     }
-    if let Err(e) = usmp_build::Config::from_file(dir.join("usmp.toml")).generate() {
+    let plan = Path::new("boards")
+        .join(if board == "virt" { "an386" } else { board })
+        .join("usmp.toml");
+    if let Err(e) = usmp_build::Config::from_file(plan).generate() {
         e.report_to_cargo();
     }
 }

@@ -1,13 +1,15 @@
 //! Guest instructions per inference and per operator call of seven TensorFlow Lite
 //! models (person_detect, micro_speech, magic_wand, hello_world, unet, and the fixture's
-//! branches and tall, for ADD, MUL and int8 pooling) run by usmp-kernels from planned memory, counted in QEMU with `-icount shift=0`: every guest instruction advances
-//! the virtual clock by 1 ns, and SysTick, clocked from it, counts them. The ratio of
-//! instructions to ticks is calibrated against a loop of known length at start-up.
+//! branches and tall, for ADD, MUL and int8 pooling) run by usmp-kernels from planned
+//! memory, counted in QEMU with `-icount shift=0`: every guest instruction advances the
+//! virtual clock by 1 ns. On Cortex-M, SysTick, clocked from it, counts them (the ratio of
+//! instructions to ticks calibrated against a loop of known length at start-up); on RISC-V,
+//! `minstret` reads QEMU's instruction count itself (`clock`).
 //!
 //! Each model runs its first test input twice: once through the generated `invoke` (the
 //! per-inference figure, what a firmware runs) and once call by call through
-//! `usmp_kernels::run_only` with the same kernels linked (the per-operator table). Both outputs must equal TensorFlow Lite
-//! Micro's, or the run fails: a count of a wrong computation is worth nothing.
+//! `usmp_kernels::run_only` with the same kernels linked (the per-operator table). Both
+//! outputs must equal TensorFlow Lite Micro's, or the run fails: a count of a wrong computation is worth nothing.
 //!
 //! Then it draws 2,000 random convolutions (`check`: 1x1, small kxk, depthwise of
 //! multiplier 1 and more, odd shapes none of the models has) and compares every output
@@ -15,89 +17,32 @@
 //! here, apart and over its input: the kernels' own tests run the assembly's portable
 //! form, on the host.
 //!
-//! `bench.sh` beside this file runs it on the three cores, twice each, and compares the
-//! counts with `counts.txt`. Instructions are not cycles: see docs/performance.md.
+//! `bench.sh` beside this file runs it on six builds (four Cortex-M cores, the M55 twice,
+//! and RV32IMC), twice each, and compares the counts with `counts.txt`. Instructions are not cycles: see docs/performance.md.
 #![no_std]
 #![no_main]
 
-use core::sync::atomic::{AtomicU32, Ordering};
-
-use cortex_m::peripheral::SYST;
-use cortex_m::peripheral::syst::SystClkSource;
-use cortex_m_rt::{entry, exception};
+#[cfg(target_arch = "arm")]
+use cortex_m_rt::entry;
+#[cfg(target_arch = "arm")]
 use cortex_m_semihosting::{debug, hprintln};
+#[cfg(target_arch = "riscv32")]
+use riscv_rt::entry;
+#[cfg(target_arch = "riscv32")]
+use riscv_semihosting::{debug, hprintln};
+
+use clock::Clock;
 use firmware_common::{exit, fail};
 use usmp_kernels::{CallError, Error, Kernel};
 
 mod check;
+mod clock;
 
 /// Random convolutions [`check::convolutions`] runs after the bench.
 const CHECKED: usize = 2000;
 
 mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
-}
-
-/// SysTick's reload: it counts down from here, 24 bits.
-const RELOAD: u32 = 0x00FF_FFFF;
-
-/// Times SysTick counted down to zero and reloaded.
-static WRAPS: AtomicU32 = AtomicU32::new(0);
-
-#[exception]
-fn SysTick() {
-    // Only this handler writes it, and nothing preempts it: a load and a store (Armv6-M
-    // has no atomic read-modify-write).
-    WRAPS.store(WRAPS.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-}
-
-/// SysTick ticks since it was started: the wraps, then the count down within one.
-fn ticks() -> u64 {
-    loop {
-        let wraps = WRAPS.load(Ordering::Relaxed);
-        let now = SYST::get_current();
-        // A wrap between the two reads: read again.
-        if WRAPS.load(Ordering::Relaxed) == wraps {
-            return (u64::from(wraps) << 24) + u64::from(RELOAD - now);
-        }
-    }
-}
-
-/// Instructions per SysTick tick, as a ratio measured once.
-#[derive(Clone, Copy)]
-struct Clock {
-    instructions: u64,
-    ticks: u64,
-}
-
-impl Clock {
-    /// Starts SysTick on the core clock and measures `cortex_m::asm::delay`, whose loop
-    /// runs `n + 1` times two instructions (`subs`, `bne`).
-    fn start(mut syst: SYST) -> Clock {
-        syst.set_clock_source(SystClkSource::Core);
-        syst.set_reload(RELOAD);
-        syst.clear_current();
-        syst.enable_interrupt();
-        syst.enable_counter();
-        // Cleared, the count reads 0 until the first tick loads RELOAD: start after it.
-        while SYST::get_current() == 0 {}
-        const N: u32 = 10_000_000;
-        let t0 = ticks();
-        cortex_m::asm::delay(N);
-        let t1 = ticks();
-        Clock {
-            instructions: 2 * (u64::from(N) + 1),
-            ticks: (t1 - t0).max(1),
-        }
-    }
-
-    /// Instructions run while `f` ran.
-    fn count<T>(self, f: impl FnOnce() -> T) -> (T, u64) {
-        let t0 = ticks();
-        let out = f();
-        let t1 = ticks();
-        (out, (t1 - t0) * self.instructions / self.ticks)
-    }
 }
 
 /// Instructions per kind of operator: name, calls, instructions.
@@ -186,15 +131,13 @@ fn run<M: ::usmp::Model>(
 
 #[entry]
 fn main() -> ! {
-    let Some(core) = cortex_m::Peripherals::take() else {
-        fail("the core peripherals were taken twice")
-    };
-    let clock = Clock::start(core.SYST);
+    let clock = clock::start();
     hprintln!(
-        "bench on {}: {} instructions per {} SysTick ticks",
+        "bench on {}: {} instructions per {} {}",
         env!("BENCH_CORE"),
         clock.instructions,
-        clock.ticks
+        clock.ticks,
+        clock::UNIT
     );
     let Some(mut ws) = usmp::Workspace::take() else {
         fail("the workspace was taken twice")
