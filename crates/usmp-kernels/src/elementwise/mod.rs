@@ -40,25 +40,7 @@ pub fn add_over(
     shared: &usmp::Shared,
     second: &[u8],
 ) -> Result<(), Error> {
-    if p.rescaled() {
-        over(
-            &p.shape,
-            region,
-            shared,
-            second,
-            #[inline(always)]
-            |a, b| add_of::<true>(p, a, b),
-        )
-    } else {
-        over(
-            &p.shape,
-            region,
-            shared,
-            second,
-            #[inline(always)]
-            |a, b| add_of::<false>(p, a, b),
-        )
-    }
+    over(p, region, shared, second)
 }
 
 /// MUL as [`add_over`].
@@ -68,42 +50,62 @@ pub fn mul_over(
     shared: &usmp::Shared,
     second: &[u8],
 ) -> Result<(), Error> {
+    over(p, region, shared, second)
+}
+
+/// What ADD and MUL share: their shapes, whether their rescalings take the one-rounding
+/// form, and one output element from the two input values.
+pub(crate) trait Elementwise {
+    /// The output's and inputs' shapes.
+    fn shape(&self) -> &Broadcast;
+    /// Whether every rescaling of the call may take `fixed::rescale`'s one rounding.
+    fn rescaled(&self) -> bool;
+    /// One output element, rescaled by [`scaled`].
+    fn of<const ONE_ROUNDING: bool>(&self, a: i32, b: i32) -> u8;
+}
+
+/// Every output element of `p`, the rounding chosen once per call.
+#[inline(always)]
+fn by<P: Elementwise, T: Load>(
+    p: &P,
+    first: &[T],
+    second: &[u8],
+    output: (usize, impl FnMut(usize, u8)),
+) -> Result<(), Error> {
     if p.rescaled() {
-        over(
-            &p.shape,
-            region,
-            shared,
+        each(
+            p.shape(),
+            first,
             second,
+            output,
             #[inline(always)]
-            |a, b| mul_of::<true>(p, a, b),
+            |a, b| p.of::<true>(a, b),
         )
     } else {
-        over(
-            &p.shape,
-            region,
-            shared,
+        each(
+            p.shape(),
+            first,
             second,
+            output,
             #[inline(always)]
-            |a, b| mul_of::<false>(p, a, b),
+            |a, b| p.of::<false>(a, b),
         )
     }
 }
 
-/// [`each`] over one region holding input 1 and the output.
-#[inline(always)]
-fn over(
-    s: &Broadcast,
+/// [`by`] over one region holding input 1 and the output.
+fn over<P: Elementwise>(
+    p: &P,
     region: &mut [u8],
     shared: &usmp::Shared,
     second: &[u8],
-    f: impl Fn(i32, i32) -> u8,
 ) -> Result<(), Error> {
     let refused = Error::Overlap {
         shift: shared.shift(),
         most: isize::MIN,
     };
-    let [first, output] = split(region, shared, window(s).ok_or(refused)?)?;
-    each(s, first, second, cells(output), f)
+    let [first, output] = split(region, shared, window(p.shape()).ok_or(refused)?)?;
+    by(p, first, second, cells(output))
 }
 
 /// Writes every output element as `f(input 1 value, input 2 value)`.
@@ -157,25 +159,7 @@ pub(crate) fn each<T: Load>(
 /// ADD: both inputs rescaled to a common scale with `left_shift` bits of headroom,
 /// summed, and rescaled to the output.
 pub fn add(p: &Add, first: &[u8], second: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    if p.rescaled() {
-        each(
-            &p.shape,
-            first,
-            second,
-            apart(output),
-            #[inline(always)]
-            |a, b| add_of::<true>(p, a, b),
-        )
-    } else {
-        each(
-            &p.shape,
-            first,
-            second,
-            apart(output),
-            #[inline(always)]
-            |a, b| add_of::<false>(p, a, b),
-        )
-    }
+    by(p, first, second, apart(output))
 }
 
 /// `multiply_by_quantized_multiplier(x, multiplier, shift)`: with `ONE_ROUNDING` by
@@ -190,46 +174,50 @@ fn scaled<const ONE_ROUNDING: bool>(x: i32, [multiplier, shift]: [i32; 2]) -> i3
     }
 }
 
-/// One output element of ADD.
-#[inline(always)]
-pub(crate) fn add_of<const ONE_ROUNDING: bool>(p: &Add, a: i32, b: i32) -> u8 {
-    let scale = |x: i32, offset: i32, by: [i32; 2]| {
-        scaled::<ONE_ROUNDING>((x + offset).wrapping_mul(1 << p.left_shift.min(30)), by)
-    };
-    let sum = scale(a, p.first_offset, p.first).wrapping_add(scale(b, p.second_offset, p.second));
-    let v = scaled::<ONE_ROUNDING>(sum, p.output).wrapping_add(p.output_offset);
-    v.clamp(p.activation[0], p.activation[1]) as i8 as u8
+impl Elementwise for Add {
+    fn shape(&self) -> &Broadcast {
+        &self.shape
+    }
+
+    fn rescaled(&self) -> bool {
+        Add::rescaled(self)
+    }
+
+    /// One output element of ADD.
+    #[inline(always)]
+    fn of<const ONE_ROUNDING: bool>(&self, a: i32, b: i32) -> u8 {
+        let scale = |x: i32, offset: i32, by: [i32; 2]| {
+            let shifted = (x + offset).wrapping_mul(1 << self.left_shift.min(30));
+            scaled::<ONE_ROUNDING>(shifted, by)
+        };
+        let first = scale(a, self.first_offset, self.first);
+        let sum = first.wrapping_add(scale(b, self.second_offset, self.second));
+        let v = scaled::<ONE_ROUNDING>(sum, self.output).wrapping_add(self.output_offset);
+        v.clamp(self.activation[0], self.activation[1]) as i8 as u8
+    }
 }
 
 /// MUL: the product of the offset inputs, rescaled to the output.
 pub fn mul(p: &Mul, first: &[u8], second: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    if p.rescaled() {
-        each(
-            &p.shape,
-            first,
-            second,
-            apart(output),
-            #[inline(always)]
-            |a, b| mul_of::<true>(p, a, b),
-        )
-    } else {
-        each(
-            &p.shape,
-            first,
-            second,
-            apart(output),
-            #[inline(always)]
-            |a, b| mul_of::<false>(p, a, b),
-        )
-    }
+    by(p, first, second, apart(output))
 }
 
-/// One output element of MUL.
-#[inline(always)]
-pub(crate) fn mul_of<const ONE_ROUNDING: bool>(p: &Mul, a: i32, b: i32) -> u8 {
-    let product = (a + p.first_offset).wrapping_mul(b + p.second_offset);
-    let v = scaled::<ONE_ROUNDING>(product, p.output).wrapping_add(p.output_offset);
-    v.clamp(p.activation[0], p.activation[1]) as i8 as u8
+impl Elementwise for Mul {
+    fn shape(&self) -> &Broadcast {
+        &self.shape
+    }
+
+    fn rescaled(&self) -> bool {
+        Mul::rescaled(self)
+    }
+
+    /// One output element of MUL.
+    #[inline(always)]
+    fn of<const ONE_ROUNDING: bool>(&self, a: i32, b: i32) -> u8 {
+        let product = (a + self.first_offset).wrapping_mul(b + self.second_offset);
+        let v = scaled::<ONE_ROUNDING>(product, self.output).wrapping_add(self.output_offset);
+        v.clamp(self.activation[0], self.activation[1]) as i8 as u8
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! region at its window's edges against its run apart; one byte past, refused.
 
 use super::*;
-use crate::elementwise::{self, add_of, mul_of};
+use crate::elementwise::{self, Elementwise};
 use crate::params::{Add, Affine, Broadcast, Int, Mul, Requantize, Sigmoid};
 use crate::pointwise::{self, logistic_of, tanh_of};
 use crate::quantize;
@@ -219,7 +219,7 @@ fn add_and_mul_write_over_an_input_they_do_not_broadcast() {
                 window,
                 traced: &|x, put| {
                     elementwise::each(&a.shape, x, y, (usize::MAX, put), |p, q| {
-                        add_of::<false>(a, p, q)
+                        a.of::<false>(p, q)
                     })
                     .unwrap()
                 },
@@ -231,7 +231,7 @@ fn add_and_mul_write_over_an_input_they_do_not_broadcast() {
                 window,
                 traced: &|x, put| {
                     elementwise::each(&m.shape, x, y, (usize::MAX, put), |p, q| {
-                        mul_of::<false>(m, p, q)
+                        m.of::<false>(p, q)
                     })
                     .unwrap()
                 },
