@@ -9,7 +9,7 @@ use crate::Error;
 use crate::bytes::{int8, want, want_len};
 use crate::fixed::{multiply_by_quantized_multiplier, rescale};
 use crate::overlap::{Load, Window, apart, cells, elementwise_window, split};
-use crate::params::{Add, Broadcast, Mul};
+use crate::params::{Add, Broadcast, Mul, Range};
 
 /// Where the output may lie over input 1: where input 1 is not broadcast (each of its
 /// elements read once, at the output element's own index), the window of every
@@ -174,6 +174,13 @@ fn scaled<const ONE_ROUNDING: bool>(x: i32, [multiplier, shift]: [i32; 2]) -> i3
     }
 }
 
+/// An int8 output from its int32 value: rescaled by [`scaled`], offset, clamped.
+#[inline(always)]
+fn output<const ONE_ROUNDING: bool>(x: i32, by: [i32; 2], offset: i32, [lo, hi]: Range) -> u8 {
+    let v = scaled::<ONE_ROUNDING>(x, by).wrapping_add(offset);
+    v.clamp(lo, hi) as i8 as u8
+}
+
 impl Elementwise for Add {
     fn shape(&self) -> &Broadcast {
         &self.shape
@@ -192,8 +199,7 @@ impl Elementwise for Add {
         };
         let first = scale(a, self.first_offset, self.first);
         let sum = first.wrapping_add(scale(b, self.second_offset, self.second));
-        let v = scaled::<ONE_ROUNDING>(sum, self.output).wrapping_add(self.output_offset);
-        v.clamp(self.activation[0], self.activation[1]) as i8 as u8
+        output::<ONE_ROUNDING>(sum, self.output, self.output_offset, self.activation)
     }
 }
 
@@ -215,8 +221,7 @@ impl Elementwise for Mul {
     #[inline(always)]
     fn of<const ONE_ROUNDING: bool>(&self, a: i32, b: i32) -> u8 {
         let product = (a + self.first_offset).wrapping_mul(b + self.second_offset);
-        let v = scaled::<ONE_ROUNDING>(product, self.output).wrapping_add(self.output_offset);
-        v.clamp(self.activation[0], self.activation[1]) as i8 as u8
+        output::<ONE_ROUNDING>(product, self.output, self.output_offset, self.activation)
     }
 }
 
