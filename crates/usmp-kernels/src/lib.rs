@@ -76,8 +76,8 @@ extern crate std;
 mod bytes;
 pub mod conv;
 pub mod dense;
-// Inline assembly: seven DSP instructions on registers only, and eleven loops reading
-// slices they check (see the SAFETY notes): seven Thumb-2 or DSP ones, four Helium ones.
+// Inline assembly: seven DSP instructions on registers only, and twelve loops reading
+// slices they check (see the SAFETY notes): seven Thumb-2 or DSP ones, five Helium ones.
 #[allow(unsafe_code)]
 #[cfg_attr(not(usmp_dsp), allow(dead_code))]
 mod dsp;

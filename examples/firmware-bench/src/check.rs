@@ -6,12 +6,14 @@
 //! per-tensor lists, narrow clamps, left shifts), and every output byte must equal the
 //! reference's, the same arithmetic as TensorFlow Lite Micro's reference kernels (one
 //! multiply-accumulate at a time, then `MultiplyByQuantizedMultiplier`); and again over
-//! its input, the output placed as close over it as the kernel's window allows.
+//! its input, the output placed as close over it as the kernel's window allows. Then
+//! random ADD calls the same way ([`adds`]).
 
 use usmp::Shared;
-use usmp_kernels::Conv;
 use usmp_kernels::conv::{conv2d, conv2d_over, depthwise_conv2d, window};
+use usmp_kernels::elementwise::add;
 use usmp_kernels::fixed::multiply_by_quantized_multiplier;
+use usmp_kernels::{Add, Broadcast, Conv};
 
 /// The most bytes of any one tensor here.
 const MOST: usize = 2048;
@@ -262,4 +264,69 @@ pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
         ran += 1;
     }
     Ok((ran, over))
+}
+
+/// Draws `cases` random ADD calls of the form TFLite's int8 ADD has (both inputs of the
+/// output's shape; a left shift of 20; multipliers in `[2^30, 2^31)`, the larger input's
+/// shift 0 now and then, right shifts otherwise; any offsets and clamp), 1 to 300
+/// elements, and compares each output with TFLite's `AddElementwise` computed here: the
+/// count run, or the first case that differs or fails. On a Helium build this is where
+/// the vector loop meets lengths and scales the models do not have.
+pub fn adds(cases: usize) -> Result<usize, usize> {
+    let mut rng = Rng(0x9E37_79B9);
+    for case in 0..cases {
+        let n = 1 + rng.below(300);
+        let mut bytes = [0u8; 600];
+        for b in bytes.iter_mut() {
+            *b = rng.next() as u8;
+        }
+        let (first, second) = (&bytes[..n], &bytes[300..300 + n]);
+        let mut scale = |most: usize| {
+            let m = (1 << 30) + (rng.next() >> 2) as i32;
+            let s = if rng.below(4) == 0 {
+                0
+            } else {
+                -1 - rng.below(most) as i32
+            };
+            [m, s]
+        };
+        let (a, b, o) = (scale(12), scale(12), scale(31));
+        let lo = rng.below(128) as i32 - 128;
+        let p = Add {
+            shape: Broadcast {
+                output: [1, 1, 1, n],
+                first: [0, 0, 0, 1],
+                second: [0, 0, 0, 1],
+                first_elements: n,
+                second_elements: n,
+            },
+            first_offset: rng.below(256) as i32 - 128,
+            second_offset: rng.below(256) as i32 - 128,
+            left_shift: 20,
+            first: a,
+            second: b,
+            output: o,
+            output_offset: rng.below(256) as i32 - 128,
+            activation: [lo, lo + rng.below((128 - lo) as usize) as i32],
+        };
+        let mut out = [0u8; 300];
+        if add(&p, first, second, &mut out[..n]).is_err() {
+            return Err(case);
+        }
+        let int8 = |x: u8| i32::from(x as i8);
+        let rescaled = |x: i32, [m, s]: [i32; 2]| multiply_by_quantized_multiplier(x, m, s);
+        for k in 0..n {
+            let input = |x: u8, offset: i32, by| rescaled((int8(x) + offset) << 20, by);
+            let sum = input(first[k], p.first_offset, a).wrapping_add(input(
+                second[k],
+                p.second_offset,
+                b,
+            ));
+            let v = rescaled(sum, o).wrapping_add(p.output_offset);
+            if out[k] != v.clamp(p.activation[0], p.activation[1]) as i8 as u8 {
+                return Err(case);
+            }
+        }
+    }
+    Ok(cases)
 }

@@ -41,6 +41,9 @@ mod clock;
 /// Random convolutions [`check::convolutions`] runs after the bench.
 const CHECKED: usize = 2000;
 
+/// Random ADD calls [`check::adds`] runs after them.
+const ADDS: usize = 300;
+
 mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
 }
@@ -185,6 +188,13 @@ fn main() -> ! {
                 kind
             );
             fail("a convolution's fast path differs from the reference on this core");
+        }
+    }
+    match check::adds(ADDS) {
+        Ok(ran) => hprintln!("{} random ADD calls equal the reference", ran),
+        Err(case) => {
+            hprintln!("ADD case {} differs from the reference", case);
+            fail("ADD differs from the reference on this core");
         }
     }
     exit(debug::EXIT_SUCCESS)

@@ -11,9 +11,10 @@
 //! [`window`] runs [`tap_words`] over every tap of a depthwise output pixel, [`dots`]
 //! [`two_dots`] over a block of filter rows.
 //!
-//! [`mve`] and [`chunks`] are Helium's (Cortex-M55, M85, built with their `target-cpu`:
-//! `usmp_helium`): the 1x1's four pixels by every filter row, and the depthwise chunks of
-//! sixteen outputs; there [`requantize`]'s row takes four outputs at a time.
+//! [`mve`], [`chunks`] and `sums` are Helium's (Cortex-M55, M85, built with their
+//! `target-cpu`: `usmp_helium`): the 1x1's four pixels by every filter row, the depthwise
+//! chunks of sixteen outputs, and ADD four elements at a time; there [`requantize`]'s row
+//! takes four outputs at a time.
 //!
 //! The build script sets `usmp_dsp` for `thumbv7em` targets: stable Rust cannot test
 //! the `dsp` target feature itself.
@@ -24,6 +25,8 @@ pub(crate) mod chunks;
 pub(crate) mod dots;
 pub(crate) mod mve;
 pub(crate) mod requantize;
+#[cfg(any(test, usmp_helium))]
+pub(crate) mod sums;
 pub(crate) mod window;
 
 /// One DSP instruction: `$text`, its result in `{o}`, its inputs the named words.

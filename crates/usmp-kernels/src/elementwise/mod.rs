@@ -6,7 +6,7 @@
 //! at element `i` only, so it may share its bytes with the output ([`window`]).
 
 use crate::Error;
-use crate::bytes::{int8, want, want_len};
+use crate::bytes::{int8, want_len};
 use crate::fixed::{multiply_by_quantized_multiplier, rescale};
 use crate::overlap::{Load, Window, apart, cells, elementwise_window, split};
 use crate::params::{Add, Broadcast, Mul, Range};
@@ -62,9 +62,16 @@ pub(crate) trait Elementwise {
     fn rescaled(&self) -> bool;
     /// One output element, rescaled by [`scaled`].
     fn of<const ONE_ROUNDING: bool>(&self, a: i32, b: i32) -> u8;
+    /// The constants of the vector path, where it takes the call.
+    #[cfg(any(test, usmp_helium))]
+    fn row(&self) -> Option<crate::dsp::sums::Row> {
+        None
+    }
 }
 
-/// Every output element of `p`, the rounding chosen once per call.
+/// Every output element of `p`, the rounding chosen once per call; an ADD of TFLite's
+/// form that broadcasts nothing by Helium's vectors (and, in the host tests, their
+/// arithmetic in Rust).
 #[inline(always)]
 fn by<P: Elementwise, T: Load>(
     p: &P,
@@ -72,6 +79,11 @@ fn by<P: Elementwise, T: Load>(
     second: &[u8],
     output: (usize, impl FnMut(usize, u8)),
 ) -> Result<(), Error> {
+    #[cfg(any(test, usmp_helium))]
+    let output = match vectors(p, first, second, output) {
+        Ok(done) => return done,
+        Err(declined) => declined,
+    };
     if p.rescaled() {
         each(
             p.shape(),
@@ -93,6 +105,45 @@ fn by<P: Elementwise, T: Load>(
     }
 }
 
+/// [`by`]'s vector path: the output a block of `sums::BLOCK` at a time into a buffer,
+/// then stored (each block's inputs are read before its outputs are written, so an
+/// output over input 1 is safe at every shift [`window`] allows). `Err` hands the output
+/// back where the call is not one it takes.
+#[cfg(any(test, usmp_helium))]
+#[allow(clippy::type_complexity)]
+fn vectors<P: Elementwise, T: Load, F: FnMut(usize, u8)>(
+    p: &P,
+    first: &[T],
+    second: &[u8],
+    (len, mut put): (usize, F),
+) -> Result<Result<(), Error>, (usize, F)> {
+    use crate::dsp::sums;
+    use crate::overlap::Put;
+    let Some(row) = p.row() else {
+        return Err((len, put));
+    };
+    let n = match checked(p.shape(), first.len(), second.len(), len) {
+        Ok((n, true)) => n,
+        Ok((_, false)) => return Err((len, put)),
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut block = [0u8; sums::BLOCK];
+    for o in (0..n).step_by(sums::BLOCK) {
+        let m = (n - o).min(sums::BLOCK);
+        let (a, b, out) = (&first[o..o + m], &second[o..o + m], &mut block[..m]);
+        #[cfg(usmp_helium)]
+        if !sums::add(&row, a, b, out) {
+            return Err((len, put));
+        }
+        #[cfg(not(usmp_helium))]
+        for ((out, a), &b) in out.iter_mut().zip(a).zip(b) {
+            *out = sums::portable(&row, a.load(), b);
+        }
+        put.row(o, out);
+    }
+    Ok(Ok(()))
+}
+
 /// [`by`] over one region holding input 1 and the output.
 fn over<P: Elementwise>(
     p: &P,
@@ -108,6 +159,21 @@ fn over<P: Elementwise>(
     by(p, first, second, cells(output))
 }
 
+/// The output's elements, the inputs' and the output's lengths checked against the
+/// shapes, and whether neither input is broadcast (both of the output's shape, in its
+/// order).
+fn checked(s: &Broadcast, first: usize, second: usize, len: usize) -> Result<(usize, bool), Error> {
+    want_len("elementwise input 1", first, s.first_elements)?;
+    want_len("elementwise input 2", second, s.second_elements)?;
+    let n: usize = s.output.iter().product();
+    want_len("elementwise output", len, n)?;
+    let plain = |strides: &[usize; 4], elements| elements == n && in_order(strides, &s.output);
+    Ok((
+        n,
+        plain(&s.first, s.first_elements) && plain(&s.second, s.second_elements),
+    ))
+}
+
 /// Writes every output element as `f(input 1 value, input 2 value)`.
 ///
 /// Where neither input is broadcast (both of the output's shape, in its order), one loop
@@ -120,12 +186,8 @@ pub(crate) fn each<T: Load>(
     (len, mut put): (usize, impl FnMut(usize, u8)),
     f: impl Fn(i32, i32) -> u8,
 ) -> Result<(), Error> {
-    want_len("elementwise input 1", first.len(), s.first_elements)?;
-    want("elementwise input 2", second, s.second_elements)?;
-    let n: usize = s.output.iter().product();
-    want_len("elementwise output", len, n)?;
-    let plain = |strides: &[usize; 4], elements| elements == n && in_order(strides, &s.output);
-    if plain(&s.first, s.first_elements) && plain(&s.second, s.second_elements) {
+    let (n, plain) = checked(s, first.len(), second.len(), len)?;
+    if plain {
         for (o, (a, &b)) in first[..n].iter().zip(&second[..n]).enumerate() {
             put(o, f(int8(a.load()), int8(b)));
         }
@@ -188,6 +250,11 @@ impl Elementwise for Add {
 
     fn rescaled(&self) -> bool {
         Add::rescaled(self)
+    }
+
+    #[cfg(any(test, usmp_helium))]
+    fn row(&self) -> Option<crate::dsp::sums::Row> {
+        crate::dsp::sums::Row::of(self)
     }
 
     /// One output element of ADD.
