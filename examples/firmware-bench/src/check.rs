@@ -7,13 +7,13 @@
 //! reference's, the same arithmetic as TensorFlow Lite Micro's reference kernels (one
 //! multiply-accumulate at a time, then `MultiplyByQuantizedMultiplier`); and again over
 //! its input, the output placed as close over it as the kernel's window allows. Then
-//! random ADD calls the same way ([`adds`]).
+//! random ADD and MUL calls the same way ([`elementwise`]).
 
 use usmp::Shared;
 use usmp_kernels::conv::{conv2d, conv2d_over, depthwise_conv2d, window};
-use usmp_kernels::elementwise::add;
+use usmp_kernels::elementwise::{add, mul};
 use usmp_kernels::fixed::multiply_by_quantized_multiplier;
-use usmp_kernels::{Add, Broadcast, Conv};
+use usmp_kernels::{Add, Broadcast, Conv, Mul};
 
 /// The most bytes of any one tensor here.
 const MOST: usize = 2048;
@@ -269,10 +269,11 @@ pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
 /// Draws `cases` random ADD calls of the form TFLite's int8 ADD has (both inputs of the
 /// output's shape; a left shift of 20; multipliers in `[2^30, 2^31)`, the larger input's
 /// shift 0 now and then, right shifts otherwise; any offsets and clamp), 1 to 300
-/// elements, and compares each output with TFLite's `AddElementwise` computed here: the
-/// count run, or the first case that differs or fails. On a Helium build this is where
-/// the vector loop meets lengths and scales the models do not have.
-pub fn adds(cases: usize) -> Result<usize, usize> {
+/// elements, and a MUL of the same inputs, and compares each output with TFLite's
+/// `AddElementwise` and `MulElementwise` computed here: the count run, or the first case
+/// that differs or fails. On a Helium build this is where the vector loops meet lengths
+/// and scales the models do not have.
+pub fn elementwise(cases: usize) -> Result<usize, usize> {
     let mut rng = Rng(0x9E37_79B9);
     for case in 0..cases {
         let n = 1 + rng.below(300);
@@ -290,7 +291,7 @@ pub fn adds(cases: usize) -> Result<usize, usize> {
             };
             [m, s]
         };
-        let (a, b, o) = (scale(12), scale(12), scale(31));
+        let (a, b, o, product) = (scale(12), scale(12), scale(31), scale(31));
         let lo = rng.below(128) as i32 - 128;
         let p = Add {
             shape: Broadcast {
@@ -324,6 +325,24 @@ pub fn adds(cases: usize) -> Result<usize, usize> {
             ));
             let v = rescaled(sum, o).wrapping_add(p.output_offset);
             if out[k] != v.clamp(p.activation[0], p.activation[1]) as i8 as u8 {
+                return Err(case);
+            }
+        }
+        let q = Mul {
+            shape: p.shape,
+            first_offset: p.first_offset,
+            second_offset: p.second_offset,
+            output: product,
+            output_offset: p.output_offset,
+            activation: p.activation,
+        };
+        if mul(&q, first, second, &mut out[..n]).is_err() {
+            return Err(case);
+        }
+        for k in 0..n {
+            let x = (int8(first[k]) + q.first_offset) * (int8(second[k]) + q.second_offset);
+            let v = rescaled(x, product).wrapping_add(q.output_offset);
+            if out[k] != v.clamp(q.activation[0], q.activation[1]) as i8 as u8 {
                 return Err(case);
             }
         }

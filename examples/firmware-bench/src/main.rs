@@ -41,8 +41,8 @@ mod clock;
 /// Random convolutions [`check::convolutions`] runs after the bench.
 const CHECKED: usize = 2000;
 
-/// Random ADD calls [`check::adds`] runs after them.
-const ADDS: usize = 300;
+/// Random ADD and MUL calls [`check::elementwise`] runs after them.
+const ELEMENTWISE: usize = 300;
 
 mod usmp {
     include!(concat!(env!("OUT_DIR"), "/usmp.rs"));
@@ -190,11 +190,11 @@ fn main() -> ! {
             fail("a convolution's fast path differs from the reference on this core");
         }
     }
-    match check::adds(ADDS) {
-        Ok(ran) => hprintln!("{} random ADD calls equal the reference", ran),
+    match check::elementwise(ELEMENTWISE) {
+        Ok(ran) => hprintln!("{} random ADD and MUL calls equal the reference", ran),
         Err(case) => {
-            hprintln!("ADD case {} differs from the reference", case);
-            fail("ADD differs from the reference on this core");
+            hprintln!("ADD or MUL case {} differs from the reference", case);
+            fail("ADD or MUL differs from the reference on this core");
         }
     }
     exit(debug::EXIT_SUCCESS)

@@ -69,9 +69,9 @@ pub(crate) trait Elementwise {
     }
 }
 
-/// Every output element of `p`, the rounding chosen once per call; an ADD of TFLite's
-/// form that broadcasts nothing by Helium's vectors (and, in the host tests, their
-/// arithmetic in Rust).
+/// Every output element of `p`, the rounding chosen once per call; an ADD or MUL of
+/// TFLite's form that broadcasts nothing by Helium's vectors (and, in the host tests,
+/// their arithmetic in Rust).
 #[inline(always)]
 fn by<P: Elementwise, T: Load>(
     p: &P,
@@ -132,7 +132,7 @@ fn vectors<P: Elementwise, T: Load, F: FnMut(usize, u8)>(
         let m = (n - o).min(sums::BLOCK);
         let (a, b, out) = (&first[o..o + m], &second[o..o + m], &mut block[..m]);
         #[cfg(usmp_helium)]
-        if !sums::add(&row, a, b, out) {
+        if !sums::run(&row, a, b, out) {
             return Err((len, put));
         }
         #[cfg(not(usmp_helium))]
@@ -254,7 +254,7 @@ impl Elementwise for Add {
 
     #[cfg(any(test, usmp_helium))]
     fn row(&self) -> Option<crate::dsp::sums::Row> {
-        crate::dsp::sums::Row::of(self)
+        crate::dsp::sums::Row::add(self)
     }
 
     /// One output element of ADD.
@@ -282,6 +282,11 @@ impl Elementwise for Mul {
 
     fn rescaled(&self) -> bool {
         Mul::rescaled(self)
+    }
+
+    #[cfg(any(test, usmp_helium))]
+    fn row(&self) -> Option<crate::dsp::sums::Row> {
+        crate::dsp::sums::Row::mul(self)
     }
 
     /// One output element of MUL.
