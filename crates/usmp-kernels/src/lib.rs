@@ -76,7 +76,7 @@ extern crate std;
 mod bytes;
 pub mod conv;
 pub mod dense;
-// Inline assembly: seven DSP instructions on registers only, and twelve loops reading
+// Inline assembly: eight DSP instructions on registers only, and twelve loops reading
 // slices they check (see the SAFETY notes): seven Thumb-2 or DSP ones, five Helium ones.
 #[allow(unsafe_code)]
 #[cfg_attr(not(usmp_dsp), allow(dead_code))]

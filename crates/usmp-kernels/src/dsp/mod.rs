@@ -1,6 +1,7 @@
 //! Two signed 16-bit lanes in one word, as the Armv7E-M DSP extension's SIMD instructions
 //! take them (Cortex-M4, M7): on those cores each function is the one instruction its
-//! name gives (seven of them, each reading and writing registers only), and [`two_dots`],
+//! name gives (seven of them, each reading and writing registers only; [`max_bytes`] is
+//! two, SSUB8 and SEL, four signed bytes at a time), and [`two_dots`],
 //! [`tap_words`] and [`rows_taps`] loops of them over slices they check first;
 //! [`dots::pair_rows`] is a loop of plain Thumb-2 multiply-accumulates for the cores
 //! without the extension (M3, M33, M55). Everywhere else, the same arithmetic in portable
@@ -110,6 +111,38 @@ pub(crate) fn sxtab16_odd(a: Lanes, x: u32) -> Lanes {
     return instruction!("sxtab16 {o}, {a}, {x}, ror #8", a = a, x = x);
     #[cfg(not(usmp_dsp))]
     sxtab16(a, x.rotate_right(8))
+}
+
+/// The larger of each pair of signed bytes of `a` and `b` (SSUB8 sets each byte's GE flag
+/// where `a`'s is not below `b`'s, SEL takes `a`'s byte there, `b`'s elsewhere).
+#[inline(always)]
+pub(crate) fn max_bytes(a: u32, b: u32) -> u32 {
+    #[cfg(usmp_dsp)]
+    {
+        let out;
+        // SAFETY: SSUB8 and SEL are of the DSP extension, which every thumbv7em core has;
+        // they read and write only the registers named and the GE flags (not declared
+        // preserved), no memory, no stack. `out` is written before the inputs' last read,
+        // so it is an early-clobber output (`out`, not `lateout`).
+        unsafe {
+            core::arch::asm!(
+                "ssub8 {o}, {a}, {b}",
+                "sel {o}, {a}, {b}",
+                o = out(reg) out,
+                a = in(reg) a,
+                b = in(reg) b,
+                options(pure, nomem, nostack),
+            );
+        }
+        out
+    }
+    #[cfg(not(usmp_dsp))]
+    {
+        let byte = |x: u32, k: u32| (x >> (8 * k)) as u8 as i8;
+        (0..4).fold(0, |m, k| {
+            m | (u32::from(byte(a, k).max(byte(b, k)) as u8) << (8 * k))
+        })
+    }
 }
 
 /// `acc` plus the products of the lanes of `a` and `b`, wrapping (SMLAD: two multiplies

@@ -7,6 +7,8 @@
 
 use crate::Error;
 use crate::bytes::{clamp_f32, int8, want, want_len};
+#[cfg(any(test, usmp_dsp))]
+use crate::dsp;
 use crate::fixed::multiply_by_quantized_multiplier;
 use crate::overlap::{self, Load, Window, apart, apart_f32, cells, cells_f32, f32_at};
 use crate::params::{Float, Mean, Pool};
@@ -51,6 +53,21 @@ pub(crate) trait Fold<T>: Copy {
     fn step(acc: Self::Acc, v: T) -> Self::Acc;
     /// The output of a window of `count` cells.
     fn finish(acc: Self::Acc, count: i32) -> Result<T, Error>;
+
+    /// Channels `c..c + 4` of a window of `count` cells folded ([`fold`]'s arguments);
+    /// the int8 folds take the DSP extension's lanes where they can.
+    #[inline(always)]
+    fn fold4(
+        rows: impl Iterator<Item = usize>,
+        width: usize,
+        depth: usize,
+        c: usize,
+        at: &impl Cells<T>,
+        count: i32,
+    ) -> [Self::Acc; 4] {
+        let _ = count;
+        fold::<T, Self, 4>(rows, width, depth, c, at)
+    }
 }
 
 /// The pooling loops, int8 or float32: each output element is `F`'s fold over its
@@ -87,7 +104,7 @@ fn pool<T: Copy, F: Fold<T>, I: RowMap, O: RowMap>(
                 let out = out_row + ox * depth;
                 let mut c = 0;
                 while c + 4 <= depth {
-                    let acc = fold::<T, F, 4>(rows.clone(), x1 - x0, depth, c, at);
+                    let acc = F::fold4(rows.clone(), x1 - x0, depth, c, at, count);
                     for (k, acc) in acc.into_iter().enumerate() {
                         put(out + c + k, F::finish(acc, count)?);
                     }
@@ -129,18 +146,41 @@ fn fold<T, F: Fold<T>, const N: usize>(
 
 /// Where a pooling reads its cells.
 pub(crate) trait Cells<T> {
+    /// Whether [`word`](Cells::word) reads cells: int8 ones.
+    #[cfg(any(test, usmp_dsp))]
+    const WORDS: bool = false;
+
     /// Elements `i..i + N` (one bounds check for the `N`).
     fn read<const N: usize>(&self, i: usize) -> [T; N];
+
+    /// Elements `i..i + 4` as the bytes of one little-endian word, where
+    /// [`WORDS`](Cells::WORDS) says so (0 elsewhere).
+    #[cfg(any(test, usmp_dsp))]
+    #[inline(always)]
+    fn word(&self, i: usize) -> u32 {
+        let _ = i;
+        0
+    }
 }
 
 /// Int8 cells, widened.
 struct Int8<'a, L>(&'a [L]);
 
 impl<L: Load> Cells<i32> for Int8<'_, L> {
+    #[cfg(any(test, usmp_dsp))]
+    const WORDS: bool = true;
+
     #[inline(always)]
     fn read<const N: usize>(&self, i: usize) -> [i32; N] {
         let cells = &self.0[i..i + N];
         core::array::from_fn(|k| int8(cells[k].load()))
+    }
+
+    #[cfg(any(test, usmp_dsp))]
+    #[inline(always)]
+    fn word(&self, i: usize) -> u32 {
+        let c = &self.0[i..i + 4];
+        u32::from_le_bytes([c[0].load(), c[1].load(), c[2].load(), c[3].load()])
     }
 }
 
@@ -197,6 +237,13 @@ pub(crate) fn pool_f32<F: Fold<f32>, L: Load>(
 const AVERAGE: [&str; 2] = ["average pool input", "average pool output"];
 const MAX: [&str; 2] = ["max pool input", "max pool output"];
 
+/// Whether the int8 folds take the DSP's lanes over `at`: where it reads words.
+#[cfg(any(test, usmp_dsp))]
+#[inline(always)]
+fn lanes<C: Cells<i32>>(_: &C) -> bool {
+    C::WORDS
+}
+
 /// AVERAGE_POOL_2D's fold: the average of the cells, rounded half away from zero (int8);
 /// the float sum over the float count, as TFLite's reference (float32; an empty window
 /// gives NaN there too).
@@ -215,6 +262,34 @@ impl Fold<i32> for Average {
     #[inline(always)]
     fn step(sum: i32, v: i32) -> i32 {
         sum.wrapping_add(v)
+    }
+
+    /// Four channels' sums in two words of 16-bit lanes, each cell's four bytes added by
+    /// two SXTAB16s: windows of at most 256 cells, whose sums of int8 values fit 16 bits.
+    #[cfg(any(test, usmp_dsp))]
+    #[inline(always)]
+    fn fold4(
+        rows: impl Iterator<Item = usize>,
+        width: usize,
+        depth: usize,
+        c: usize,
+        at: &impl Cells<i32>,
+        count: i32,
+    ) -> [i32; 4] {
+        if !lanes(at) || count > 256 {
+            return fold::<i32, Self, 4>(rows, width, depth, c, at);
+        }
+        let (mut even, mut odd) = (0, 0);
+        for row in rows {
+            let mut cell = row + c;
+            for _ in 0..width {
+                let w = at.word(cell);
+                (even, odd) = (dsp::sxtab16(even, w), dsp::sxtab16_odd(odd, w));
+                cell += depth;
+            }
+        }
+        let lane = |x: u32, k: u32| i32::from((x >> (16 * k)) as u16 as i16);
+        [lane(even, 0), lane(odd, 0), lane(even, 1), lane(odd, 1)]
     }
 
     #[inline(always)]
@@ -241,6 +316,33 @@ impl Fold<i32> for Max {
     #[inline(always)]
     fn step(most: i32, v: i32) -> i32 {
         most.max(v)
+    }
+
+    /// Four channels' maxima as the bytes of one word, each cell's four bytes taken by
+    /// SSUB8 and SEL.
+    #[cfg(any(test, usmp_dsp))]
+    #[inline(always)]
+    fn fold4(
+        rows: impl Iterator<Item = usize>,
+        width: usize,
+        depth: usize,
+        c: usize,
+        at: &impl Cells<i32>,
+        count: i32,
+    ) -> [i32; 4] {
+        let _ = count;
+        if !lanes(at) {
+            return fold::<i32, Self, 4>(rows, width, depth, c, at);
+        }
+        let mut most = 0x8080_8080;
+        for row in rows {
+            let mut cell = row + c;
+            for _ in 0..width {
+                most = dsp::max_bytes(most, at.word(cell));
+                cell += depth;
+            }
+        }
+        core::array::from_fn(|k| int8((most >> (8 * k)) as u8))
     }
 
     #[inline(always)]
