@@ -237,6 +237,30 @@ pub(crate) fn pool_f32<F: Fold<f32>, L: Load>(
 const AVERAGE: [&str; 2] = ["average pool input", "average pool output"];
 const MAX: [&str; 2] = ["max pool input", "max pool output"];
 
+/// Channels `c..c + 4` of a window's int8 cells as words ([`fold`]'s arguments), folded
+/// by `step` from `start`.
+#[cfg(any(test, usmp_dsp))]
+#[inline(always)]
+fn words<W>(
+    rows: impl Iterator<Item = usize>,
+    width: usize,
+    depth: usize,
+    c: usize,
+    at: &impl Cells<i32>,
+    start: W,
+    step: impl Fn(W, u32) -> W,
+) -> W {
+    let mut acc = start;
+    for row in rows {
+        let mut cell = row + c;
+        for _ in 0..width {
+            acc = step(acc, at.word(cell));
+            cell += depth;
+        }
+    }
+    acc
+}
+
 /// Whether the int8 folds take the DSP's lanes over `at`: where it reads words.
 #[cfg(any(test, usmp_dsp))]
 #[inline(always)]
@@ -279,15 +303,9 @@ impl Fold<i32> for Average {
         if !lanes(at) || count > 256 {
             return fold::<i32, Self, 4>(rows, width, depth, c, at);
         }
-        let (mut even, mut odd) = (0, 0);
-        for row in rows {
-            let mut cell = row + c;
-            for _ in 0..width {
-                let w = at.word(cell);
-                (even, odd) = (dsp::sxtab16(even, w), dsp::sxtab16_odd(odd, w));
-                cell += depth;
-            }
-        }
+        let (even, odd) = words(rows, width, depth, c, at, (0, 0), |(even, odd), w| {
+            (dsp::sxtab16(even, w), dsp::sxtab16_odd(odd, w))
+        });
         let lane = |x: u32, k: u32| i32::from((x >> (16 * k)) as u16 as i16);
         [lane(even, 0), lane(odd, 0), lane(even, 1), lane(odd, 1)]
     }
@@ -334,14 +352,7 @@ impl Fold<i32> for Max {
         if !lanes(at) {
             return fold::<i32, Self, 4>(rows, width, depth, c, at);
         }
-        let mut most = 0x8080_8080;
-        for row in rows {
-            let mut cell = row + c;
-            for _ in 0..width {
-                most = dsp::max_bytes(most, at.word(cell));
-                cell += depth;
-            }
-        }
+        let most = words(rows, width, depth, c, at, 0x8080_8080, dsp::max_bytes);
         core::array::from_fn(|k| int8((most >> (8 * k)) as u8))
     }
 
