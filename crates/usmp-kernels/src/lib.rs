@@ -62,10 +62,13 @@
 //! [`usmp::Source::Over`], the session hands the two out as one region, and the kernel
 //! refuses a shift past its window ([`Error::Overlap`]).
 //!
-//! No operator's kernel needs scratch memory: where TFLite Micro keeps intermediate sums in
-//! a scratch buffer (SVDF), these keep them in registers, with the same wrapping int32
-//! arithmetic. A streamed stage ([`stage`]: a chain of calls usmp-build fused, run a few
-//! rows at a time) has one scratch buffer, its line buffers, planned like any scratch.
+//! No operator's kernel needs planned scratch memory: where TFLite Micro keeps intermediate
+//! sums in a scratch buffer (SVDF), these keep them in registers, with the same wrapping
+//! int32 arithmetic. A streamed stage ([`stage`]: a chain of calls usmp-build fused, run a
+//! few rows at a time) has one scratch buffer, its line buffers, planned like any scratch.
+//! The fast paths keep fixed-size buffers on the stack instead (a block of sums, a
+//! gathered patch; about 3 KB in Helium's 1x1 convolution, the most of any), which the
+//! firmware's stack must allow for: not planned, and not in the report.
 #![no_std]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]

@@ -110,22 +110,32 @@ pub(crate) fn run<T: Load>(row: &Row, first: &[T], second: &[u8], out: &mut [u8]
     let Some(x) = T::bytes(first) else {
         return false;
     };
-    if n > 0 && row.product {
-        products(row, x, second.as_ptr(), out.as_mut_ptr(), n);
-    } else if n > 0 {
-        sums(row, x, second.as_ptr(), out.as_mut_ptr(), n);
+    let (y, o) = (second.as_ptr(), out.as_mut_ptr());
+    // SAFETY: `x` points at `first`'s bytes (`Load::bytes`: bytes, or cells no one writes
+    // during this call, as the output is `out`, borrowed mutably here), and `first`,
+    // `second` and `out` each hold at least `n` elements; `n >= 1` is checked here.
+    unsafe {
+        if n > 0 && row.product {
+            products(row, x, y, o, n);
+        } else if n > 0 {
+            sums(row, x, y, o, n);
+        }
     }
     true
 }
 
-/// [`run`]'s ADD loop over `n >= 1` elements at `x`, `y` and `out`.
+/// [`run`]'s ADD loop over `n` elements at `x`, `y` and `out`.
+///
+/// # Safety
+///
+/// `n >= 1`; `x` and `y` point at `n` readable bytes that nothing writes during the call,
+/// `out` at `n` writable bytes nothing else reads or writes meanwhile.
 #[cfg(usmp_helium)]
 #[inline(always)]
-fn sums(row: &Row, x: *const u8, y: *const u8, out: *mut u8, n: usize) {
-    // SAFETY: [`run`] hands this `n >= 1` and `x`, `y` and `out` holding `n` bytes each:
-    // `x` a slice's bytes (bytes, or cells no one writes during this call: the caller's
-    // output is `out`, a buffer of its own it borrows mutably), `y` a slice's, and `row`
-    // is 56 bytes of words aligned to 8 (LDRD). The loop runs `n.div_ceil(4)` times under tail predication of word elements, each time
+unsafe fn sums(row: &Row, x: *const u8, y: *const u8, out: *mut u8, n: usize) {
+    // SAFETY: the function's contract gives `n >= 1` and `n` bytes at each of `x`, `y`
+    // (read) and `out` (written), and `row` is 56 bytes of words aligned to 8 (LDRD). The
+    // loop runs `n.div_ceil(4)` times under tail predication of word elements, each time
     // reading the next (up to) four bytes at R0 and R1, widened, and storing the next (up
     // to) four at R2 (VLDRB.S32 and VSTRB.32 take low registers only), and reading
     // `row`'s words; the inactive lanes of the last time neither load nor store. It
@@ -190,16 +200,20 @@ fn sums(row: &Row, x: *const u8, y: *const u8, out: *mut u8, n: usize) {
     }
 }
 
-/// [`run`]'s MUL loop over `n >= 1` elements at `x`, `y` and `out`.
+/// [`run`]'s MUL loop over `n` elements at `x`, `y` and `out`.
+///
+/// # Safety
+///
+/// As [`sums`].
 #[cfg(usmp_helium)]
 #[inline(always)]
-fn products(row: &Row, x: *const u8, y: *const u8, out: *mut u8, n: usize) {
-    // SAFETY: as in [`sums`]: `n >= 1` bytes at each of `x`, `y` and `out` (the last a
-    // buffer borrowed mutably by [`run`]'s caller), `row`'s words aligned to 8. The loop
-    // runs `n.div_ceil(4)` times under tail predication of word elements, reading the next
-    // (up to) four bytes at R0 and R1, widened, storing the next (up to) four at R2, and
-    // reading `row`'s words; the inactive lanes of the last time neither load nor store.
-    // It touches no other memory and not the stack; LR is declared clobbered.
+unsafe fn products(row: &Row, x: *const u8, y: *const u8, out: *mut u8, n: usize) {
+    // SAFETY: as in [`sums`]: the contract gives `n >= 1` bytes at each of `x`, `y` and
+    // `out`, and `row`'s words are aligned to 8. The loop runs `n.div_ceil(4)` times under
+    // tail predication of word elements, reading the next (up to) four bytes at R0 and R1,
+    // widened, storing the next (up to) four at R2, and reading `row`'s words; the
+    // inactive lanes of the last time neither load nor store. It touches no other memory
+    // and not the stack; LR is declared clobbered.
     unsafe {
         core::arch::asm!(
             "ldrd {t}, {u}, [{pp}, #48]",
