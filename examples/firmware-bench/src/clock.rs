@@ -2,10 +2,10 @@
 //! advances its virtual clock by exactly 1 ns.
 //!
 //! - On Cortex-M, SysTick is clocked from that virtual clock; the ratio of instructions to
-//!   ticks is measured once against a loop of known length ([`Clock::start`]), and a
+//!   ticks is measured once against a loop of known length ([`start`]), and a
 //!   reading is exact to that ratio (40 or 31 instructions).
 //! - On RISC-V, QEMU's `minstret` (and `mcycle`) read the instruction count itself when
-//!   `-icount` is on, so the count is exact. [`Clock::start`] still runs a loop of known
+//!   `-icount` is on, so the count is exact. [`start`] still runs a loop of known
 //!   length and refuses to go on if `minstret` did not count it (QEMU run without
 //!   `-icount`, where the counter follows the host's time).
 

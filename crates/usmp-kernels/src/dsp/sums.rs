@@ -30,10 +30,11 @@ pub(crate) struct Row {
     product: bool,
 }
 
-/// Whether a multiplier and shift take the loop's rescaling: no `i32::MIN` (VQRDMULH
-/// saturates there, TFLite's multiply does not), a right shift or none.
-fn right([m, s]: [i32; 2]) -> bool {
-    m != i32::MIN && (-31..=0).contains(&s)
+/// Whether a shift takes the loop's rescaling: a right shift or none (the call's
+/// `rescaled` has already refused `i32::MIN`, where VQRDMULH saturates and TFLite's
+/// multiply does not).
+fn right([_, s]: [i32; 2]) -> bool {
+    s <= 0
 }
 
 /// 1 where a shift divides (the lowering before VRSHL applies), 0 where it is none.
@@ -47,7 +48,8 @@ const LEFT_SHIFT: u32 = 20;
 impl Row {
     /// The constants of ADD `p`, where the loop gives TFLite's bytes for it.
     pub(crate) fn add(p: &Add) -> Option<Row> {
-        let fits = p.left_shift == LEFT_SHIFT
+        let fits = p.rescaled()
+            && p.left_shift == LEFT_SHIFT
             && right(p.first)
             && right(p.second)
             && right(p.output)
@@ -75,7 +77,7 @@ impl Row {
 
     /// The constants of MUL `p`, where the loop gives TFLite's bytes for it.
     pub(crate) fn mul(p: &Mul) -> Option<Row> {
-        let fits = right(p.output) && p.activation[0] <= p.activation[1];
+        let fits = p.rescaled() && right(p.output) && p.activation[0] <= p.activation[1];
         let [m, s] = p.output;
         let (o, [lo, hi]) = (p.output_offset, p.activation);
         fits.then(|| Row {
@@ -292,22 +294,9 @@ pub(crate) fn portable(row: &Row, a: u8, b: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::{Row, portable};
-    use crate::fixed::multiply_by_quantized_multiplier;
+    use crate::elementwise::tests::{add_one, mul_one};
     use crate::overlap::tests::Rng;
     use crate::params::{Add, Broadcast, Mul};
-
-    /// TFLite's `AddElementwise` for one int8 pair, as written there.
-    fn tflite(p: &Add, a: u8, b: u8) -> u8 {
-        let scaled = |x: u8, offset: i32, [m, s]: [i32; 2]| {
-            let shifted = (i32::from(x as i8) + offset) * (1 << p.left_shift);
-            multiply_by_quantized_multiplier(shifted, m, s)
-        };
-        let sum =
-            scaled(a, p.first_offset, p.first).wrapping_add(scaled(b, p.second_offset, p.second));
-        let [m, s] = p.output;
-        let v = multiply_by_quantized_multiplier(sum, m, s).wrapping_add(p.output_offset);
-        v.clamp(p.activation[0], p.activation[1]) as i8 as u8
-    }
 
     /// The lanes' arithmetic is TFLite's ADD for every call [`Row::add`] takes: TFLite's own
     /// scales, every right shift, multipliers up to `i32::MAX` and negative ones, every
@@ -342,7 +331,7 @@ mod tests {
             let row = Row::add(&p).expect("a call of TFLite's form");
             for a in (0..=255u8).step_by(1 + case % 7) {
                 for b in (0..=255u8).step_by(3 + case % 11) {
-                    let want = tflite(&p, a, b);
+                    let want = add_one(&p, a, b);
                     assert_eq!(portable(&row, a, b), want, "{a} + {b}: {p:?}");
                 }
             }
@@ -381,6 +370,7 @@ mod tests {
             .is_none()
         );
     }
+
     /// The lanes' arithmetic is TFLite's MUL for every call [`Row::mul`] takes: TFLite's
     /// scales and others, every right shift and none, every pair of inputs.
     #[test]
@@ -409,12 +399,7 @@ mod tests {
             let row = Row::mul(&p).expect("a call of TFLite's form");
             for a in (0..=255u8).step_by(1 + case % 5) {
                 for b in (0..=255u8).step_by(2 + case % 9) {
-                    let product = (i32::from(a as i8) + p.first_offset)
-                        * (i32::from(b as i8) + p.second_offset);
-                    let [m, s] = p.output;
-                    let v = multiply_by_quantized_multiplier(product, m, s)
-                        .wrapping_add(p.output_offset);
-                    let want = v.clamp(p.activation[0], p.activation[1]) as i8 as u8;
+                    let want = mul_one(&p, a, b);
                     assert_eq!(portable(&row, a, b), want, "{a} * {b}: {p:?}");
                 }
             }

@@ -298,4 +298,4 @@ impl Elementwise for Mul {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -11,7 +11,7 @@ use crate::params::{Add, Broadcast, Mul};
 use std::vec::Vec;
 
 /// Output element `i`'s two inputs, by the strides.
-fn inputs(s: &Broadcast, first: &[u8], second: &[u8]) -> Vec<(i32, i32)> {
+fn inputs(s: &Broadcast, first: &[u8], second: &[u8]) -> Vec<(u8, u8)> {
     let [d0, d1, d2, d3] = s.output;
     let mut out = Vec::new();
     for i0 in 0..d0 {
@@ -19,8 +19,7 @@ fn inputs(s: &Broadcast, first: &[u8], second: &[u8]) -> Vec<(i32, i32)> {
             for i2 in 0..d2 {
                 for i3 in 0..d3 {
                     let at = |st: [usize; 4]| i0 * st[0] + i1 * st[1] + i2 * st[2] + i3 * st[3];
-                    let (a, b) = (first[at(s.first)], second[at(s.second)]);
-                    out.push((i32::from(a as i8), i32::from(b as i8)));
+                    out.push((first[at(s.first)], second[at(s.second)]));
                 }
             }
         }
@@ -28,31 +27,39 @@ fn inputs(s: &Broadcast, first: &[u8], second: &[u8]) -> Vec<(i32, i32)> {
     out
 }
 
-/// TFLite's `AddElementwise` for int8.
-fn add_reference(p: &Add, first: &[u8], second: &[u8]) -> Vec<u8> {
-    let rescale = |x: i32, [m, s]: [i32; 2]| multiply_by_quantized_multiplier(x, m, s);
-    let each = |(a, b): (i32, i32)| {
-        let shifted = |x: i32, offset: i32| (x + offset) * (1 << p.left_shift);
-        // Sums wrap as int32 does on the cores (only scales no model has reach them).
-        let sum = rescale(shifted(a, p.first_offset), p.first)
-            .wrapping_add(rescale(shifted(b, p.second_offset), p.second));
-        let v = rescale(sum, p.output).wrapping_add(p.output_offset);
-        v.clamp(p.activation[0], p.activation[1]) as i8 as u8
+/// TFLite's `AddElementwise` for one int8 pair, as written there.
+pub(crate) fn add_one(p: &Add, a: u8, b: u8) -> u8 {
+    let scaled = |x: u8, offset: i32, [m, s]: [i32; 2]| {
+        let shifted = (i32::from(x as i8) + offset) * (1 << p.left_shift);
+        multiply_by_quantized_multiplier(shifted, m, s)
     };
+    // Sums wrap as int32 does on the cores (only scales no model has reach them).
+    let sum = scaled(a, p.first_offset, p.first).wrapping_add(scaled(b, p.second_offset, p.second));
+    let [m, s] = p.output;
+    let v = multiply_by_quantized_multiplier(sum, m, s).wrapping_add(p.output_offset);
+    v.clamp(p.activation[0], p.activation[1]) as i8 as u8
+}
+
+/// TFLite's `MulElementwise` for one int8 pair, as written there.
+pub(crate) fn mul_one(p: &Mul, a: u8, b: u8) -> u8 {
+    let product = (i32::from(a as i8) + p.first_offset) * (i32::from(b as i8) + p.second_offset);
+    let [m, s] = p.output;
+    let v = multiply_by_quantized_multiplier(product, m, s).wrapping_add(p.output_offset);
+    v.clamp(p.activation[0], p.activation[1]) as i8 as u8
+}
+
+/// TFLite's `BroadcastAdd4DSlow` for int8.
+fn add_reference(p: &Add, first: &[u8], second: &[u8]) -> Vec<u8> {
+    let each = |(a, b)| add_one(p, a, b);
     inputs(&p.shape, first, second)
         .into_iter()
         .map(each)
         .collect()
 }
 
-/// TFLite's `MulElementwise` for int8.
+/// TFLite's `BroadcastMul4DSlow` for int8.
 fn mul_reference(p: &Mul, first: &[u8], second: &[u8]) -> Vec<u8> {
-    let each = |(a, b): (i32, i32)| {
-        let product = (a + p.first_offset) * (b + p.second_offset);
-        let [m, s] = p.output;
-        let v = multiply_by_quantized_multiplier(product, m, s).wrapping_add(p.output_offset);
-        v.clamp(p.activation[0], p.activation[1]) as i8 as u8
-    };
+    let each = |(a, b)| mul_one(p, a, b);
     inputs(&p.shape, first, second)
         .into_iter()
         .map(each)

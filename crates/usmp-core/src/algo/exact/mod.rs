@@ -524,9 +524,9 @@ impl Probes {
         share: u64,
         effort: &mut Effort,
     ) -> (Outcome, Vec<u64>) {
+        let spent = self.spent.entry(capacity).or_default();
         for (k, preorder) in Preorder::ALL.into_iter().enumerate() {
-            let spent = self.spent.entry(capacity).or_default()[k];
-            if spent >= share {
+            if spent[k] >= share {
                 continue;
             }
             let reached = &mut self.reached[k];
@@ -539,10 +539,10 @@ impl Probes {
                 .unwrap_or_default();
             let limit = effort.limit;
             let before = effort.spent;
-            effort.limit = limit.min(before.saturating_add(share - spent));
+            effort.limit = limit.min(before.saturating_add(share - spent[k]));
             let (outcome, offsets, path) = Search::resume(inst, capacity, preorder, from, effort);
             effort.limit = limit;
-            self.spent.entry(capacity).or_default()[k] += effort.spent - before;
+            spent[k] += effort.spent - before;
             let within = match outcome {
                 Outcome::Found => Some(peak(inst, &offsets).saturating_sub(1)),
                 Outcome::Stopped => Some(capacity),
