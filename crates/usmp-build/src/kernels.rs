@@ -2,9 +2,10 @@
 //! `.tflite` (usmp-kernels' `prepare` does the arithmetic), so a model the kernels cannot
 //! run fails the build naming the call.
 
-use usmp_core::model::{Model, Overlap, Role};
+use usmp_core::model::{Model, Overlap, Role, Scratch, Size};
 use usmp_kernels::prepare::{self, Operand};
 use usmp_kernels::stage::Step;
+use usmp_kernels::work;
 
 use crate::operands::Operands;
 
@@ -16,12 +17,20 @@ pub struct Prepared {
     /// In a streamed stage: how its output rows read its input's rows; `None` when the
     /// kernel cannot be in a stage.
     pub step: Option<Step>,
+    /// The bytes of work its kernel keeps on the target's path (`usmp_kernels::work`),
+    /// planned as its last scratch buffer.
+    pub work: usize,
 }
 
 /// Each call's kernel as a `Kernel` expression naming usmp-kernels by `path` (usmp-kernels
 /// computes the parameters and prints them) with its step in a stage, or the first call
 /// that has none.
-pub fn prepare(model: &Model, operands: &Operands, path: &str) -> Result<Vec<Prepared>, String> {
+pub fn prepare(
+    model: &Model,
+    operands: &Operands,
+    path: &str,
+    target: work::Path,
+) -> Result<Vec<Prepared>, String> {
     if operands.tensors.is_empty() {
         return Err(
             "`kernels = true` needs a .tflite model: the JSON IR gives no tensor types or options"
@@ -45,11 +54,33 @@ pub fn prepare(model: &Model, operands: &Operands, path: &str) -> Result<Vec<Pre
                 |k| Prepared {
                     rust: prepare::rust(k, path),
                     step: Step::of(k, rows),
+                    work: work::bytes(k, target),
                 },
             )
             .map_err(|e| format!("call {i} ({}): {e}", model.calls[i].op))
         })
         .collect()
+}
+
+/// The scratch buffer that holds a call's kernel work of `bytes` (`Prepared::work`).
+pub fn work_scratch(bytes: usize) -> Scratch {
+    Scratch {
+        name: "kernel work".into(),
+        size: Size::Bytes(bytes as u64),
+        alignment: Some(work::ALIGN as u64),
+    }
+}
+
+/// `model` with each call's kernel work (`prepared`, call by call) as its last scratch
+/// buffer, where it keeps any.
+pub fn with_work(model: &Model, prepared: &[Prepared]) -> Model {
+    let mut model = model.clone();
+    for (call, kernel) in model.calls.iter_mut().zip(prepared) {
+        if kernel.work > 0 {
+            call.scratch.push(work_scratch(kernel.work));
+        }
+    }
+    model
 }
 
 /// Call `i`'s operands as usmp-kernels' `prepare` takes them.

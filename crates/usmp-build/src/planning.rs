@@ -217,8 +217,13 @@ fn plan_model<S: Clone>(
     let operands = crate::operands::of(&file.model, graph);
     let prepared = match m.kernels.value {
         true => Some(
-            crate::kernels::prepare(&file.model, &operands, kernels_path)
-                .map_err(|e| kernels_error(m, &e))?,
+            crate::kernels::prepare(
+                &file.model,
+                &operands,
+                kernels_path,
+                usmp_kernels::work::Path::from_env(),
+            )
+            .map_err(|e| kernels_error(m, &e))?,
         ),
         false => None,
     };

@@ -14,15 +14,17 @@ use crate::fixed::multiply_by_quantized_multiplier;
 use crate::params::{Conv, Float, FullyConnected, Svdf};
 
 /// FULLY_CONNECTED: `output[b][o] = sum_k filter[o][k] * input[b][k] + bias[o]`, rescaled;
-/// by a 1x1 convolution's blocked product where [`FullyConnected::by_product`].
+/// by a 1x1 convolution's blocked product where [`FullyConnected::by_product`]; `work`
+/// holds the call's [`work::bytes`](crate::work::bytes).
 pub fn fully_connected(
     p: &FullyConnected<'_>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
-    fully_connected_by::<true>(p, input, filter, bias, output)
+    fully_connected_by::<true>(p, input, filter, bias, output, work)
 }
 
 /// [`fully_connected`], or with `PRODUCT` false always its loop: a firmware none of whose
@@ -33,6 +35,7 @@ pub(crate) fn fully_connected_by<const PRODUCT: bool>(
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
     let (batches, depth, outputs) = (p.batches, p.depth, p.outputs);
     want("fully connected input", input, batches * depth)?;
@@ -52,7 +55,8 @@ pub(crate) fn fully_connected_by<const PRODUCT: bool>(
     if PRODUCT && let Some(conv) = as_pointwise(p) {
         let (input, filter) = (&input[..batches * depth], &filter[..outputs * depth]);
         let bias = if p.bias { &bias[..4 * outputs] } else { bias };
-        crate::conv::pointwise_apart(&conv, input, filter, bias, &mut output[..batches * outputs]);
+        let output = &mut output[..batches * outputs];
+        crate::conv::pointwise_apart(&conv, input, filter, bias, output, work);
         return Ok(());
     }
     general(p, input, filter, bias, output);
@@ -61,7 +65,7 @@ pub(crate) fn fully_connected_by<const PRODUCT: bool>(
 
 /// FULLY_CONNECTED as a 1x1 convolution of `batches` pixels, where
 /// [`FullyConnected::by_product`] says it gives the same bytes and pays.
-fn as_pointwise<'a>(p: &FullyConnected<'a>) -> Option<Conv<'a>> {
+pub(crate) fn as_pointwise<'a>(p: &FullyConnected<'a>) -> Option<Conv<'a>> {
     let (batches, depth, outputs) = (p.batches, p.depth, p.outputs);
     p.by_product().then_some(Conv {
         input: [1, batches, 1, depth],

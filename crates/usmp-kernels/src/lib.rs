@@ -100,6 +100,11 @@ mod run;
 pub mod shape;
 pub mod softmax;
 pub mod stage;
+// Read by the build script too; the crate reads what `work::Path::of` needs.
+#[cfg(feature = "prepare")]
+#[allow(dead_code)]
+mod target;
+pub mod work;
 
 pub use kinds::{used, used_in};
 pub use params::{
@@ -156,6 +161,14 @@ pub enum Error {
         /// The highest shift the kernel allows where the two meet.
         most: isize,
     },
+    /// The call's plan gave its kernel fewer bytes of work than this build's path keeps
+    /// (see [`work`]): the plan was made for another target or target CPU.
+    Work {
+        /// Bytes the path keeps, from an aligned start.
+        need: usize,
+        /// Bytes the call's last scratch buffer has.
+        got: usize,
+    },
     /// There are not as many kernels as the model has calls.
     Count {
         /// The model's calls.
@@ -188,6 +201,11 @@ impl core::fmt::Display for Error {
             Error::Overlap { shift, most } => write!(
                 f,
                 "the output starts {shift} bytes from the input it overwrites, where this kernel allows at most {most}: plan with the kernels' windows (rebuild)"
+            ),
+            Error::Work { need, got } => write!(
+                f,
+                "the kernel needs {need} bytes of work aligned to {}, its last scratch buffer has {got}: plan for the target the firmware is built for (usmp-build reads TARGET and CARGO_ENCODED_RUSTFLAGS: build the plan and the kernels with the same target and -C target-cpu)",
+                work::ALIGN
             ),
             Error::Count { calls, kernels } => write!(
                 f,

@@ -81,14 +81,37 @@ pub fn run_only<const USED: u64>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Re
         .outputs
         .get_mut(0)
         .ok_or(Error::MissingOperand { what: "output" })?;
+    let work = work(kernel, &mut call.scratch)?;
     // A plan without outputs over inputs links none of this; a call with one anyway (a
     // `USED` set made by hand) finds no input region and fails with MissingOperand.
     if on::<USED>(bit::OVER)
         && let Some(shared) = inputs.shared(0)
     {
-        return run_over::<USED>(kernel, &shared, &inputs, out);
+        return run_over::<USED>(kernel, &shared, &inputs, out, work);
     }
-    run_kernel::<USED>(kernel, &inputs, out, op)
+    run_kernel::<USED>(kernel, &inputs, out, work, op)
+}
+
+/// The call's kernel work (`crate::work`): its last scratch buffer where this build's
+/// path keeps work for `kernel`, else none. Refuses a plan that gave it fewer bytes.
+#[inline(always)]
+fn work<'s>(
+    kernel: &Kernel<'_>,
+    scratch: &'s mut usmp::Writable<'_>,
+) -> Result<&'s mut [u8], Error> {
+    let need = crate::work::bytes(kernel, crate::work::Path::TARGET);
+    if need == 0 {
+        return Ok(&mut []);
+    }
+    let last = scratch.len().saturating_sub(1);
+    let work = scratch.get_mut(last).unwrap_or(&mut []);
+    if !crate::work::holds(work, need) {
+        return Err(Error::Work {
+            need,
+            got: work.len(),
+        });
+    }
+    Ok(work)
 }
 
 /// The call of `op` with `kernel` over `inputs` into `out`: one arm per kind of kernel,
@@ -98,22 +121,25 @@ fn run_kernel<const USED: u64>(
     kernel: &Kernel<'_>,
     inputs: &Inputs<'_>,
     out: &mut [u8],
+    work: &mut [u8],
     op: usmp::Op,
 ) -> Result<(), Error> {
     let x = || input(inputs, 0, "input");
     let y = || input(inputs, 1, "input 2");
     match kernel {
         Kernel::Copy if on::<USED>(bit::COPY) => quantize::copy(x()?, out),
-        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => convolution::<USED>(p, inputs, out, false),
+        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => {
+            convolution::<USED>(p, inputs, out, work, false)
+        }
         Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D) => {
-            convolution::<USED>(p, inputs, out, true)
+            convolution::<USED>(p, inputs, out, work, true)
         }
         Kernel::FullyConnected(p) if on::<USED>(bit::FULLY_CONNECTED) => {
             let [x, filter, bias] = weighted(inputs, p.bias)?;
             if on::<USED>(bit::FULLY_CONNECTED_PRODUCT) {
-                dense::fully_connected_by::<true>(p, x, filter, bias, out)
+                dense::fully_connected_by::<true>(p, x, filter, bias, out, work)
             } else {
-                dense::fully_connected_by::<false>(p, x, filter, bias, out)
+                dense::fully_connected_by::<false>(p, x, filter, bias, out, work)
             }
         }
         Kernel::AveragePool2d(p) if on::<USED>(bit::AVERAGE_POOL_2D) => {
@@ -204,15 +230,16 @@ fn convolution<const USED: u64>(
     p: &Conv<'_>,
     inputs: &Inputs<'_>,
     out: &mut [u8],
+    work: &mut [u8],
     depthwise: bool,
 ) -> Result<(), Error> {
     let [x, filter, bias] = weighted(inputs, p.bias)?;
     if !depthwise {
-        conv::conv2d(p, x, filter, bias, out)
+        conv::conv2d(p, x, filter, bias, out, work)
     } else if on::<USED>(bit::DEPTHWISE_BY_FOUR) {
-        conv::depthwise::<true>(p, x, filter, bias, out)
+        conv::depthwise::<true>(p, x, filter, bias, out, work)
     } else {
-        conv::depthwise::<false>(p, x, filter, bias, out)
+        conv::depthwise::<false>(p, x, filter, bias, out, work)
     }
 }
 
@@ -291,6 +318,7 @@ fn run_over<const USED: u64>(
     shared: &usmp::Shared,
     inputs: &Inputs<'_>,
     region: &mut [u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
     match kernel {
         Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D | bit::OVER_CONV) => {
@@ -300,6 +328,7 @@ fn run_over<const USED: u64>(
                 shared,
                 input(inputs, 1, "conv filter")?,
                 optional(inputs, 2, p.bias, "conv bias")?,
+                work,
             )
         }
         Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D | bit::OVER_DEPTHWISE) => {
@@ -309,6 +338,7 @@ fn run_over<const USED: u64>(
                 shared,
                 input(inputs, 1, "depthwise filter")?,
                 optional(inputs, 2, p.bias, "depthwise bias")?,
+                work,
             )
         }
         Kernel::Conv2dFloat(p) if on::<USED>(bit::CONV_2D_FLOAT | bit::OVER_CONV) => {

@@ -54,8 +54,13 @@ where
     L: Fn(Model, &Operands) -> Result<Liveness, D>,
 {
     let kernels = prepared.map(|p| p.iter().map(|k| k.rust.clone()).collect());
+    // The model as it runs without stages: each call's kernel work planned with it.
+    let working = match prepared {
+        Some(prepared) => crate::kernels::with_work(model, prepared),
+        None => model.clone(),
+    };
     let Some(prepared) = prepared.filter(|_| *choice != Stages::Off) else {
-        return Ok(((planner.plan)(model.clone(), operands, kernels)?, None));
+        return Ok(((planner.plan)(working, operands, kernels)?, None));
     };
     let links = Links::of(model, &operands, prepared);
     let listed = match choice {
@@ -64,10 +69,10 @@ where
     };
     // A model may fit its pools only streamed: then the stages are chosen from its
     // liveness alone, and kept.
-    let without = (planner.plan)(model.clone(), operands.clone(), kernels);
+    let without = (planner.plan)(working.clone(), operands.clone(), kernels);
     let liveness = match &without {
         Ok(w) => w.liveness.clone(),
-        Err(_) => (planner.liveness)(model.clone(), &operands)?,
+        Err(_) => (planner.liveness)(working, &operands)?,
     };
     let stages = listed.unwrap_or_else(|| choose(model, &liveness, &links));
     if stages.is_empty() {

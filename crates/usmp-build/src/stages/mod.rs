@@ -158,7 +158,12 @@ pub fn fuse(
     let mut i = 0;
     while i < model.calls.len() {
         let Some(stage) = next.next_if(|s| s.first == i) else {
-            fused.calls.push(model.calls[i].clone());
+            let mut call = model.calls[i].clone();
+            if prepared[i].work > 0 {
+                call.scratch
+                    .push(crate::kernels::work_scratch(prepared[i].work));
+            }
+            fused.calls.push(call);
             ops.reads.push(operands.reads[i].clone());
             ops.builtins.push(operands.builtins[i]);
             ops.options.push(operands.options[i]);
@@ -231,11 +236,23 @@ fn stage_call(
     if let Some(overlap) = window(operands, links, stage, reads[0], call.writes[0]) {
         call.overlaps.push(overlap);
     }
-    if stage.scratch() > 0 {
+    // The parts' kernel work after the line buffers, as usmp-kernels' stage reads it.
+    let most = prepared[stage.first..=stage.last]
+        .iter()
+        .map(|k| k.work)
+        .max()
+        .unwrap_or(0);
+    let lines = usize::try_from(stage.scratch()).unwrap_or(usize::MAX);
+    let scratch = lines + usmp_kernels::stage::work_after(lines, most);
+    if scratch > 0 {
         call.scratch.push(Scratch {
-            name: "line buffers".into(),
-            size: Size::Bytes(stage.scratch()),
-            alignment: None,
+            name: match most {
+                0 => "line buffers",
+                _ => "line buffers and kernel work",
+            }
+            .into(),
+            size: Size::Bytes(scratch as u64),
+            alignment: (most > 0).then_some(usmp_kernels::work::ALIGN as u64),
         });
     }
     (call, reads, parts)

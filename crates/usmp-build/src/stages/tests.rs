@@ -143,7 +143,9 @@ fn person_detect() -> (Model, operands::Operands, Vec<Prepared>) {
     let mut file = read_model(&path).unwrap();
     let graph = file.take_graph();
     let ops = operands::of(&file.model, graph);
-    let prepared = crate::kernels::prepare(&file.model, &ops, "k").unwrap();
+    let prepared =
+        crate::kernels::prepare(&file.model, &ops, "k", usmp_kernels::work::Path::Portable)
+            .unwrap();
     (file.model, ops, prepared)
 }
 

@@ -20,6 +20,7 @@ use crate::dsp::requantize;
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
 use crate::rows::{Frame, RowMap};
+use crate::work;
 
 /// The lists of the call's output channels (`c` of them), and where `c` divides [`CHUNK`]
 /// (a chunk holding whole pixels) each repeated along a chunk, as one set serves every
@@ -87,29 +88,48 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     filter: &[u8],
     bias: &[u8],
     put: &mut impl Put,
+    work: &mut [u8],
 ) -> bool {
     // Storage cleared on every call (a streamed stage's part is a call of a row or two):
     // as small as the filter allows.
     match p.filter[1] * p.filter[2] {
-        taps if taps <= FEW_TAPS => {
-            let mut store = (
-                [[0; 2]; FEW_TAPS],
-                [[0; 2]; FEW_TAPS],
-                [0; CHUNK * FEW_TAPS],
-            );
-            let store = (&mut store.0[..], &mut store.1[..], &mut store.2[..]);
-            with(p, frame, input, filter, bias, store, put)
-        }
-        taps if taps <= MOST_TAPS => {
-            let mut store = (
-                [[0; 2]; MOST_TAPS],
-                [[0; 2]; MOST_TAPS],
-                [0; CHUNK * MOST_TAPS],
-            );
-            let store = (&mut store.0[..], &mut store.1[..], &mut store.2[..]);
-            with(p, frame, input, filter, bias, store, put)
-        }
+        taps if taps <= FEW_TAPS => match work::take::<Buffers<FEW_TAPS>>(work) {
+            Some((a, b, c)) => with(
+                p,
+                frame,
+                input,
+                filter,
+                bias,
+                (a, b, c.as_flattened_mut()),
+                put,
+            ),
+            None => false,
+        },
+        taps if taps <= MOST_TAPS => match work::take::<Buffers<MOST_TAPS>>(work) {
+            Some((a, b, c)) => with(
+                p,
+                frame,
+                input,
+                filter,
+                bias,
+                (a, b, c.as_flattened_mut()),
+                put,
+            ),
+            None => false,
+        },
         _ => false,
+    }
+}
+
+/// [`depthwise`]'s work for a filter of at most `TAPS` taps: a [`Store`].
+type Buffers<const TAPS: usize> = ([[u32; 2]; TAPS], [[u32; 2]; TAPS], [[u8; CHUNK]; TAPS]);
+
+/// The work [`depthwise`] keeps for a call of `p`: the [`Buffers`] its filter needs.
+pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
+    match p.filter[1] * p.filter[2] {
+        taps if taps <= FEW_TAPS => size_of::<Buffers<FEW_TAPS>>(),
+        taps if taps <= MOST_TAPS => size_of::<Buffers<MOST_TAPS>>(),
+        _ => 0,
     }
 }
 

@@ -16,14 +16,29 @@ use crate::dsp::mve::{self, PIXELS, gathered_len};
 use crate::dsp::requantize;
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
+use crate::work;
 
 /// The deepest pixels and the most output channels [`conv_1x1`] takes: with them its
-/// stack holds about 3 KB (a folded bias per channel, four pixels laid out, a block of
-/// sums).
+/// work holds about 3 KB ([`Buffers`]).
 pub(crate) const MOST: usize = 256;
 
 /// The output channels summed per call of [`mve::dots`].
 const BLOCK: usize = 64;
+
+/// [`conv_1x1`]'s work: a folded bias per channel, four pixels laid out, a block of sums
+/// per pixel, a block of output bytes.
+type Buffers = (
+    [u8; 4 * MOST],
+    [u8; gathered_len(MOST)],
+    [[i32; BLOCK]; PIXELS],
+    [u8; BLOCK],
+);
+
+/// The work [`conv_1x1`] keeps for a call of `p`: [`Buffers`] where it may take the call.
+pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
+    let fits = p.filter[3] <= MOST && p.output[3] <= MOST;
+    if fits { size_of::<Buffers>() } else { 0 }
+}
 
 /// A 1x1 CONV_2D (`fast::pointwise`), its regions checked, over an input read through
 /// `T`, output element `o` stored by `put`, four pixels at a time. Every read of four
@@ -31,7 +46,8 @@ const BLOCK: usize = 64;
 /// higher inputs, so an output byte is written no earlier, relative to the reads, than in
 /// the general loops: safe at every shift their window allows (`overlap::tests` traces
 /// it). Returns `false`, having done nothing, where a pixel is deeper or wider than
-/// [`MOST`] or the call's requantization is not the one `requantize::row` runs.
+/// [`MOST`], the call's requantization is not the one `requantize::row` runs or `work`
+/// is shorter than [`work_bytes`].
 // Out of line, as `depthwise::by_four` and for the same reason.
 #[inline(never)]
 pub(crate) fn conv_1x1<T: Load>(
@@ -40,6 +56,7 @@ pub(crate) fn conv_1x1<T: Load>(
     filter: &[u8],
     bias: &[u8],
     put: &mut impl Put,
+    work: &mut [u8],
 ) -> bool {
     let (depth, channels) = (p.filter[3], p.output[3]);
     let finish = Finish::new(p, bias);
@@ -49,7 +66,9 @@ pub(crate) fn conv_1x1<T: Load>(
     if depth > MOST || channels > MOST || !fast::pointwise(p) || filter.len() < depth * channels {
         return false;
     }
-    let mut folded = [0u8; 4 * MOST];
+    let Some((folded, gathered, sums, bytes)) = work::take::<Buffers>(work) else {
+        return false;
+    };
     let rows = filter.chunks_exact(depth).zip(bias.chunks_exact(4));
     for (to, (row, b)) in folded.chunks_exact_mut(4).zip(rows) {
         let sum = row.iter().fold(0i32, |s, &w| s.wrapping_add(int8(w)));
@@ -59,14 +78,11 @@ pub(crate) fn conv_1x1<T: Load>(
                 .to_le_bytes(),
         );
     }
-    let mut gathered = [0u8; gathered_len(MOST)];
-    let mut sums = [[0i32; BLOCK]; PIXELS];
-    let mut bytes = [0u8; BLOCK];
     for (q, x) in input.chunks(PIXELS * depth).enumerate() {
-        mve::gather(x, depth, &mut gathered);
+        mve::gather(x, depth, gathered);
         for g in (0..channels).step_by(BLOCK) {
             let n = BLOCK.min(channels - g);
-            mve::dots(&gathered, depth, &filter[g * depth..], &mut sums, n);
+            mve::dots(gathered, depth, &filter[g * depth..], sums, n);
             for (k, sums) in sums.iter().take(x.len() / depth).enumerate() {
                 let (b, m, s) = (&folded[4 * g..], &multipliers[g..], &shifts[g..]);
                 requantize::row(&sums[..n], b, m, s, p.output_offset, &mut bytes[..n]);

@@ -310,29 +310,35 @@ pub(crate) fn pointwise_apart(
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
+    work: &mut [u8],
 ) {
+    // Only Helium's product keeps work (`crate::work`).
+    #[cfg(not(usmp_helium))]
+    let _ = work;
     #[cfg(usmp_dsp)]
     packed::conv_1x1(p, input, filter, bias, output);
     // With Helium LLVM vectorises the one-pixel loops; `pairs` would stop it.
     #[cfg(all(not(usmp_dsp), not(usmp_helium)))]
     pairs::conv_1x1(p, input, filter, bias, output);
     #[cfg(all(not(usmp_dsp), usmp_helium))]
-    if !helium::conv_1x1(p, input, filter, bias, &mut Bytes(output)) {
+    if !helium::conv_1x1(p, input, filter, bias, &mut Bytes(output), work) {
         fast::conv_1x1_apart(p, input, filter, bias, output);
     }
 }
 
-/// CONV_2D, int8 (grouped when the filter has fewer input channels than the input).
+/// CONV_2D, int8 (grouped when the filter has fewer input channels than the input);
+/// `work` holds the call's [`work::bytes`](crate::work::bytes).
 pub fn conv2d(
     p: &Conv<'_>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
     if fast::pointwise(p) {
         checked(CONV, p, input, filter, bias, output)?;
-        pointwise_apart(p, input, filter, bias, output);
+        pointwise_apart(p, input, filter, bias, output, work);
         return Ok(());
     }
     if patch::applies(p) {
@@ -345,15 +351,16 @@ pub fn conv2d(
     int8_conv::<false, _>(CONV, p, input, filter, bias, apart(output))
 }
 
-/// DEPTHWISE_CONV_2D, int8, with any depth multiplier.
+/// DEPTHWISE_CONV_2D, int8, with any depth multiplier; `work` as [`conv2d`]'s.
 pub fn depthwise_conv2d(
     p: &Conv<'_>,
     input: &[u8],
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
-    depthwise::<true>(p, input, filter, bias, output)
+    depthwise::<true>(p, input, filter, bias, output, work)
 }
 
 /// [`depthwise_conv2d`]: four channels at a time where [`Conv::four_at_a_time`], a
@@ -366,11 +373,12 @@ pub(crate) fn depthwise<const FAST: bool>(
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
     if FAST && (p.several_at_a_time() || p.four_at_a_time()) {
         checked(DEPTHWISE, p, input, filter, bias, output)?;
         let frame = Frame::whole(p.output);
-        fast_paths::<true, _, _, _>(p, &frame, input, filter, bias, &mut Bytes(output));
+        fast_paths::<true, _, _, _>(p, &frame, input, filter, bias, &mut Bytes(output), work);
         return Ok(());
     }
     int8_conv::<true, _>(DEPTHWISE, p, input, filter, bias, apart(output))
@@ -387,6 +395,7 @@ pub(crate) fn int8_rows<const DW: bool>(
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
     let what = if DW { DEPTHWISE } else { CONV };
     want_len(what[0], input.len(), frame.input.len(p.input))?;
@@ -400,7 +409,7 @@ pub(crate) fn int8_rows<const DW: bool>(
     // A multiplier above 1 in rows is the multiplier path's (`fast_paths` takes it in
     // whole calls only), after Helium's, which `fast_paths` tries first.
     if DW
-        && (fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put)
+        && (fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put, work)
             || fast::depthwise_by_multiplier_rows::<{ cfg!(usmp_dsp) }, _>(
                 p, frame, input, filter, bias, &mut put,
             ))
@@ -474,13 +483,14 @@ pub fn conv2d_over<const DW: bool>(
     shared: &usmp::Shared,
     filter: &[u8],
     bias: &[u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
     let [input, output] = overlap::split(region, shared, window(p, DW, 1))?;
     let what = if DW { DEPTHWISE } else { CONV };
     check(what, p, 1, [input.len(), output.len()], filter, bias)?;
     per_channel_lists(what, p)?;
     let frame = Frame::whole(p.output);
-    if fast_paths::<DW, _, _, _>(p, &frame, input, filter, bias, &mut Cells(output)) {
+    if fast_paths::<DW, _, _, _>(p, &frame, input, filter, bias, &mut Cells(output), work) {
         return Ok(());
     }
     int8_loops::<DW, _, _, _>(p, &frame, input, filter, bias, cells(output).1)
@@ -501,10 +511,11 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
     filter: &[u8],
     bias: &[u8],
     put: &mut impl Put,
+    work: &mut [u8],
 ) -> bool {
     // The DSP extension's lanes on thumbv7em (`crate::dsp`).
     if DW {
-        (cfg!(usmp_helium) && chunked::depthwise(p, frame, input, filter, bias, put))
+        (cfg!(usmp_helium) && chunked::depthwise(p, frame, input, filter, bias, put, work))
             || (I::WHOLE
                 && O::WHOLE
                 && fast::depthwise_by_multiplier::<{ cfg!(usmp_dsp) }, _>(
@@ -515,7 +526,7 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
         // Four pixels at a time with Helium (`helium`), else two (`pairs`), their inputs
         // copied first.
         let done = if cfg!(usmp_helium) {
-            helium::conv_1x1(p, input, filter, bias, put)
+            helium::conv_1x1(p, input, filter, bias, put, work)
         } else {
             pairs::conv_1x1_over::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put)
         };

@@ -226,8 +226,15 @@ mod tests {
             int8_loops::<false, _, _, _>(&p, &frame, &input, &filter, &bias, apart(&mut general).1)
                 .unwrap_or_else(|e| panic!("{case}: {e}"));
             let mut called = std::vec![0u8; general.len()];
-            conv2d(&p, &input, &filter, &bias, &mut called)
-                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            conv2d(
+                &p,
+                &input,
+                &filter,
+                &bias,
+                &mut called,
+                &mut crate::work::tests::any(),
+            )
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
             assert_eq!(called, general, "case {case}, conv2d: {p:?}");
             if super::applies(&p) {
                 taken += 1;

@@ -28,7 +28,14 @@ fn a_multiplier_of_minus_two_to_the_31_is_refused() {
         };
         let (input, filter) = ([1u8; 36], std::vec![1u8; 16 * f * f]);
         let mut output = [7u8; 36];
-        let refused = super::conv2d(&p, &input, &filter, &[], &mut output);
+        let refused = super::conv2d(
+            &p,
+            &input,
+            &filter,
+            &[],
+            &mut output,
+            &mut crate::work::tests::any(),
+        );
         assert!(
             matches!(refused, Err(crate::Error::Parameters { problem, .. }) if problem.contains("-2^31")),
             "{refused:?}"

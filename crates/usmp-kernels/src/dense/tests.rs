@@ -54,8 +54,15 @@ fn fully_connected_equals_the_reference_loop() {
         let mut reference = std::vec![0u8; batches * outputs];
         general(&p, &input, &filter, &bias, &mut reference);
         let mut out = std::vec![0u8; reference.len()];
-        fully_connected(&p, &input, &filter, &bias, &mut out)
-            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        fully_connected(
+            &p,
+            &input,
+            &filter,
+            &bias,
+            &mut out,
+            &mut crate::work::tests::any(),
+        )
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
         assert_eq!(out, reference, "case {case}: {p:?}");
         let Some(conv) = as_pointwise(&p) else {
             let small = depth < 8 || outputs < 4 || depth * outputs < PRODUCT_MACS;
@@ -68,7 +75,14 @@ fn fully_connected_equals_the_reference_loop() {
         assert_eq!(packed, reference, "case {case}, packed: {p:?}");
         let mut vectors = std::vec![0u8; reference.len()];
         let put = &mut |o: usize, v: u8| vectors[o] = v;
-        if crate::conv::helium::conv_1x1(&conv, &input, &filter, &bias, put) {
+        if crate::conv::helium::conv_1x1(
+            &conv,
+            &input,
+            &filter,
+            &bias,
+            put,
+            &mut crate::work::tests::any(),
+        ) {
             assert_eq!(vectors, reference, "case {case}, Helium's: {p:?}");
             helium += 1;
         }

@@ -209,7 +209,17 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         };
         log.borrow_mut().clear();
         let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
-        if depthwise && conv::chunked::depthwise(&q, &frame, &probes, &filter, &bias, &mut put) {
+        if depthwise
+            && conv::chunked::depthwise(
+                &q,
+                &frame,
+                &probes,
+                &filter,
+                &bias,
+                &mut put,
+                &mut crate::work::tests::any(),
+            )
+        {
             let taken = traced_most(&log.borrow(), 1);
             assert!(
                 taken >= window.most,
@@ -263,7 +273,14 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             // Helium's four pixels.
             log.borrow_mut().clear();
             let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
-            if conv::helium::conv_1x1(&q, &probes, &filter, &bias, &mut put) {
+            if conv::helium::conv_1x1(
+                &q,
+                &probes,
+                &filter,
+                &bias,
+                &mut put,
+                &mut crate::work::tests::any(),
+            ) {
                 let taken = traced_most(&log.borrow(), 1);
                 assert!(
                     taken >= window.most,
@@ -275,9 +292,25 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
 
         let mut apart = vec![0; outs];
         if depthwise {
-            conv::depthwise_conv2d(&p, &input, &filter, &bias, &mut apart).unwrap();
+            conv::depthwise_conv2d(
+                &p,
+                &input,
+                &filter,
+                &bias,
+                &mut apart,
+                &mut crate::work::tests::any(),
+            )
+            .unwrap();
         } else {
-            conv::conv2d(&p, &input, &filter, &bias, &mut apart).unwrap();
+            conv::conv2d(
+                &p,
+                &input,
+                &filter,
+                &bias,
+                &mut apart,
+                &mut crate::work::tests::any(),
+            )
+            .unwrap();
             // Outputs that do not saturate (no random bias), so a wrong sum shows.
             let q = Conv {
                 multipliers: &[1 << 30],
@@ -286,7 +319,15 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
                 ..p
             };
             let (mut paired, mut general) = (vec![0; outs], vec![0; outs]);
-            conv::conv2d(&q, &input, &filter, &bias, &mut general).unwrap();
+            conv::conv2d(
+                &q,
+                &input,
+                &filter,
+                &bias,
+                &mut general,
+                &mut crate::work::tests::any(),
+            )
+            .unwrap();
             let put = &mut |o: usize, v| paired[o] = v;
             if conv::pairs::conv_1x1_over::<true, _>(&q, &input[..], &filter, &bias, put) {
                 assert_eq!(paired, general, "seed {seed}: the paired 1x1 path: {q:?}");
@@ -305,9 +346,23 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         let over = |shift: isize| {
             let (mut r, shared) = region(&input, outs, shift);
             let result = if depthwise {
-                conv2d_over::<true>(&p, &mut r, &shared, &filter, &bias)
+                conv2d_over::<true>(
+                    &p,
+                    &mut r,
+                    &shared,
+                    &filter,
+                    &bias,
+                    &mut crate::work::tests::any(),
+                )
             } else {
-                conv2d_over::<false>(&p, &mut r, &shared, &filter, &bias)
+                conv2d_over::<false>(
+                    &p,
+                    &mut r,
+                    &shared,
+                    &filter,
+                    &bias,
+                    &mut crate::work::tests::any(),
+                )
             };
             result.map(|()| r[shared.output()].to_vec())
         };

@@ -51,6 +51,26 @@ pub fn scratch_bytes(stage: &Stage<'_>) -> usize {
         .sum()
 }
 
+/// The bytes of kernel work (`crate::work`) `stage`'s scratch holds after its line
+/// buffers on `path` ([`work_after`] the most any part keeps).
+pub fn work_bytes(stage: &Stage<'_>, path: crate::work::Path) -> usize {
+    let most = (stage.parts.iter())
+        .map(|p| crate::work::bytes(&p.kernel, path))
+        .max()
+        .unwrap_or(0);
+    work_after(scratch_bytes(stage), most)
+}
+
+/// The bytes a stage's scratch holds after `lines` bytes of line buffers for `most`
+/// bytes of its parts' work: the work from the first multiple of
+/// [`work::ALIGN`](crate::work::ALIGN) on; 0 where no part keeps any.
+pub const fn work_after(lines: usize, most: usize) -> usize {
+    match most {
+        0 => 0,
+        most => lines.next_multiple_of(crate::work::ALIGN) - lines + most,
+    }
+}
+
 fn bad(problem: &'static str) -> Error {
     Error::Parameters {
         what: "stage",
@@ -217,6 +237,9 @@ fn stream(
             got: scratch.len(),
         });
     }
+    // The parts' kernel work after the line buffers, aligned ([`work_bytes`]).
+    let lines = start[last].next_multiple_of(crate::work::ALIGN);
+    let (scratch, work) = scratch.split_at_mut(lines.min(scratch.len()));
     if last == 0 && matches!(io, Io::Over { .. }) {
         // Its reads and writes interleave: `window` certifies nothing.
         return Err(bad("a stage of one part is not run over its input"));
@@ -228,6 +251,7 @@ fn stream(
         io,
         weights,
         scratch,
+        work,
     };
     schedule::schedule(&steps[..parts.len()], |j, r| {
         s.compute(j, r)?;
@@ -246,6 +270,8 @@ struct Streamer<'s, 'a> {
     io: Io<'s>,
     weights: &'s [&'s [u8]],
     scratch: &'s mut [u8],
+    /// The parts' kernel work.
+    work: &'s mut [u8],
 }
 
 impl Streamer<'_, '_> {
@@ -282,23 +308,32 @@ impl Streamer<'_, '_> {
         };
         let shapes = [in_shape, part.output];
         let (before, after) = self.scratch.split_at_mut(self.start[j]);
+        let work = &mut *self.work;
         // The first part reads the stage's input, the last writes its output (never one
         // part both: refused over one region, and apart the two are separate regions).
         match (j, last) {
             (0, true) => match &mut self.io {
                 Io::Apart { input, output } => {
-                    part::row(part, &frame, shapes, input, &weights, output)
+                    part::row(part, &frame, shapes, input, &weights, output, work)
                 }
                 Io::Over { .. } => Err(bad("a stage of one part is not run over its input")),
             },
-            (0, false) => part::row(part, &frame, shapes, self.io.input(), &weights, after),
+            (0, false) => part::row(part, &frame, shapes, self.io.input(), &weights, after, work),
             (_, true) => {
                 let input = &before[self.start[j - 1]..];
-                part::row(part, &frame, shapes, input, &weights, self.io.output())
+                part::row(
+                    part,
+                    &frame,
+                    shapes,
+                    input,
+                    &weights,
+                    self.io.output(),
+                    work,
+                )
             }
             (_, false) => {
                 let input = &before[self.start[j - 1]..];
-                part::row(part, &frame, shapes, input, &weights, after)
+                part::row(part, &frame, shapes, input, &weights, after, work)
             }
         }
     }

@@ -42,6 +42,7 @@ pub(super) fn row<'w>(
     input: &[u8],
     weights: &impl Fn(usize) -> Result<&'w [u8], Error>,
     output: &mut [u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
     let filter = || weights(part.weights);
     match part.kernel {
@@ -59,6 +60,7 @@ pub(super) fn row<'w>(
                 filter()?,
                 bias,
                 y,
+                work,
             )
         }
         Kernel::Conv2d(p) | Kernel::DepthwiseConv2d(p) => {
@@ -67,7 +69,7 @@ pub(super) fn row<'w>(
                 _ => conv::int8_rows::<false>,
             };
             let bias = bias(p, weights, part.weights)?;
-            rows(p, frame, input, filter()?, bias, output)
+            rows(p, frame, input, filter()?, bias, output, work)
         }
         Kernel::AveragePool2d(p) => pooled::<pool::Average>(p, frame, input, output),
         Kernel::MaxPool2d(p) => pooled::<pool::Max>(p, frame, input, output),

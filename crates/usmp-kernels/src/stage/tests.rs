@@ -149,8 +149,10 @@ fn output_of(kernel: &Kernel<'_>, shape: [usize; 4]) -> [usize; 4] {
 fn whole(kernel: &Kernel<'_>, x: &[u8], weights: &[Vec<u8>], out: &mut [u8]) {
     let w = |k: usize| weights.get(k).map_or(&[][..], |v| &v[..]);
     match kernel {
-        Kernel::Conv2d(p) => conv::conv2d(p, x, w(0), w(1), out),
-        Kernel::DepthwiseConv2d(p) => conv::depthwise_conv2d(p, x, w(0), w(1), out),
+        Kernel::Conv2d(p) => conv::conv2d(p, x, w(0), w(1), out, &mut crate::work::tests::any()),
+        Kernel::DepthwiseConv2d(p) => {
+            conv::depthwise_conv2d(p, x, w(0), w(1), out, &mut crate::work::tests::any())
+        }
         Kernel::MaxPool2d(p) => pool::max_pool2d(p, x, out),
         Kernel::AveragePool2d(p) => pool::average_pool2d(p, x, out),
         Kernel::Relu(p) => quantize::requantize(p, x, out),

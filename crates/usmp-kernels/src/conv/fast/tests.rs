@@ -84,7 +84,15 @@ fn one_by_one_convolutions_equal_the_general_loops() {
         fast_ones += usize::from(super::pointwise(&p));
         let mut fast = std::vec![0u8; batches * h * w * channels];
         let mut general = fast.clone();
-        conv2d(&p, &input, &filter, &bias, &mut fast).unwrap_or_else(|e| panic!("{case}: {e}"));
+        conv2d(
+            &p,
+            &input,
+            &filter,
+            &bias,
+            &mut fast,
+            &mut crate::work::tests::any(),
+        )
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
         int8_loops::<false, _, _, _>(
             &p,
             &Frame::whole(p.output),
@@ -110,7 +118,15 @@ fn one_by_one_convolutions_equal_the_general_loops() {
         }
         let mut out = std::vec![0u8; fast.len()];
         let put = &mut |o: usize, v: u8| out[o] = v;
-        if super::super::helium::conv_1x1(&p, &input, &filter, &bias, put) {
+        // With exactly the work the plan gives it; one byte less, it declines.
+        let need = crate::work::conv(&p, false, crate::work::Path::Helium);
+        let mut buffer = std::vec::Vec::new();
+        let short = crate::work::tests::exactly(&mut buffer, need.saturating_sub(1));
+        assert!(!super::super::helium::conv_1x1(
+            &p, &input, &filter, &bias, put, short
+        ));
+        let work = crate::work::tests::exactly(&mut buffer, need);
+        if super::super::helium::conv_1x1(&p, &input, &filter, &bias, put, work) {
             assert_eq!(out, general, "case {case}, Helium's: {p:?}");
             helium += 1;
         }
@@ -205,7 +221,8 @@ impl Depthwise {
         let mut fast = std::vec![0u8; out_h * out_w * c];
         let mut general = fast.clone();
         let (x, w, b) = (&self.input, &self.filter, &self.bias);
-        depthwise_conv2d(&p, x, w, b, &mut fast).unwrap_or_else(|e| panic!("{case}: {e}"));
+        depthwise_conv2d(&p, x, w, b, &mut fast, &mut crate::work::tests::any())
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
         int8_loops::<true, _, _, _>(&p, &Frame::whole(p.output), x, w, b, apart(&mut general).1)
             .unwrap_or_else(|e| panic!("{case}: {e}"));
         (fast, general)
@@ -319,7 +336,15 @@ fn heliums_depthwise_equals_the_general_loops() {
         let put = &mut |o: usize, v: u8| out[o] = v;
         let frame = Frame::whole(p.output);
         let out_c = c * m;
-        if super::super::chunked::depthwise(&p, &frame, &d.input, &d.filter, &d.bias, put) {
+        let need = crate::work::conv(&p, true, crate::work::Path::Helium);
+        let mut buffer = std::vec::Vec::new();
+        let short = crate::work::tests::exactly(&mut buffer, need.saturating_sub(1));
+        let (w, b) = (&d.filter, &d.bias);
+        assert!(!super::super::chunked::depthwise(
+            &p, &frame, &d.input, w, b, put, short
+        ));
+        let work = crate::work::tests::exactly(&mut buffer, need);
+        if super::super::chunked::depthwise(&p, &frame, &d.input, w, b, put, work) {
             assert_eq!(out, general, "case {case}: {p:?}");
             in_rings(&d, case, &mut rng);
             taken += 1;
@@ -374,7 +399,13 @@ fn in_rings(d: &Depthwise, case: usize, rng: &mut Rng) {
     let put = &mut |o: usize, v: u8| chunked[o] = v;
     let (w, b) = (&d.filter, &d.bias);
     assert!(super::super::chunked::depthwise(
-        &p, &frame, &ring, w, b, put
+        &p,
+        &frame,
+        &ring,
+        w,
+        b,
+        put,
+        &mut crate::work::tests::any()
     ));
     int8_loops::<true, _, _, _>(&p, &frame, &ring[..], w, b, |o, v| general[o] = v)
         .unwrap_or_else(|e| panic!("{case}: {e}"));

@@ -1,0 +1,178 @@
+//! Kernel work: the buffers a fast path keeps during one call (a pixel block laid out for
+//! the vector loop, a block of sums, per-channel constants folded for the call), planned
+//! like any scratch instead of taken from the stack.
+//!
+//! Which path a call takes depends on the target (`usmp_dsp`, `usmp_helium`, set by the
+//! build script from the same functions usmp-build reads, [`Path::of`]), so the bytes a
+//! call needs are [`bytes`]`(kernel, path)`. usmp-build plans that much as the call's
+//! last scratch buffer, named `kernel work`, aligned to [`ALIGN`], and shows it in the
+//! report; [`run`](crate::run) hands it to the kernel and refuses a call whose plan gave
+//! less ([`Error::Work`](crate::Error::Work)). A kernel function called directly takes its
+//! `work` as an argument: with fewer bytes than [`bytes`] it runs the general loops
+//! (the same outputs, slower).
+
+use crate::Kernel;
+use crate::conv::{chunked, helium};
+use crate::params::Conv;
+
+/// The alignment of a call's work, in bytes: every buffer in it starts aligned.
+pub const ALIGN: usize = 8;
+
+/// The kernels' paths that keep buffers of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// Portable Rust and the Thumb-2 loops without the DSP extension: Cortex-M0 to M3,
+    /// Armv8-M without Helium, RISC-V, the host.
+    Portable,
+    /// The Armv7E-M DSP extension's lanes (thumbv7em: Cortex-M4, M7).
+    Dsp,
+    /// Helium's vector loops (Armv8.1-M with MVE: Cortex-M55, M85).
+    Helium,
+}
+
+impl Path {
+    /// The path this build of the kernels takes.
+    pub const TARGET: Path = if cfg!(usmp_dsp) {
+        Path::Dsp
+    } else if cfg!(usmp_helium) {
+        Path::Helium
+    } else {
+        Path::Portable
+    };
+
+    /// The path of a target triple compiled with `flags` (cargo's
+    /// `CARGO_ENCODED_RUSTFLAGS`): what [`Path::TARGET`] is in the kernels built for it.
+    #[cfg(feature = "prepare")]
+    pub fn of(target: &str, flags: &str) -> Path {
+        if crate::target::dsp(target) {
+            Path::Dsp
+        } else if crate::target::helium(flags) {
+            Path::Helium
+        } else {
+            Path::Portable
+        }
+    }
+
+    /// The path of the target a build script is building for, from cargo's environment
+    /// (`TARGET`, `CARGO_ENCODED_RUSTFLAGS`); [`Path::Portable`] outside a build script.
+    #[cfg(feature = "prepare")]
+    pub fn from_env() -> Path {
+        let var = |name| std::env::var(name).unwrap_or_default();
+        Path::of(&var("TARGET"), &var("CARGO_ENCODED_RUSTFLAGS"))
+    }
+}
+
+/// The bytes of work a call of `kernel` needs on `path`: the most any of the paths the
+/// kernel may take there keeps (0 where none keeps any).
+pub fn bytes(kernel: &Kernel<'_>, path: Path) -> usize {
+    match kernel {
+        Kernel::Conv2d(p) => conv(p, false, path),
+        Kernel::DepthwiseConv2d(p) => conv(p, true, path),
+        Kernel::FullyConnected(p) => {
+            crate::dense::as_pointwise(p).map_or(0, |c| pointwise(&c, path))
+        }
+        Kernel::Stage(stage) => crate::stage::work_bytes(stage, path),
+        _ => 0,
+    }
+}
+
+/// [`bytes`] of an int8 CONV_2D (or, `depthwise`, DEPTHWISE_CONV_2D).
+pub(crate) fn conv(p: &Conv<'_>, depthwise: bool, path: Path) -> usize {
+    match (depthwise, path) {
+        (true, Path::Helium) => chunked::work_bytes(p),
+        (false, _) if crate::conv::fast::pointwise(p) => pointwise(p, path),
+        _ => 0,
+    }
+}
+
+/// [`bytes`] of a 1x1 CONV_2D's blocked product.
+fn pointwise(p: &Conv<'_>, path: Path) -> usize {
+    match path {
+        Path::Helium => helium::work_bytes(p),
+        _ => 0,
+    }
+}
+
+/// Whether `work` holds `need` bytes from its first byte aligned to [`ALIGN`].
+pub(crate) fn holds(work: &[u8], need: usize) -> bool {
+    let skip = work.as_ptr().align_offset(ALIGN);
+    skip.checked_add(need).is_some_and(|end| end <= work.len())
+}
+
+pub(crate) use plain::take;
+
+/// The one place outside `dsp` with `unsafe`: a fast path's buffers laid over its work.
+#[allow(unsafe_code)]
+mod plain {
+    /// A type every pattern of zero bytes is a value of, with no invariant beyond its bytes.
+    ///
+    /// # Safety
+    ///
+    /// An implementation's every field (recursively) is an integer or an array of them, so
+    /// zeroed bytes of its size and alignment are a valid value; any padding between fields is
+    /// never read through the reference [`take`] returns.
+    pub(crate) unsafe trait Plain: Sized {}
+
+    // SAFETY: integers: zero is a value.
+    unsafe impl Plain for u8 {}
+    // SAFETY: as u8.
+    unsafe impl Plain for i32 {}
+    // SAFETY: as u8.
+    unsafe impl Plain for u32 {}
+    // SAFETY: an array of `Plain` elements: each element zeroed is one, with no padding.
+    unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}
+    // SAFETY: each field is `Plain`; the padding rustc puts between them is not read.
+    unsafe impl<A: Plain, B: Plain> Plain for (A, B) {}
+    // SAFETY: as for pairs.
+    unsafe impl<A: Plain, B: Plain, C: Plain> Plain for (A, B, C) {}
+    // SAFETY: as for pairs.
+    unsafe impl<A: Plain, B: Plain, C: Plain, D: Plain> Plain for (A, B, C, D) {}
+
+    /// A `T` laid over the start of `work` (after the bytes that align it), zeroed, as a fast
+    /// path's buffers were on the stack; `None` where `work` is too short for one.
+    pub(crate) fn take<T: Plain>(work: &mut [u8]) -> Option<&mut T> {
+        let skip = work.as_ptr().align_offset(align_of::<T>());
+        let end = skip.checked_add(size_of::<T>())?;
+        let bytes = work.get_mut(skip..end)?;
+        bytes.fill(0);
+        // SAFETY: `bytes` is `size_of::<T>()` initialised (zeroed) bytes starting at a
+        // multiple of `align_of::<T>()`, borrowed mutably for the reference's lifetime, and
+        // zeroed bytes are a value of `T` (`Plain`).
+        Some(unsafe { &mut *bytes.as_mut_ptr().cast::<T>() })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    extern crate std;
+    use super::{ALIGN, holds, take};
+    use std::vec::Vec;
+
+    /// Work enough for any call of the kernels' tests on any path.
+    pub(crate) fn any() -> Vec<u8> {
+        std::vec![0xA5; 16 * 1024 + ALIGN]
+    }
+
+    /// Exactly `n` bytes of work from an aligned start, inside `buffer`: as a plan gives
+    /// [`bytes`](super::bytes), so a test sees the path taken with no byte to spare.
+    pub(crate) fn exactly(buffer: &mut Vec<u8>, n: usize) -> &mut [u8] {
+        buffer.clear();
+        buffer.resize(n + ALIGN, 0xA5);
+        let skip = buffer.as_ptr().align_offset(ALIGN);
+        &mut buffer[skip..skip + n]
+    }
+
+    #[test]
+    fn take_zeroes_and_aligns_or_refuses() {
+        let mut work = std::vec![0xFFu8; 64];
+        let n = work.len();
+        let skip = work.as_ptr().align_offset(4);
+        let words: &mut [i32; 8] = take(&mut work).expect("64 bytes hold 32 aligned");
+        assert_eq!(*words, [0; 8]);
+        words[7] = -1;
+        assert!(take::<[i32; 16]>(&mut work[skip + 1..]).is_none());
+        assert!(take::<[u8; 65]>(&mut work).is_none());
+        assert!(holds(&work, n - work.as_ptr().align_offset(ALIGN)));
+        assert!(!holds(&work, n + 1));
+    }
+}
