@@ -133,12 +133,15 @@ mod plain {
     pub(crate) fn take<T: Plain>(work: &mut [u8]) -> Option<&mut T> {
         let skip = work.as_ptr().align_offset(align_of::<T>());
         let end = skip.checked_add(size_of::<T>())?;
-        let bytes = work.get_mut(skip..end)?;
-        bytes.fill(0);
-        // SAFETY: `bytes` is `size_of::<T>()` initialised (zeroed) bytes starting at a
-        // multiple of `align_of::<T>()`, borrowed mutably for the reference's lifetime, and
-        // zeroed bytes are a value of `T` (`Plain`).
-        Some(unsafe { &mut *bytes.as_mut_ptr().cast::<T>() })
+        let at = work.get_mut(skip..end)?.as_mut_ptr().cast::<T>();
+        // SAFETY: `at` points at `size_of::<T>()` bytes of `work`, borrowed mutably for the
+        // reference's lifetime, starting at a multiple of `align_of::<T>()`: writing them
+        // zero (as a `T`, so the compiler knows the size and alignment and clears them as
+        // it cleared the stack arrays) makes them a value of `T` (`Plain`).
+        unsafe {
+            at.write_bytes(0, 1);
+            Some(&mut *at)
+        }
     }
 }
 

@@ -11,6 +11,17 @@
 
 use usmp::Shared;
 use usmp_kernels::conv::{conv2d, conv2d_over, depthwise_conv2d, window};
+
+/// Kernel work for one call the checks draw, more than any path keeps for one
+/// (`usmp_kernels::work`; Helium's 1x1 the most, 3,136 bytes), aligned as a plan aligns it.
+#[repr(C, align(8))]
+struct Work([u8; 4096]);
+
+impl Work {
+    fn new() -> Self {
+        Work([0; 4096])
+    }
+}
 use usmp_kernels::elementwise::{add, mul};
 use usmp_kernels::fixed::multiply_by_quantized_multiplier;
 use usmp_kernels::{Add, Broadcast, Conv, Mul};
@@ -119,9 +130,9 @@ fn over_input(
     };
     let region = &mut region[..len];
     let done = if depthwise {
-        conv2d_over::<true>(p, region, &shared, filter, bias)
+        conv2d_over::<true>(p, region, &shared, filter, bias, &mut Work::new().0)
     } else {
-        conv2d_over::<false>(p, region, &shared, filter, bias)
+        conv2d_over::<false>(p, region, &shared, filter, bias, &mut Work::new().0)
     };
     Some(done.is_ok() && region[output_at..output_at + want.len()] == *want)
 }
@@ -251,7 +262,7 @@ pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
         let bias = &bias[..4 * out_c];
         let mut out = [0u8; MOST];
         let run = if kind < 2 { conv2d } else { depthwise_conv2d };
-        let done = run(&p, input, filter, bias, &mut out[..outputs]);
+        let done = run(&p, input, filter, bias, &mut out[..outputs], &mut Work::new().0);
         let want = reference(&p, kind >= 2, input, filter, bias);
         if done.is_err() || out[..outputs] != want[..outputs] {
             return Err((case, kind));
