@@ -3,8 +3,9 @@
 //! Int8 kernels with TensorFlow Lite Micro's *reference* arithmetic (the same integer
 //! formulas and rounding, so outputs are equal byte for byte), run directly on the
 //! regions a [`usmp::Session`] hands out: no arena, no allocator, and no `unsafe` but the
-//! `dsp` module's inline assembly on Thumb-2 cores: DSP instructions on registers, and
-//! seven loops, each behind a safe function that checks its slices first.
+//! `dsp` module's inline assembly on Thumb-2 cores (DSP instructions on registers, and
+//! seven loops, each behind a safe function that checks its slices first) and
+//! [`work`]'s one cast of a call's zeroed work to the integer arrays a path keeps there.
 //!
 //! Everything TFLite Micro's `Prepare` computes from floats (fixed-point multipliers and
 //! shifts, padding, activation ranges, softmax's exp scaling) is computed at build time
@@ -62,13 +63,18 @@
 //! [`usmp::Source::Over`], the session hands the two out as one region, and the kernel
 //! refuses a shift past its window ([`Error::Overlap`]).
 //!
-//! No operator's kernel needs planned scratch memory: where TFLite Micro keeps intermediate
-//! sums in a scratch buffer (SVDF), these keep them in registers, with the same wrapping
-//! int32 arithmetic. A streamed stage ([`stage`]: a chain of calls usmp-build fused, run a
-//! few rows at a time) has one scratch buffer, its line buffers, planned like any scratch.
-//! The fast paths keep fixed-size buffers on the stack instead (a block of sums, a
-//! gathered patch; about 3 KB in Helium's 1x1 convolution, the most of any), which the
-//! firmware's stack must allow for: not planned, and not in the report.
+//! Where TFLite Micro keeps intermediate sums in a scratch buffer (SVDF), these keep them
+//! in registers, with the same wrapping int32 arithmetic. A streamed stage ([`stage`]: a
+//! chain of calls usmp-build fused, run a few rows at a time) has one scratch buffer, its
+//! line buffers, planned like any scratch. Helium's fast paths keep their buffers in
+//! *kernel work* ([`work`]): Helium's 1x1 convolution 3,136 bytes (a folded bias per
+//! channel, four pixels laid out, a block of sums), its depthwise convolution 512 or
+//! 3,072 (a row's taps); usmp-build plans them as the call's last scratch buffer, for the
+//! path of the target it builds for, and the report shows them. The other paths still
+//! keep smaller buffers on the stack, which the firmware's stack must allow for: the
+//! 1x1 product's pixel pairs (about 1.1 KB, portable and DSP), a small convolution's patch
+//! (512 bytes), the depthwise blocks' sums (320 bytes), ADD's and MUL's block on Helium
+//! (64 bytes).
 #![no_std]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]

@@ -138,15 +138,49 @@ fn auto_cuts_as_the_best_of_every_cut() {
 
 /// person_detect as usmp-build reads it, its kernels prepared.
 fn person_detect() -> (Model, operands::Operands, Vec<Prepared>) {
+    person_detect_for(usmp_kernels::work::Path::Portable)
+}
+
+/// person_detect's kernels prepared for `target`'s path.
+fn person_detect_for(
+    target: usmp_kernels::work::Path,
+) -> (Model, operands::Operands, Vec<Prepared>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/tflite/models/person_detect.tflite");
     let mut file = read_model(&path).unwrap();
     let graph = file.take_graph();
     let ops = operands::of(&file.model, graph);
-    let prepared =
-        crate::kernels::prepare(&file.model, &ops, "k", usmp_kernels::work::Path::Portable)
-            .unwrap();
+    let prepared = crate::kernels::prepare(&file.model, &ops, "k", target).unwrap();
     (file.model, ops, prepared)
+}
+
+/// On Helium the 1x1 and depthwise calls keep kernel work, planned as their last
+/// scratch buffer, and a stage's after its line buffers, aligned; elsewhere none.
+#[test]
+fn kernel_work_is_planned_for_the_targets_path() {
+    let (_, _, portable) = person_detect();
+    assert!(portable.iter().all(|p| p.work == 0));
+    let (model, ops, prepared) = person_detect_for(usmp_kernels::work::Path::Helium);
+    // Call 0 is the 3x3 depthwise of multiplier 8 (9 taps), call 1 the 1x1 convolution.
+    assert_eq!((prepared[0].work, prepared[1].work), (512, 3136));
+    let working = crate::kernels::with_work(&model, &prepared);
+    let work = &working.calls[1].scratch;
+    assert_eq!(work.len(), 1);
+    assert_eq!(work[0].name, "kernel work");
+    assert_eq!(
+        (work[0].size.bytes(), work[0].alignment),
+        (Some(3136), Some(8))
+    );
+    let links = Links::of(&model, &ops, &prepared);
+    let stages = choose(&model, &lower(&model), &links);
+    let (fused, _, _) = fuse(&model, &ops, &prepared, &stages, &links, "k");
+    fused.check().unwrap();
+    // 3,840 bytes of line buffers (a multiple of 8), then the most any part keeps.
+    let stage = &fused.calls[0].scratch[0];
+    assert_eq!(stage.name, "line buffers and kernel work");
+    assert_eq!(stage.size.bytes(), Some(3840 + 3136));
+    // The calls after the stages keep their own.
+    assert_eq!(fused.calls[2].scratch[0].name, "kernel work");
 }
 
 #[test]
