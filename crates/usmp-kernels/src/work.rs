@@ -12,7 +12,7 @@
 //! (the same outputs, slower).
 
 use crate::Kernel;
-use crate::conv::{chunked, helium};
+use crate::conv::{chunked, depthwise, fast, helium, pairs, patch};
 use crate::params::Conv;
 
 /// The alignment of a call's work, in bytes: every buffer in it starts aligned.
@@ -76,12 +76,20 @@ pub fn bytes(kernel: &Kernel<'_>, path: Path) -> usize {
     }
 }
 
-/// [`bytes`] of an int8 CONV_2D (or, `depthwise`, DEPTHWISE_CONV_2D).
+/// [`bytes`] of an int8 CONV_2D (or, `depthwise`, DEPTHWISE_CONV_2D): the most of the
+/// paths the call may take on `path` (each keeps its buffers only while it runs).
 pub(crate) fn conv(p: &Conv<'_>, depthwise: bool, path: Path) -> usize {
-    match (depthwise, path) {
-        (true, Path::Helium) => chunked::work_bytes(p),
-        (false, _) if crate::conv::fast::pointwise(p) => pointwise(p, path),
-        _ => 0,
+    if depthwise {
+        let helium = match path {
+            Path::Helium => chunked::work_bytes(p),
+            Path::Dsp | Path::Portable => 0,
+        };
+        let others = depthwise::work_bytes(p).max(fast::multiplier_work_bytes(p));
+        helium.max(others)
+    } else if fast::pointwise(p) {
+        pointwise(p, path)
+    } else {
+        patch::work_bytes(p)
     }
 }
 
@@ -89,7 +97,7 @@ pub(crate) fn conv(p: &Conv<'_>, depthwise: bool, path: Path) -> usize {
 fn pointwise(p: &Conv<'_>, path: Path) -> usize {
     match path {
         Path::Helium => helium::work_bytes(p),
-        _ => 0,
+        Path::Dsp | Path::Portable => pairs::work_bytes(p),
     }
 }
 
@@ -116,7 +124,11 @@ mod plain {
     // SAFETY: integers: zero is a value.
     unsafe impl Plain for u8 {}
     // SAFETY: as u8.
+    unsafe impl Plain for i16 {}
+    // SAFETY: as u8.
     unsafe impl Plain for i32 {}
+    // SAFETY: as u8.
+    unsafe impl Plain for usize {}
     // SAFETY: as u8.
     unsafe impl Plain for u32 {}
     // SAFETY: an array of `Plain` elements: each element zeroed is one, with no padding.
@@ -163,6 +175,18 @@ pub(crate) mod tests {
         buffer.resize(n + ALIGN, 0xA5);
         let skip = buffer.as_ptr().align_offset(ALIGN);
         &mut buffer[skip..skip + n]
+    }
+
+    /// `path` run with one byte less work than `need` (it must decline, having done
+    /// nothing), then with exactly `need`: what it returns then. So a test that asserts
+    /// the path taken also asserts that [`bytes`](super::bytes) is enough, to the byte.
+    pub(crate) fn exactly_enough(need: usize, mut path: impl FnMut(&mut [u8]) -> bool) -> bool {
+        let mut buffer = Vec::new();
+        if need > 0 {
+            let short = exactly(&mut buffer, need - 1);
+            assert!(!path(short), "taken with {} bytes of work", need - 1);
+        }
+        path(exactly(&mut buffer, need))
     }
 
     #[test]

@@ -28,12 +28,15 @@ use crate::work;
 struct Lists<'a> {
     c: usize,
     call: (&'a [u8], &'a [i32], &'a [i32]),
-    repeated: ([u8; 4 * CHUNK], [i32; CHUNK], [i32; CHUNK]),
+    repeated: &'a Repeated,
 }
 
+/// The lists repeated along a chunk: bias, multipliers, shifts.
+type Repeated = ([u8; 4 * CHUNK], [i32; CHUNK], [i32; CHUNK]);
+
 impl<'a> Lists<'a> {
-    fn new(c: usize, call: (&'a [u8], &'a [i32], &'a [i32])) -> Self {
-        let mut repeated = ([0; 4 * CHUNK], [0; CHUNK], [0; CHUNK]);
+    /// The lists of `call`, repeated in `repeated` (zeroed) where `c` divides a chunk.
+    fn new(c: usize, call: (&'a [u8], &'a [i32], &'a [i32]), repeated: &'a mut Repeated) -> Self {
         if c < CHUNK {
             let (b, m, s) = call;
             for e in 0..CHUNK {
@@ -94,35 +97,33 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     // as small as the filter allows.
     match p.filter[1] * p.filter[2] {
         taps if taps <= FEW_TAPS => match work::take::<Buffers<FEW_TAPS>>(work) {
-            Some((a, b, c)) => with(
-                p,
-                frame,
-                input,
-                filter,
-                bias,
-                (a, b, c.as_flattened_mut()),
-                put,
-            ),
+            Some(((a, b, c), lists, bytes)) => {
+                let store = (&mut a[..], &mut b[..], c.as_flattened_mut(), lists, bytes);
+                with(p, frame, input, filter, bias, store, put)
+            }
             None => false,
         },
         taps if taps <= MOST_TAPS => match work::take::<Buffers<MOST_TAPS>>(work) {
-            Some((a, b, c)) => with(
-                p,
-                frame,
-                input,
-                filter,
-                bias,
-                (a, b, c.as_flattened_mut()),
-                put,
-            ),
+            Some(((a, b, c), lists, bytes)) => {
+                let store = (&mut a[..], &mut b[..], c.as_flattened_mut(), lists, bytes);
+                with(p, frame, input, filter, bias, store, put)
+            }
             None => false,
         },
         _ => false,
     }
 }
 
-/// [`depthwise`]'s work for a filter of at most `TAPS` taps: a [`Store`].
-type Buffers<const TAPS: usize> = ([[u32; 2]; TAPS], [[u32; 2]; TAPS], [[u8; CHUNK]; TAPS]);
+/// [`depthwise`]'s work for a filter of at most `TAPS` taps: a [`Store`]'s taps and
+/// repeated filter, the lists repeated along a chunk, a run's output bytes.
+type Buffers<const TAPS: usize> = (
+    ([[u32; 2]; TAPS], [[u32; 2]; TAPS], [[u8; CHUNK]; TAPS]),
+    Repeated,
+    Bytes,
+);
+
+/// The output bytes of a run of chunks.
+type Bytes = [u8; CHUNK * MOST_CHUNKS];
 
 /// The work [`depthwise`] keeps for a call of `p`: the [`Buffers`] its filter needs.
 pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
@@ -133,9 +134,15 @@ pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
     }
 }
 
-/// Storage for a row's taps, an end pixel's, and each tap's filter bytes repeated along a
-/// chunk.
-type Store<'a> = (&'a mut [[u32; 2]], &'a mut [[u32; 2]], &'a mut [u8]);
+/// Storage for a row's taps, an end pixel's, each tap's filter bytes repeated along a
+/// chunk, the lists repeated along one, a run's output bytes.
+type Store<'a> = (
+    &'a mut [[u32; 2]],
+    &'a mut [[u32; 2]],
+    &'a mut [u8],
+    &'a mut Repeated,
+    &'a mut Bytes,
+);
 
 /// [`depthwise`] in `store`, room for every tap of the filter.
 #[inline(never)]
@@ -145,7 +152,7 @@ fn with<T: Load, I: RowMap, O: RowMap>(
     input: &[T],
     filter: &[u8],
     bias: &[u8],
-    (row_taps, own_taps, repeated): Store<'_>,
+    (row_taps, own_taps, repeated, repeated_lists, bytes): Store<'_>,
     put: &mut impl Put,
 ) -> bool {
     let [_, _, in_w, c_in] = p.input;
@@ -161,7 +168,7 @@ fn with<T: Load, I: RowMap, O: RowMap>(
         && c > 0
         && (c % CHUNK == 0 || CHUNK.is_multiple_of(c));
     let finish = Finish::new(p, bias);
-    let Some(lists) = finish.lists().filter(|_| shaped).map(|l| Lists::new(c, l)) else {
+    let Some(lists) = finish.lists().filter(|_| shaped) else {
         return false;
     };
     // Every tap's start fits the list's 32 bits, the offset a 16-bit lane, and the
@@ -172,6 +179,7 @@ fn with<T: Load, I: RowMap, O: RowMap>(
     let Some(gathered) = gathered.filter(|_| fits) else {
         return false;
     };
+    let lists = Lists::new(c, lists, repeated_lists);
     // Each tap's filter bytes repeated along a chunk, where it holds several pixels.
     if c < CHUNK {
         for (to, w) in repeated.chunks_exact_mut(CHUNK).zip(filter.chunks_exact(c)) {
@@ -198,7 +206,8 @@ fn with<T: Load, I: RowMap, O: RowMap>(
     for b in 0..p.input[0] {
         for oy in frame.rows.clone() {
             let at = |fy: usize| frame.input.at(p.input, b, oy * sy + fy * dy - py);
-            row.line(&mut lists, oy, &at, frame.output.at(p.output, b, oy), put);
+            let out = frame.output.at(p.output, b, oy);
+            row.line(&mut lists, oy, &at, (out, &mut *bytes), put);
         }
     }
     true
@@ -249,7 +258,7 @@ impl<T: Load> Row<'_, T> {
         [list, own]: &mut [Taps<'_>; 2],
         oy: usize,
         at: &impl Fn(usize) -> usize,
-        out: usize,
+        (out, bytes): (usize, &mut Bytes),
         put: &mut impl Put,
     ) {
         let (p, c) = (self.p, self.c);
@@ -264,7 +273,7 @@ impl<T: Load> Row<'_, T> {
                 list.push(at(fy) + fx * dx * c_in, (fy * f_w + fx) * per_tap);
             }
         }
-        let mut pixel = |ox: usize, put: &mut _| {
+        let mut pixel = |ox: usize, put: &mut _, bytes: &mut Bytes| {
             let columns = taps(ox, sx, dx, px, in_w, f_w);
             let listed = rows.clone().flat_map(|fy| {
                 let x = |fx: usize| ox * sx + fx * dx - px;
@@ -273,10 +282,10 @@ impl<T: Load> Row<'_, T> {
                     .clone()
                     .map(move |fx| (at + x(fx) * c_in, (fy * f_w + fx) * c))
             });
-            self.pixel(listed, own, out + ox * c, put);
+            self.pixel(listed, own, (out + ox * c, bytes), put);
         };
         for ox in 0..first {
-            pixel(ox, put);
+            pixel(ox, put, bytes);
         }
         // Narrow pixels side by side: runs of chunks, `16 / c` pixels each, the pixels
         // left over as the ends.
@@ -290,11 +299,16 @@ impl<T: Load> Row<'_, T> {
             let n = MOST_CHUNKS.min(chunked - j);
             let at_x = (first * sx - px) * c_in + j * step;
             let to = out + first * c + j * CHUNK;
-            self.run(list, (at_x, step), (0, n), to, put);
+            self.run(list, (at_x, step), (0, n), (to, &mut *bytes), put);
         }
         // Wide pixels: a run of chunks each, from the row's list.
         for ox in (first..after).filter(|_| c >= CHUNK) {
-            self.wide(list, (ox * sx - px) * c_in, out + ox * c, put);
+            self.wide(
+                list,
+                (ox * sx - px) * c_in,
+                (out + ox * c, &mut *bytes),
+                put,
+            );
         }
         let rest = if c < CHUNK {
             first + chunked * CHUNK / c
@@ -302,7 +316,7 @@ impl<T: Load> Row<'_, T> {
             after
         };
         for ox in rest..p.output[2] {
-            pixel(ox, put);
+            pixel(ox, put, bytes);
         }
     }
 
@@ -315,10 +329,9 @@ impl<T: Load> Row<'_, T> {
         list: &Taps<'_>,
         (at_x, step): (usize, usize),
         (ch, n): (usize, usize),
-        out: usize,
+        (out, bytes): (usize, &mut Bytes),
         put: &mut impl Put,
     ) {
-        let mut bytes = [0u8; CHUNK * MOST_CHUNKS];
         let bytes = &mut bytes[..CHUNK * n.min(MOST_CHUNKS)];
         let (x, gather) = self.input;
         let input = Input {
@@ -344,11 +357,18 @@ impl<T: Load> Row<'_, T> {
 
     /// A pixel of channels a multiple of 16 whose input starts `at_x` past each tap's of
     /// `list`, by runs of chunks, stored from output element `out`.
-    fn wide(&self, list: &Taps<'_>, at_x: usize, out: usize, put: &mut impl Put) {
+    fn wide(
+        &self,
+        list: &Taps<'_>,
+        at_x: usize,
+        (out, bytes): (usize, &mut Bytes),
+        put: &mut impl Put,
+    ) {
         let m = self.p.depth_multiplier;
         for ch in (0..self.c).step_by(CHUNK * MOST_CHUNKS) {
             let n = MOST_CHUNKS.min((self.c - ch) / CHUNK);
-            self.run(list, (at_x + ch / m, CHUNK / m), (ch, n), out + ch, put);
+            let to = (out + ch, &mut *bytes);
+            self.run(list, (at_x + ch / m, CHUNK / m), (ch, n), to, put);
         }
     }
 
@@ -361,7 +381,7 @@ impl<T: Load> Row<'_, T> {
         &self,
         listed: impl Iterator<Item = (usize, usize)>,
         list: &mut Taps<'_>,
-        out: usize,
+        (out, bytes): (usize, &mut Bytes),
         put: &mut impl Put,
     ) {
         let (c, m) = (self.c, self.p.depth_multiplier);
@@ -370,7 +390,7 @@ impl<T: Load> Row<'_, T> {
             for (x, w) in listed {
                 list.push(x, w);
             }
-            self.wide(list, 0, out, put);
+            self.wide(list, 0, (out, bytes), put);
             return;
         }
         let mut acc = [0i32; CHUNK];
@@ -381,7 +401,6 @@ impl<T: Load> Row<'_, T> {
                 *acc = acc.wrapping_add(x.wrapping_mul(int8(w)));
             }
         }
-        let mut bytes = [0u8; CHUNK];
         let f = self.lists.at(0, self.p.output_offset);
         let (b, ms, s) = (f.bias, f.multipliers, f.shifts);
         requantize::row(&acc[..c], b, ms, s, f.offset, &mut bytes[..c]);

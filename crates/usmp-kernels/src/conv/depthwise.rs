@@ -17,21 +17,36 @@
 
 use crate::bytes::int8;
 use crate::dsp::window;
-use crate::dsp::{splat, tap_words};
+use crate::dsp::{At, splat, tap_words};
 use crate::overlap::{Load, Put};
 use crate::params::{Conv, MOST_TAPS};
 use crate::rows::{Frame, RowMap};
+use crate::work;
 
 use super::{Finish, taps};
 
-/// The most channels of a pixel accumulated together: 256 bytes of stack, and 64 for
+/// The most channels of a pixel accumulated together: 256 bytes of work, and 64 for
 /// their bytes.
 pub(crate) const GROUP: usize = 64;
+
+/// [`by_four`]'s work: a pixel's taps (input and filter positions), a group's sums and
+/// their bytes.
+type Buffers = ([At; MOST_TAPS], [i32; GROUP], [u8; GROUP]);
+
+/// The work [`by_four`] keeps for a call of `p`: its [`Buffers`] where it may take the
+/// call.
+pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
+    if p.four_at_a_time() {
+        size_of::<Buffers>()
+    } else {
+        0
+    }
+}
 
 /// DEPTHWISE_CONV_2D of depth multiplier 1, its regions checked, in the general loops'
 /// pixel order; output element `o` stored by `put`. With `PACKED` each tap takes four
 /// channels at a time in 16-bit lanes, as Cortex-M4 and M7 run it. Returns `false`, having
-/// done nothing, unless [`Conv::four_at_a_time`].
+/// done nothing, unless [`Conv::four_at_a_time`] and `work` holds [`work_bytes`].
 // Out of line: the dispatch that calls it must stay small enough to be inlined into the
 // generated `invoke` and on into the firmware's own code. Where a `Call` is passed to a
 // function that is not inlined, the linker keeps the model's whole `ModelInfo`, which a
@@ -45,22 +60,25 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     filter: &[u8],
     bias: &[u8],
     put: &mut impl Put,
+    work: &mut [u8],
 ) -> bool {
     let [batches, in_h, in_w, c] = p.input;
     let [_, f_h, f_w, _] = p.filter;
     let [_, _, out_w, _] = p.output;
-    if !p.four_at_a_time() {
+    // Every position fits the list's 32 bits.
+    let small = |len: usize| u32::try_from(len).is_ok();
+    if !p.four_at_a_time() || !small(input.len()) || !small(filter.len()) {
         return false;
     }
+    let Some((at, accs, finished)) = work::take::<Buffers>(work) else {
+        return false;
+    };
     let finish = Finish::new(p, bias);
     // Offsets are -127 to 128 (a zero point's negation); lanes take no other.
     let lanes = i16::try_from(p.input_offset).ok().filter(|_| PACKED);
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
-    let mut at = [[0, 0]; MOST_TAPS];
     let (in_rows, out_rows, computed) = (frame.input, frame.output, frame.rows.clone());
     let (in_shape, out_shape) = (p.input, p.output);
-    let mut accs = [0i32; GROUP];
-    let mut finished = [0u8; GROUP];
     for b in 0..batches {
         for oy in computed.clone() {
             let rows = taps(oy, sy, dy, py, in_h, f_h);
@@ -71,7 +89,9 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     let y = in_rows.at(in_shape, b, oy * sy + fy * dy - py);
                     for fx in taps(ox, sx, dx, px, in_w, f_w) {
                         let x = ox * sx + fx * dx - px;
-                        at[n] = [y + x * c, (fy * f_w + fx) * c];
+                        // Below the slices' lengths (the general loops' indexes), so
+                        // below 2^32.
+                        at[n] = [(y + x * c) as u32, ((fy * f_w + fx) * c) as u32];
                         n += 1;
                     }
                 }
@@ -99,6 +119,7 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                         _ => window::add_bytes(acc, x, w, &at[..n], p.input_offset),
                     };
                     for &[i, f] in at[..n].iter().filter(|_| !listed) {
+                        let (i, f) = (i as usize, f as usize);
                         let (x, w) = (&input[i + g..i + g + width], &filter[f + g..f + g + width]);
                         match lanes {
                             Some(lane) if width % 4 == 0 => tap_packed(acc, x, w, lane),

@@ -8,10 +8,11 @@
 //! the windows the general order certifies (`overlap::tests` traces them).
 
 use crate::bytes::int8;
-use crate::dsp::{rows_taps, smlabb, smlabt, sxtb16, sxtb16_odd};
+use crate::dsp::{At, rows_taps, smlabb, smlabt, sxtb16, sxtb16_odd};
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
 use crate::rows::{Frame, Ring, RowMap};
+use crate::work;
 
 use super::{Finish, taps};
 
@@ -175,8 +176,10 @@ pub(crate) fn depthwise_by_multiplier<const PACKED: bool, T: Load>(
     filter: &[u8],
     bias: &[u8],
     put: &mut impl Put,
+    work: &mut [u8],
 ) -> bool {
-    by_multiplier::<PACKED, _, _, _>(p, &Frame::whole(p.output), input, filter, bias, put)
+    let frame = &Frame::whole(p.output);
+    by_multiplier::<PACKED, _, _, _>(p, frame, input, filter, bias, put, work)
 }
 
 /// [`depthwise_by_multiplier`] over a frame of rings: a stage's part.
@@ -188,8 +191,9 @@ pub(crate) fn depthwise_by_multiplier_rows<const PACKED: bool, T: Load>(
     filter: &[u8],
     bias: &[u8],
     put: &mut impl Put,
+    work: &mut [u8],
 ) -> bool {
-    by_multiplier::<PACKED, _, _, _>(p, frame, input, filter, bias, put)
+    by_multiplier::<PACKED, _, _, _>(p, frame, input, filter, bias, put, work)
 }
 
 /// How [`by_multiplier`] walks one output pixel's taps for one input channel.
@@ -216,7 +220,7 @@ impl Walk {
         (input, filter): (&[T], &[u8]),
         at: impl Fn(usize) -> (usize, usize),
         oc: usize,
-        rows_at: &mut [[usize; 2]; MOST_ROWS],
+        rows_at: &mut RowsAt,
     ) -> [i32; N] {
         let (step, out_c) = self.steps;
         let mut acc = [0i32; N];
@@ -225,7 +229,9 @@ impl Walk {
             let mut n = 0;
             for (entry, fy) in rows_at.iter_mut().zip(self.rows.clone()) {
                 let (i, tap) = at(fy);
-                *entry = [i, tap * out_c + oc];
+                // Below the slices' lengths ([`by_multiplier`] checks them), so below
+                // 2^32.
+                *entry = [i as u32, (tap * out_c + oc) as u32];
                 n += 1;
             }
             let (rows, shape) = (&rows_at[..n], (self.taps, self.offset));
@@ -257,6 +263,19 @@ impl Walk {
 /// filters walk their rows one by one).
 const MOST_ROWS: usize = 16;
 
+/// The multiplier path's work: each filter row's first input and filter positions.
+type RowsAt = [At; MOST_ROWS];
+
+/// The work the multiplier path keeps for a call of `p`: a [`RowsAt`] where it may take
+/// the call.
+pub(crate) fn multiplier_work_bytes(p: &Conv<'_>) -> usize {
+    if p.several_at_a_time() {
+        size_of::<RowsAt>()
+    } else {
+        0
+    }
+}
+
 /// `x` (an offset input byte) times four filter bytes (`ws`, one word) added to four
 /// sums: with `lanes`, the input in lane 0 and the filter's bytes widened into two words,
 /// one SMLABB or SMLABT per product; else the bytes taken from the word one by one.
@@ -285,16 +304,21 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     filter: &[u8],
     bias: &[u8],
     put: &mut impl Put,
+    work: &mut [u8],
 ) -> bool {
-    if !p.several_at_a_time() {
+    // Every position fits the list's 32 bits.
+    let small = |len: usize| u32::try_from(len).is_ok();
+    if !p.several_at_a_time() || !small(input.len()) || !small(filter.len()) {
         return false;
     }
+    let Some(rows_at) = work::take::<RowsAt>(work) else {
+        return false;
+    };
     let [batches, in_h, in_w, in_c] = p.input;
     let [_, f_h, f_w, out_c] = p.filter;
     let [_, _, out_w, _] = p.output;
     let m = p.depth_multiplier;
     let (finish, offset) = (Finish::new(p, bias), p.input_offset);
-    let rows_at = &mut [[0; 2]; MOST_ROWS];
     // An input byte plus an offset this small fits a 16-bit lane.
     let lanes = PACKED && (-(1 << 14)..1 << 14).contains(&offset);
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);

@@ -312,14 +312,11 @@ pub(crate) fn pointwise_apart(
     output: &mut [u8],
     work: &mut [u8],
 ) {
-    // Only Helium's product keeps work (`crate::work`).
-    #[cfg(not(usmp_helium))]
-    let _ = work;
     #[cfg(usmp_dsp)]
-    packed::conv_1x1(p, input, filter, bias, output);
+    packed::conv_1x1(p, input, filter, bias, output, work);
     // With Helium LLVM vectorises the one-pixel loops; `pairs` would stop it.
     #[cfg(all(not(usmp_dsp), not(usmp_helium)))]
-    pairs::conv_1x1(p, input, filter, bias, output);
+    pairs::conv_1x1(p, input, filter, bias, output, work);
     #[cfg(all(not(usmp_dsp), usmp_helium))]
     if !helium::conv_1x1(p, input, filter, bias, &mut Bytes(output), work) {
         fast::conv_1x1_apart(p, input, filter, bias, output);
@@ -345,8 +342,9 @@ pub fn conv2d(
         checked(CONV, p, input, filter, bias, output)?;
         let frame = Frame::whole(p.output);
         let put = &mut Bytes(output);
-        patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, &frame, input, filter, bias, put);
-        return Ok(());
+        if patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, &frame, input, filter, bias, put, work) {
+            return Ok(());
+        }
     }
     int8_conv::<false, _>(CONV, p, input, filter, bias, apart(output))
 }
@@ -411,13 +409,15 @@ pub(crate) fn int8_rows<const DW: bool>(
     if DW
         && (fast_paths::<true, _, _, _>(p, frame, input, filter, bias, &mut put, work)
             || fast::depthwise_by_multiplier_rows::<{ cfg!(usmp_dsp) }, _>(
-                p, frame, input, filter, bias, &mut put,
+                p, frame, input, filter, bias, &mut put, work,
             ))
     {
         return Ok(());
     }
-    if !DW && patch::applies(p) {
-        patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, &mut put);
+    if !DW
+        && patch::applies(p)
+        && patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, &mut put, work)
+    {
         return Ok(());
     }
     int8_loops::<DW, _, _, _>(p, frame, input, filter, bias, |o, v| put.one(o, v))
@@ -519,24 +519,25 @@ fn fast_paths<const DW: bool, T: Load, I: RowMap, O: RowMap>(
             || (I::WHOLE
                 && O::WHOLE
                 && fast::depthwise_by_multiplier::<{ cfg!(usmp_dsp) }, _>(
-                    p, input, filter, bias, put,
+                    p, input, filter, bias, put, work,
                 ))
-            || depthwise::by_four::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put)
+            || depthwise::by_four::<{ cfg!(usmp_dsp) }, _, _, _>(
+                p, frame, input, filter, bias, put, work,
+            )
     } else if fast::pointwise(p) {
         // Four pixels at a time with Helium (`helium`), else two (`pairs`), their inputs
         // copied first.
         let done = if cfg!(usmp_helium) {
             helium::conv_1x1(p, input, filter, bias, put, work)
         } else {
-            pairs::conv_1x1_over::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put)
+            pairs::conv_1x1_over::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put, work)
         };
         if !done {
             fast::conv_1x1::<{ cfg!(usmp_dsp) }, _>(p, input, filter, bias, put);
         }
         true
     } else if patch::applies(p) {
-        patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put);
-        true
+        patch::conv::<{ cfg!(usmp_dsp) }, _, _, _>(p, frame, input, filter, bias, put, work)
     } else {
         false
     }

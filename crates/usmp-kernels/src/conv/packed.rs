@@ -15,12 +15,13 @@
 // Run on thumbv7em only; its lanes are portable, so every target's tests run it.
 #![cfg_attr(not(usmp_dsp), allow(dead_code))]
 
-use super::finish::{PAIRS, Rows};
+use super::finish::Rows;
 use super::{Finish, fast};
 use crate::bytes::int8;
 use crate::dsp::dots::dot_rows;
 use crate::dsp::{Lanes, splat, sxtab16, sxtab16_odd, two_dots};
 use crate::params::Conv;
+use crate::work;
 
 /// Four bytes known to be there: one (unaligned) load.
 #[inline(always)]
@@ -46,30 +47,26 @@ struct Shape<'a> {
 }
 
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
-/// time.
-pub(crate) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+/// time, in `work` (one pixel at a time where it is shorter than a [`Scratch`]).
+pub(crate) fn conv_1x1(
+    p: &Conv<'_>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+    work: &mut [u8],
+) {
     let finish = Finish::new(p, bias);
-    conv_1x1_in(p, &finish, input, filter, bias, output, &mut Scratch::new());
-}
-
-/// What [`conv_1x1_in`] works in, on the stack: made once per call, not per pixel pair
-/// (clearing it cost a 1,024-byte memclr per pair).
-pub(crate) struct Scratch {
-    /// A pixel pair's input in 16-bit lanes.
-    widened: [u32; MOST_PAIRED],
-    /// Its sums before they are finished.
-    rows: Rows,
-}
-
-impl Scratch {
-    /// Cleared.
-    pub(crate) fn new() -> Self {
-        Scratch {
-            widened: [0; MOST_PAIRED],
-            rows: [[0; PAIRS]; 2],
-        }
+    match work::take::<Scratch>(work) {
+        Some(scratch) => conv_1x1_in(p, &finish, input, filter, bias, output, scratch),
+        None => fast::conv_1x1::<true, _>(p, input, filter, bias, &mut |o, v| output[o] = v),
     }
 }
+
+/// What [`conv_1x1_in`] works in, in the call's work, cleared once per call, not per
+/// pixel pair (clearing it cost a 1,024-byte memclr per pair): a pixel pair's input in
+/// 16-bit lanes, its sums before they are finished.
+pub(crate) type Scratch = ([u32; MOST_PAIRED], Rows);
 
 /// [`conv_1x1`] finished by `finish` (the call's, made once where a call runs as many
 /// calls of a pixel pair), working in `scratch`.
@@ -89,7 +86,7 @@ pub(super) fn conv_1x1_in(
         return fast::conv_1x1_apart(p, input, filter, bias, output);
     };
     if depth > MOST_PAIRED {
-        // Too deep for the widened pair on the stack: one pixel at a time, in lanes.
+        // Too deep for the widened pair: one pixel at a time, in lanes.
         let put = &mut |o: usize, v| output[o] = v;
         fast::conv_1x1::<true, _>(p, input, filter, bias, put);
         return;
@@ -140,7 +137,7 @@ fn pair_sums(s: &Shape<'_>, widened: &[u32], pair: &[u8], [a, b]: [&[u8]; 2]) ->
 
 /// Pixels `x` (each `depth` bytes, at most [`MOST_PAIRED`]) by every channel of `filter`
 /// into `out`. Their whole words are widened once, offset added, into 16-bit lanes in
-/// `scratch` (the caller's, on the stack) in the order the loop reads them (for each
+/// `scratch` (the call's work) in the order the loop reads them (for each
 /// word: `a`'s bytes 0 and 2, 1 and 3, then `b`'s), so each pair of channels reads one run
 /// of lanes and its two filter words: four SXTB16 and eight SMLAD per sixteen products,
 /// as CMSIS-NN's reordered columns.
@@ -152,7 +149,7 @@ fn two_pixels(
     scratch: &mut Scratch,
 ) {
     let (depth, whole) = (s.depth, s.whole);
-    let Scratch { widened, rows } = scratch;
+    let (widened, rows) = scratch;
     let pixels = words(a, whole).zip(words(b, whole));
     for (lanes, (a, b)) in widened.chunks_exact_mut(4).zip(pixels) {
         let (a, b) = (word(a), word(b));

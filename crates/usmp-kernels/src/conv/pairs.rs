@@ -6,40 +6,51 @@
 //! (an integer sum does not depend on its order) and the same requantization: the same
 //! bytes. An odd channel and an odd pixel are finished on their own.
 
-use super::finish::{PAIRS, Rows};
+use super::finish::Rows;
 use super::packed::{self, MOST_PAIRED};
 use super::{Finish, fast};
 use crate::bytes::int8;
 use crate::dsp::dots::pair_rows;
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
+use crate::work;
 
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
-/// time; deeper pixels, or an offset past 16 bits, go to that function.
+/// time in `work`; deeper pixels, an offset past 16 bits, or `work` shorter than a
+/// [`Scratch`], go to that function.
 // Called where neither the DSP form nor Helium's loops take calls apart (the host tests
 // run it on every target).
 #[cfg_attr(any(usmp_dsp, usmp_helium), allow(dead_code))]
-pub(super) fn conv_1x1(p: &Conv<'_>, input: &[u8], filter: &[u8], bias: &[u8], output: &mut [u8]) {
+pub(super) fn conv_1x1(
+    p: &Conv<'_>,
+    input: &[u8],
+    filter: &[u8],
+    bias: &[u8],
+    output: &mut [u8],
+    work: &mut [u8],
+) {
     let finish = Finish::new(p, bias);
-    conv_1x1_by(p, &finish, input, filter, bias, output, &mut Scratch::new());
-}
-
-/// What [`conv_1x1_by`] works in, on the stack: made once per call, not per pixel pair.
-struct Scratch {
-    /// A pixel pair's input, offset, interleaved.
-    widened: [i16; 2 * MOST_PAIRED],
-    /// Its sums before they are finished.
-    rows: Rows,
-}
-
-impl Scratch {
-    /// Cleared.
-    fn new() -> Self {
-        Scratch {
-            widened: [0; 2 * MOST_PAIRED],
-            rows: [[0; PAIRS]; 2],
-        }
+    match work::take::<Scratch>(work) {
+        Some(scratch) => conv_1x1_by(p, &finish, input, filter, bias, output, scratch),
+        None => fast::conv_1x1_apart(p, input, filter, bias, output),
     }
+}
+
+/// What [`conv_1x1_by`] works in, in the call's work, cleared once per call, not per
+/// pixel pair: a pixel pair's input, offset, interleaved; its sums before they are
+/// finished.
+type Scratch = ([i16; 2 * MOST_PAIRED], Rows);
+
+/// [`conv_1x1_over`]'s work: a pixel pair's input and output, then the scratch `S` of
+/// the form it runs (a [`Scratch`] or a `packed::Scratch`, the same size).
+type Over<S> = ([u8; 2 * MOST_PAIRED], [u8; 2 * MOST_PAIRED], S);
+
+/// The work the pairs keep for a 1x1 CONV_2D of `p` (over its input or apart, with the
+/// DSP extension or not): an [`Over`] where they may take the call.
+pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
+    const { assert!(size_of::<packed::Scratch>() == size_of::<Scratch>()) };
+    let fits = p.filter[3] <= MOST_PAIRED && p.output[3] <= MOST_PAIRED;
+    if fits { size_of::<Over<Scratch>>() } else { 0 }
 }
 
 /// [`conv_1x1`] finished by `finish` (the call's, made once where a call runs as many
@@ -61,7 +72,7 @@ fn conv_1x1_by(
     if depth > MOST_PAIRED || offset.unsigned_abs() > i16::MAX.unsigned_abs() - 128 {
         return fast::conv_1x1_apart(p, input, filter, bias, output);
     }
-    let Scratch { widened, rows } = scratch;
+    let (widened, rows) = scratch;
     let mut pairs = input.chunks_exact(2 * depth);
     let mut outs = output.chunks_exact_mut(2 * channels);
     for (xs, out) in pairs.by_ref().zip(outs.by_ref()) {
@@ -106,6 +117,7 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
     filter: &[u8],
     bias: &[u8],
     put: &mut impl Put,
+    work: &mut [u8],
 ) -> bool {
     let (depth, channels) = (p.filter[3], p.output[3]);
     if depth > MOST_PAIRED || channels > MOST_PAIRED || !fast::pointwise(p) {
@@ -120,33 +132,51 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
         ..*p
     };
     let finish = Finish::new(p, bias);
-    let (mut x, mut y) = ([0u8; 2 * MOST_PAIRED], [0u8; 2 * MOST_PAIRED]);
-    let mut pairs = input.chunks_exact(2 * depth);
-    let mut each = |pair_of: &mut dyn FnMut(&[u8], &mut [u8])| {
-        for (k, xs) in pairs.by_ref().enumerate() {
-            for (to, from) in x.iter_mut().zip(xs) {
-                *to = from.load();
-            }
-            let (x, y) = (&x[..2 * depth], &mut y[..2 * channels]);
-            pair_of(x, y);
-            put.row(2 * k * channels, y);
-        }
-    };
-    // One scratch or the other on the stack, made once.
+    let pairs = input.chunks_exact(2 * depth);
+    let rest = pairs.remainder();
+    let (depth, channels) = (2 * depth, 2 * channels);
+    // The one scratch or the other, in the same bytes of work.
     if PACKED {
-        let scratch = &mut packed::Scratch::new();
-        each(&mut |x, y| packed::conv_1x1_in(&pair, &finish, x, filter, bias, y, scratch));
+        let Some((x, y, scratch)) = work::take::<Over<packed::Scratch>>(work) else {
+            return false;
+        };
+        let (x, y) = (&mut x[..depth], &mut y[..channels]);
+        each_pair(pairs, [x, y], put, &mut |x, y| {
+            packed::conv_1x1_in(&pair, &finish, x, filter, bias, y, scratch)
+        });
     } else {
-        let scratch = &mut Scratch::new();
-        each(&mut |x, y| conv_1x1_by(&pair, &finish, x, filter, bias, y, scratch));
+        let Some((x, y, scratch)) = work::take::<Over<Scratch>>(work) else {
+            return false;
+        };
+        let (x, y) = (&mut x[..depth], &mut y[..channels]);
+        each_pair(pairs, [x, y], put, &mut |x, y| {
+            conv_1x1_by(&pair, &finish, x, filter, bias, y, scratch)
+        });
     }
     // An odd pixel last, on its own, as the general loops take it.
-    let rest = pairs.remainder();
+    let (depth, channels) = (p.filter[3], p.output[3]);
     let done = input.len() / depth - rest.len() / depth;
     fast::conv_1x1::<PACKED, _>(p, rest, filter, bias, &mut |o, v| {
         put.one(done * channels + o, v)
     });
     true
+}
+
+/// Each pixel pair of `pairs` copied into `x`, its outputs computed by `pair_of` into `y`
+/// and stored by `put`.
+fn each_pair<T: Load>(
+    pairs: core::slice::ChunksExact<'_, T>,
+    [x, y]: [&mut [u8]; 2],
+    put: &mut impl Put,
+    pair_of: &mut dyn FnMut(&[u8], &mut [u8]),
+) {
+    for (k, xs) in pairs.enumerate() {
+        for (to, from) in x.iter_mut().zip(xs) {
+            *to = from.load();
+        }
+        pair_of(x, y);
+        put.row(k * y.len(), y);
+    }
 }
 
 /// The outputs of a pixel pair whose inputs are `widened` (interleaved, offset) by every

@@ -19,11 +19,12 @@ use crate::dsp::{pair, smlad, sxtb16, sxtb16_odd};
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
 use crate::rows::{Frame, RowMap};
+use crate::work;
 
 use super::depthwise::GROUP;
 use super::{Finish, fast, taps};
 
-/// The most elements a patch holds: its stack array of 16-bit offset inputs (int8 plus an
+/// The most elements a patch holds: its array of 16-bit offset inputs (int8 plus an
 /// offset of -127 to 128 always fits) takes 512 bytes, as the packed 1x1's pixel pairs;
 /// a 3x3 filter over 28 channels, a 5x5 over 10.
 pub(crate) const MOST_PATCH: usize = 256;
@@ -44,7 +45,8 @@ pub(crate) fn applies(p: &Conv<'_>) -> bool {
 /// Output rows `frame.rows` of CONV_2D `p` (which [`applies`]), its regions checked; output
 /// element `o` stored by `put`. With `PACKED` the dot products take 16-bit lanes
 /// ([`crate::dsp`]: two multiply-accumulates per instruction on Cortex-M4 and M7, portable
-/// lanes elsewhere, which is how the tests compare them on every target).
+/// lanes elsewhere, which is how the tests compare them on every target). Returns
+/// `false`, having done nothing, where `work` is shorter than [`work_bytes`].
 pub(crate) fn conv<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     p: &Conv<'_>,
     frame: &Frame<I, O>,
@@ -52,13 +54,26 @@ pub(crate) fn conv<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     filter: &[u8],
     bias: &[u8],
     put: &mut impl Put,
-) {
+    work: &mut [u8],
+) -> bool {
+    let Some(buffers) = work::take::<Buffers>(work) else {
+        return false;
+    };
     let rows = Rows {
         computed: frame.rows.clone(),
         input: &|b, y| frame.input.at(p.input, b, y),
         output: &|b, y| frame.output.at(p.output, b, y),
     };
-    by_patches::<PACKED, T>(p, &rows, input, filter, bias, put);
+    by_patches::<PACKED, T>(p, &rows, input, filter, bias, put, buffers);
+    true
+}
+
+/// [`conv`]'s work: a group's sums and their bytes, the patch.
+type Buffers = ([i32; GROUP], [u8; GROUP], [i16; MOST_PATCH]);
+
+/// The work [`conv`] keeps for a call of `p`: its [`Buffers`] where it [`applies`].
+pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
+    if applies(p) { size_of::<Buffers>() } else { 0 }
 }
 
 /// Where [`by_patches`] finds rows: looked up once per output row and filter row, so
@@ -110,6 +125,7 @@ fn by_patches<const PACKED: bool, T: Load>(
     filter: &[u8],
     bias: &[u8],
     put: &mut dyn Put,
+    (accs, finished, store): &mut Buffers,
 ) {
     let [batches, in_h, in_w, in_c] = p.input;
     let [out_c, f_h, f_w, _] = p.filter;
@@ -117,8 +133,6 @@ fn by_patches<const PACKED: bool, T: Load>(
     let field = f_h * f_w * in_c;
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     let finish = Finish::new(p, bias);
-    let (mut accs, mut finished) = ([0i32; GROUP], [0u8; GROUP]);
-    let mut store = [0i16; MOST_PATCH];
     // Whole groups of four: a last, partial group's slots are spread over the group.
     let patch = &mut store[..field.next_multiple_of(4)];
     for b in 0..batches {
@@ -241,11 +255,13 @@ mod tests {
                 for packed in [false, true] {
                     let mut direct = std::vec![0u8; general.len()];
                     let put = &mut |o: usize, v: u8| direct[o] = v;
-                    if packed {
-                        super::conv::<true, _, _, _>(&p, &frame, &input, &filter, &bias, put);
-                    } else {
-                        super::conv::<false, _, _, _>(&p, &frame, &input, &filter, &bias, put);
-                    }
+                    let need = super::work_bytes(&p);
+                    let (x, w, b) = (&input[..], &filter[..], &bias[..]);
+                    let taken = crate::work::tests::exactly_enough(need, |work| match packed {
+                        true => super::conv::<true, _, _, _>(&p, &frame, x, w, b, put, work),
+                        false => super::conv::<false, _, _, _>(&p, &frame, x, w, b, put, work),
+                    });
+                    assert!(taken, "case {case}: {p:?}");
                     assert_eq!(direct, general, "case {case}, lanes {packed}: {p:?}");
                 }
             }

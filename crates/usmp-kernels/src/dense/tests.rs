@@ -71,7 +71,8 @@ fn fully_connected_equals_the_reference_loop() {
         };
         fast += 1;
         let mut packed = std::vec![0u8; reference.len()];
-        crate::conv::packed::conv_1x1(&conv, &input, &filter, &bias, &mut packed);
+        let work = &mut crate::work::tests::any();
+        crate::conv::packed::conv_1x1(&conv, &input, &filter, &bias, &mut packed, work);
         assert_eq!(packed, reference, "case {case}, packed: {p:?}");
         let mut vectors = std::vec![0u8; reference.len()];
         let put = &mut |o: usize, v: u8| vectors[o] = v;

@@ -50,6 +50,18 @@ macro_rules! instruction {
 /// A word of two lanes.
 pub(crate) type Lanes = u32;
 
+/// A tap's input and filter positions, 32 bits each on every target, so the kernel work
+/// that lists them (`crate::work`) has the size the build plans for it, whatever the
+/// width of the build machine's `usize`.
+pub(crate) type At = [u32; 2];
+
+/// The largest input and filter positions of `list`.
+#[inline(always)]
+fn largest(list: &[At]) -> [usize; 2] {
+    list.iter()
+        .fold([0, 0], |[i, f], t| [i.max(t[0] as usize), f.max(t[1] as usize)])
+}
+
 /// `value` in both lanes.
 #[inline(always)]
 pub(crate) fn splat(value: i16) -> Lanes {
@@ -372,16 +384,14 @@ pub(crate) fn pair_products(x: &[i16], u: &[u8], v: &[u8], acc: [i32; 4]) -> [i3
 pub(crate) fn rows_taps<T: Load>(
     acc: &mut [i32; 8],
     (x, w): (&[T], &[u8]),
-    rows: &[[usize; 2]],
+    rows: &[At],
     (step, out_c): (usize, usize),
     (taps, offset): (usize, i32),
 ) -> bool {
     let Some(last) = taps.checked_sub(1) else {
         return true;
     };
-    let [i, f] = rows
-        .iter()
-        .fold([0, 0], |[i, f], r| [i.max(r[0]), f.max(r[1])]);
+    let [i, f] = largest(rows);
     let end =
         |at: usize, by: usize, n: usize| last.checked_mul(by)?.checked_add(at)?.checked_add(n);
     let inside = end(i, step, 1).is_some_and(|e| e <= x.len())
@@ -396,7 +406,7 @@ pub(crate) fn rows_taps<T: Load>(
     {
         const { assert!(core::mem::size_of::<T>() == 1) };
         let list = rows.as_ptr_range();
-        // SAFETY: the loop reads `rows` (borrowed here; `[usize; 2]`, so `i` then `f`)
+        // SAFETY: the loop reads `rows` (borrowed here; `[u32; 2]`, so `i` then `f`)
         // one row at a time from `list.start` to `list.end`, at least one. Per row it runs
         // `taps >= 1` times; pass `k` reads the byte at `x + i + k * step` (inside `x`,
         // checked above for the largest `i`: `T` is one byte, asserted, and `Load`'s types
@@ -477,6 +487,7 @@ pub(crate) fn rows_taps<T: Load>(
     }
     #[cfg(not(usmp_dsp))]
     for &[i, f] in rows {
+        let (i, f) = (i as usize, f as usize);
         for k in 0..taps {
             let x = i32::from(x[i + k * step].load() as i8) + offset;
             for (acc, &w) in acc.iter_mut().zip(&w[f + k * out_c..f + k * out_c + 8]) {

@@ -5,7 +5,7 @@
 //! two slices of each tap in Rust had cost about 36 instructions per tap (LLVM kept the
 //! loop's values on the stack), as many as the work of eight channels.
 
-use super::Lanes;
+use super::{At, Lanes};
 use crate::overlap::Load;
 
 /// For each `[i, f]` of `taps`, `acc[c] += (x[i + c] + offset) * w[f + c]` for the
@@ -17,13 +17,11 @@ pub(crate) fn add<T: Load>(
     acc: &mut [i32],
     x: &[T],
     w: &[u8],
-    taps: &[[usize; 2]],
+    taps: &[At],
     offsets: Lanes,
 ) -> bool {
     let width = acc.len() - acc.len() % 4;
-    let [i, f] = taps
-        .iter()
-        .fold([0, 0], |[i, f], t| [i.max(t[0]), f.max(t[1])]);
+    let [i, f] = super::largest(taps);
     let inside = |start: usize, len: usize| start.checked_add(width).is_some_and(|e| e <= len);
     if !inside(i, x.len()) || !inside(f, w.len()) {
         return false;
@@ -35,6 +33,7 @@ pub(crate) fn add<T: Load>(
     in_assembly(&mut acc[..width], x, w, taps, offsets);
     #[cfg(not(usmp_dsp))]
     for &[i, f] in taps {
+        let (i, f) = (i as usize, f as usize);
         super::tap_words(
             &mut acc[..width],
             &x[i..i + width],
@@ -49,11 +48,11 @@ pub(crate) fn add<T: Load>(
 /// at `x[i..]` and `w[f..]`, and there is at least one tap.
 #[cfg(usmp_dsp)]
 #[inline(always)]
-fn in_assembly<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], taps: &[[usize; 2]], offsets: Lanes) {
+fn in_assembly<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], taps: &[At], offsets: Lanes) {
     const { assert!(core::mem::size_of::<T>() == 1) };
     let words = acc.len() / 4;
     let list = taps.as_ptr_range();
-    // SAFETY: the loop reads `taps` (borrowed here; `[usize; 2]`, so `i` then `f`) one
+    // SAFETY: the loop reads `taps` (borrowed here; `[u32; 2]`, so `i` then `f`) one
     // tap at a time from `list.start` to `list.end`, at least one. Per tap it runs its
     // `words >= 1` times, each reading the next word at r8 (the tap's input:
     // `i + 4 * words <= x.len()` bytes, checked by `add`; `T` is one byte, asserted above,
@@ -129,16 +128,14 @@ pub(crate) fn add_bytes<T: Load>(
     acc: &mut [i32],
     x: &[T],
     w: &[u8],
-    taps: &[[usize; 2]],
+    taps: &[At],
     offset: i32,
 ) -> bool {
     if cfg!(usmp_helium) {
         return false;
     }
     let width = acc.len();
-    let [i, f] = taps
-        .iter()
-        .fold([0, 0], |[i, f], t| [i.max(t[0]), f.max(t[1])]);
+    let [i, f] = super::largest(taps);
     let inside = |start: usize, len: usize| start.checked_add(width).is_some_and(|e| e <= len);
     if !inside(i, x.len()) || !inside(f, w.len()) {
         return false;
@@ -150,6 +147,7 @@ pub(crate) fn add_bytes<T: Load>(
     bytes_in_assembly(acc, x, w, taps, offset);
     #[cfg(not(all(usmp_thumb2, not(usmp_helium))))]
     for &[i, f] in taps {
+        let (i, f) = (i as usize, f as usize);
         for ((acc, x), &w) in acc.iter_mut().zip(&x[i..i + width]).zip(&w[f..f + width]) {
             let x = i32::from(x.load() as i8) + offset;
             *acc = acc.wrapping_add(i32::from(w as i8).wrapping_mul(x));
@@ -166,12 +164,12 @@ fn bytes_in_assembly<T: Load>(
     acc: &mut [i32],
     x: &[T],
     w: &[u8],
-    taps: &[[usize; 2]],
+    taps: &[At],
     offset: i32,
 ) {
     const { assert!(core::mem::size_of::<T>() == 1) };
     let list = taps.as_ptr_range();
-    // SAFETY: as `in_assembly`'s: the loop reads `taps` (borrowed here; `[usize; 2]`, so
+    // SAFETY: as `in_assembly`'s: the loop reads `taps` (borrowed here; `[u32; 2]`, so
     // `i` then `f`) one tap at a time from `list.start` to `list.end`, at least one. Per
     // tap it reads the `acc.len() >= 1` bytes at r8 (the tap's input: `i + acc.len() <=
     // x.len()`, checked by `add_bytes`; `T` is one byte, asserted above, and `Load`'s
@@ -279,6 +277,7 @@ mod tests {
             assert!(add(&mut acc, &x, &w, &taps, splat(offset)));
             for (c, &sum) in acc.iter().enumerate() {
                 let want = taps.iter().fold(7i32, |s, &[i, f]| {
+                    let (i, f) = (i as usize, f as usize);
                     let xv = i32::from(x[i + c] as i8) + i32::from(offset);
                     s + xv * i32::from(w[f + c] as i8)
                 });
@@ -302,6 +301,7 @@ mod tests {
         assert!(add_bytes(&mut acc, &x, &w, &taps, -128));
         for (c, &sum) in acc.iter().enumerate() {
             let want = taps.iter().fold(7i32, |s, &[i, f]| {
+                let (i, f) = (i as usize, f as usize);
                 s + (i32::from(x[i + c] as i8) - 128) * i32::from(w[f + c] as i8)
             });
             assert_eq!(sum, want, "channel {c}");

@@ -189,7 +189,13 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
         if depthwise
             && conv::depthwise::by_four::<false, _, _, _>(
-                &p, &frame, &probes, &filter, &bias, &mut put,
+                &p,
+                &frame,
+                &probes,
+                &filter,
+                &bias,
+                &mut put,
+                &mut crate::work::tests::any(),
             )
         {
             let taken = traced_most(&log.borrow(), 1);
@@ -231,7 +237,12 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
         let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
         if depthwise
             && conv::fast::depthwise_by_multiplier::<false, _>(
-                &p, &probes, &filter, &bias, &mut put,
+                &p,
+                &probes,
+                &filter,
+                &bias,
+                &mut put,
+                &mut crate::work::tests::any(),
             )
         {
             let taken = traced_most(&log.borrow(), 1);
@@ -253,7 +264,14 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             pointwise_over += usize::from(window.shifts().is_some());
             log.borrow_mut().clear();
             let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
-            if conv::pairs::conv_1x1_over::<true, _>(&p, &probes, &filter, &bias, &mut put) {
+            if conv::pairs::conv_1x1_over::<true, _>(
+                &p,
+                &probes,
+                &filter,
+                &bias,
+                &mut put,
+                &mut crate::work::tests::any(),
+            ) {
                 let taken = traced_most(&log.borrow(), 1);
                 assert!(
                     taken >= window.most,
@@ -263,7 +281,14 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             }
             log.borrow_mut().clear();
             let mut put = |o: usize, _| log.borrow_mut().push(Event::Write(o));
-            if conv::pairs::conv_1x1_over::<false, _>(&p, &probes, &filter, &bias, &mut put) {
+            if conv::pairs::conv_1x1_over::<false, _>(
+                &p,
+                &probes,
+                &filter,
+                &bias,
+                &mut put,
+                &mut crate::work::tests::any(),
+            ) {
                 let taken = traced_most(&log.borrow(), 1);
                 assert!(
                     taken >= window.most,
@@ -329,14 +354,22 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             )
             .unwrap();
             let put = &mut |o: usize, v| paired[o] = v;
-            if conv::pairs::conv_1x1_over::<true, _>(&q, &input[..], &filter, &bias, put) {
+            let need = conv::pairs::work_bytes(&q);
+            let x = &input[..];
+            if crate::work::tests::exactly_enough(need, |work| {
+                conv::pairs::conv_1x1_over::<true, _>(&q, x, &filter, &bias, put, work)
+            }) {
                 assert_eq!(paired, general, "seed {seed}: the paired 1x1 path: {q:?}");
                 let distinct = general.iter().collect::<std::collections::BTreeSet<_>>();
                 pairs_varied += usize::from(distinct.len() > 3);
             }
             let mut portable = vec![0; outs];
             let put = &mut |o: usize, v| portable[o] = v;
-            if conv::pairs::conv_1x1_over::<false, _>(&q, &input[..], &filter, &bias, put) {
+            let need = conv::pairs::work_bytes(&q);
+            let x = &input[..];
+            if crate::work::tests::exactly_enough(need, |work| {
+                conv::pairs::conv_1x1_over::<false, _>(&q, x, &filter, &bias, put, work)
+            }) {
                 assert_eq!(
                     portable, general,
                     "seed {seed}: the portable paired path: {q:?}"

@@ -104,7 +104,8 @@ fn one_by_one_convolutions_equal_the_general_loops() {
         .unwrap_or_else(|e| panic!("{case}: {e}"));
         assert_eq!(fast, general, "case {case}: {p:?}");
         let mut packed = std::vec![0u8; fast.len()];
-        super::super::packed::conv_1x1(&p, &input, &filter, &bias, &mut packed);
+        let work = &mut crate::work::tests::any();
+        super::super::packed::conv_1x1(&p, &input, &filter, &bias, &mut packed, work);
         assert_eq!(packed, general, "case {case}, packed: {p:?}");
         for packed in [false, true] {
             let mut out = std::vec![0u8; fast.len()];
@@ -119,14 +120,11 @@ fn one_by_one_convolutions_equal_the_general_loops() {
         let mut out = std::vec![0u8; fast.len()];
         let put = &mut |o: usize, v: u8| out[o] = v;
         // With exactly the work the plan gives it; one byte less, it declines.
-        let need = crate::work::conv(&p, false, crate::work::Path::Helium);
-        let mut buffer = std::vec::Vec::new();
-        let short = crate::work::tests::exactly(&mut buffer, need.saturating_sub(1));
-        assert!(!super::super::helium::conv_1x1(
-            &p, &input, &filter, &bias, put, short
-        ));
-        let work = crate::work::tests::exactly(&mut buffer, need);
-        if super::super::helium::conv_1x1(&p, &input, &filter, &bias, put, work) {
+        let need = super::super::helium::work_bytes(&p);
+        let taken = crate::work::tests::exactly_enough(need, |work| {
+            super::super::helium::conv_1x1(&p, &input, &filter, &bias, put, work)
+        });
+        if taken {
             assert_eq!(out, general, "case {case}, Helium's: {p:?}");
             helium += 1;
         }
@@ -247,10 +245,12 @@ fn depthwise_by_multiplier_equals_the_general_loops() {
             let mut out = std::vec![0u8; fast.len()];
             let put = &mut |o: usize, v: u8| out[o] = v;
             let (x, w, b) = (&d.input[..], &d.filter[..], &d.bias[..]);
-            match packed {
-                true => super::depthwise_by_multiplier::<true, u8>(&p, x, w, b, put),
-                false => super::depthwise_by_multiplier::<false, u8>(&p, x, w, b, put),
-            };
+            let need = super::multiplier_work_bytes(&p);
+            let taken = crate::work::tests::exactly_enough(need, |work| match packed {
+                true => super::depthwise_by_multiplier::<true, u8>(&p, x, w, b, put, work),
+                false => super::depthwise_by_multiplier::<false, u8>(&p, x, w, b, put, work),
+            });
+            assert!(taken, "case {case}: {p:?}");
             assert_eq!(out, general, "case {case}, packed {packed}: {p:?}");
         }
     }
@@ -273,14 +273,12 @@ fn depthwise_by_four_equals_the_general_loops() {
         let (fast, general) = d.both(case);
         let mut packed = std::vec![0u8; fast.len()];
         let put = &mut |o: usize, v: u8| packed[o] = v;
-        super::super::depthwise::by_four::<true, u8, _, _>(
-            &p,
-            &Frame::whole(p.output),
-            &d.input,
-            &d.filter,
-            &d.bias,
-            put,
-        );
+        let need = super::super::depthwise::work_bytes(&p);
+        let taken = crate::work::tests::exactly_enough(need, |work| {
+            let (frame, x, w, b) = (&Frame::whole(p.output), &d.input, &d.filter, &d.bias);
+            super::super::depthwise::by_four::<true, u8, _, _>(&p, frame, x, w, b, put, work)
+        });
+        assert!(taken, "case {case}: {p:?}");
         assert_eq!(fast, general, "case {case}: {p:?}");
         assert_eq!(packed, general, "case {case}, packed: {p:?}");
     }
@@ -336,15 +334,12 @@ fn heliums_depthwise_equals_the_general_loops() {
         let put = &mut |o: usize, v: u8| out[o] = v;
         let frame = Frame::whole(p.output);
         let out_c = c * m;
-        let need = crate::work::conv(&p, true, crate::work::Path::Helium);
-        let mut buffer = std::vec::Vec::new();
-        let short = crate::work::tests::exactly(&mut buffer, need.saturating_sub(1));
+        let need = super::super::chunked::work_bytes(&p);
         let (w, b) = (&d.filter, &d.bias);
-        assert!(!super::super::chunked::depthwise(
-            &p, &frame, &d.input, w, b, put, short
-        ));
-        let work = crate::work::tests::exactly(&mut buffer, need);
-        if super::super::chunked::depthwise(&p, &frame, &d.input, w, b, put, work) {
+        let done = crate::work::tests::exactly_enough(need, |work| {
+            super::super::chunked::depthwise(&p, &frame, &d.input, w, b, put, work)
+        });
+        if done {
             assert_eq!(out, general, "case {case}: {p:?}");
             in_rings(&d, case, &mut rng);
             taken += 1;
