@@ -66,15 +66,15 @@
 //! Where TFLite Micro keeps intermediate sums in a scratch buffer (SVDF), these keep them
 //! in registers, with the same wrapping int32 arithmetic. A streamed stage ([`stage`]: a
 //! chain of calls usmp-build fused, run a few rows at a time) has one scratch buffer, its
-//! line buffers, planned like any scratch. Helium's fast paths keep their buffers in
-//! *kernel work* ([`work`]): Helium's 1x1 convolution 3,136 bytes (a folded bias per
-//! channel, four pixels laid out, a block of sums), its depthwise convolution 512 or
-//! 3,072 (a row's taps); usmp-build plans them as the call's last scratch buffer, for the
-//! path of the target it builds for, and the report shows them. The other paths still
-//! keep smaller buffers on the stack, which the firmware's stack must allow for: the
-//! 1x1 product's pixel pairs (about 1.1 KB, portable and DSP), a small convolution's patch
-//! (512 bytes), the depthwise blocks' sums (320 bytes), ADD's and MUL's block on Helium
-//! (64 bytes).
+//! line buffers, planned like any scratch. The fast paths keep their buffers in *kernel
+//! work* ([`work`]), not on the stack: the 1x1 convolution's pixel pairs (2,176 bytes) or,
+//! with Helium, its four pixels laid out and block of sums (3,136), a small convolution's
+//! patch (832), the depthwise paths' taps and sums (128 to 448; Helium's chunks 960, or
+//! 3,520 past 16 taps). usmp-build plans a call's work as its last scratch buffer, sized
+//! for the path of the target it builds for, and the report lists it with every other
+//! buffer; [`run`] refuses a call whose plan gave less ([`Error::Work`]). What stays on the
+//! stack is a few words a loop keeps at hand (up to a pixel's sixteen sums, eight bytes)
+//! and ADD's and MUL's 64-byte block on Helium.
 #![no_std]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]

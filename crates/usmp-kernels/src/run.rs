@@ -81,7 +81,7 @@ pub fn run_only<const USED: u64>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Re
         .outputs
         .get_mut(0)
         .ok_or(Error::MissingOperand { what: "output" })?;
-    let work = work(kernel, &mut call.scratch)?;
+    let work = work::<USED>(kernel, &mut call.scratch)?;
     // A plan without outputs over inputs links none of this; a call with one anyway (a
     // `USED` set made by hand) finds no input region and fails with MissingOperand.
     if on::<USED>(bit::OVER)
@@ -95,10 +95,17 @@ pub fn run_only<const USED: u64>(kernel: &Kernel<'_>, call: &mut Call<'_>) -> Re
 /// The call's kernel work (`crate::work`): its last scratch buffer where this build's
 /// path keeps work for `kernel`, else none. Refuses a plan that gave it fewer bytes.
 #[inline(always)]
-fn work<'s>(
+fn work<'s, const USED: u64>(
     kernel: &Kernel<'_>,
     scratch: &'s mut usmp::Writable<'_>,
 ) -> Result<&'s mut [u8], Error> {
+    // FULLY_CONNECTED keeps work only in the product, which a firmware none of whose
+    // calls takes it does not link: no need to look at its multipliers per call then.
+    if let Kernel::FullyConnected(_) = kernel
+        && !on::<USED>(bit::FULLY_CONNECTED_PRODUCT)
+    {
+        return Ok(&mut []);
+    }
     let need = crate::work::bytes(kernel, crate::work::Path::TARGET);
     if need == 0 {
         return Ok(&mut []);

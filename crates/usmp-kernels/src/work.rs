@@ -1,6 +1,6 @@
-//! Kernel work: the buffers a fast path keeps during one call (a pixel block laid out for
-//! the vector loop, a block of sums, per-channel constants folded for the call), planned
-//! like any scratch instead of taken from the stack.
+//! Kernel work: the buffers a fast path keeps during one call (pixels laid out or widened
+//! for the loop, blocks of sums, a patch, a pixel's list of taps, per-channel constants
+//! folded for the call), planned like any scratch instead of taken from the stack.
 //!
 //! Which path a call takes depends on the target (`usmp_dsp`, `usmp_helium`, set by the
 //! build script from the same functions usmp-build reads, [`Path::of`]), so the bytes a
@@ -63,7 +63,8 @@ impl Path {
 }
 
 /// The bytes of work a call of `kernel` needs on `path`: the most any of the paths the
-/// kernel may take there keeps (0 where none keeps any).
+/// kernel may take there keeps (0 where none keeps any). For a stage, the bytes its one
+/// scratch buffer holds after its line buffers ([`stage::work_bytes`](crate::stage::work_bytes)).
 pub fn bytes(kernel: &Kernel<'_>, path: Path) -> usize {
     match kernel {
         Kernel::Conv2d(p) => conv(p, false, path),
@@ -84,7 +85,7 @@ pub(crate) fn conv(p: &Conv<'_>, depthwise: bool, path: Path) -> usize {
             Path::Helium => chunked::work_bytes(p),
             Path::Dsp | Path::Portable => 0,
         };
-        let others = depthwise::work_bytes(p).max(fast::multiplier_work_bytes(p));
+        let others = depthwise::work_bytes(p).max(fast::multiplier_work_bytes(p, path));
         helium.max(others)
     } else if fast::pointwise(p) {
         pointwise(p, path)

@@ -12,19 +12,28 @@
 use usmp::Shared;
 use usmp_kernels::conv::{conv2d, conv2d_over, depthwise_conv2d, window};
 
-/// Kernel work for one call the checks draw, more than any path keeps for one
-/// (`usmp_kernels::work`; Helium's 1x1 the most, 3,136 bytes), aligned as a plan aligns it.
+/// Kernel work for one call the checks draw (`usmp_kernels::work`; Helium's depthwise
+/// past 16 taps keeps the most, 3,520 bytes; each case checks its call's need fits),
+/// aligned as a plan aligns it.
 #[repr(C, align(8))]
-struct Work([u8; 4096]);
+struct Work([u8; WORK]);
+
+/// The bytes of [`Work`].
+const WORK: usize = 4096;
 
 impl Work {
     fn new() -> Self {
-        Work([0; 4096])
+        Work([0; WORK])
     }
 }
 use usmp_kernels::elementwise::{add, mul};
 use usmp_kernels::fixed::multiply_by_quantized_multiplier;
-use usmp_kernels::{Add, Broadcast, Conv, Mul};
+use usmp_kernels::work::{self, Path};
+use usmp_kernels::{Add, Broadcast, Conv, Kernel, Mul};
+
+/// A convolution kernel's entry point.
+type Run =
+    fn(&Conv<'_>, &[u8], &[u8], &[u8], &mut [u8], &mut [u8]) -> Result<(), usmp_kernels::Error>;
 
 /// The most bytes of any one tensor here.
 const MOST: usize = 2048;
@@ -261,8 +270,21 @@ pub fn convolutions(cases: usize) -> Result<(usize, usize), (usize, usize)> {
         let (input, filter) = (&input[..in_h * in_w * in_c], &filter[..filter_len]);
         let bias = &bias[..4 * out_c];
         let mut out = [0u8; MOST];
-        let run = if kind < 2 { conv2d } else { depthwise_conv2d };
-        let done = run(&p, input, filter, bias, &mut out[..outputs], &mut Work::new().0);
+        let (run, kernel) = match kind < 2 {
+            true => (conv2d as Run, Kernel::Conv2d(&p)),
+            false => (depthwise_conv2d as Run, Kernel::DepthwiseConv2d(&p)),
+        };
+        if work::bytes(&kernel, Path::TARGET) > WORK {
+            return Err((case, kind));
+        }
+        let done = run(
+            &p,
+            input,
+            filter,
+            bias,
+            &mut out[..outputs],
+            &mut Work::new().0,
+        );
         let want = reference(&p, kind >= 2, input, filter, bias);
         if done.is_err() || out[..outputs] != want[..outputs] {
             return Err((case, kind));

@@ -154,17 +154,29 @@ fn person_detect_for(
     (file.model, ops, prepared)
 }
 
-/// On Helium the 1x1 and depthwise calls keep kernel work, planned as their last
-/// scratch buffer, and a stage's after its line buffers, aligned; elsewhere none.
+/// Each call's kernel work is what its paths keep on the target's path, planned as its
+/// last scratch buffer, and a stage's after its line buffers, aligned.
 #[test]
 fn kernel_work_is_planned_for_the_targets_path() {
-    let (_, _, portable) = person_detect();
-    assert!(portable.iter().all(|p| p.work == 0));
-    let (model, ops, prepared) = person_detect_for(usmp_kernels::work::Path::Helium);
-    // Call 0 is the 3x3 depthwise of multiplier 8 (9 taps), call 1 the 1x1 convolution.
-    assert_eq!((prepared[0].work, prepared[1].work), (512, 3136));
+    use usmp_kernels::work::Path;
+    // Calls 0 to 2: the 3x3 depthwise of multiplier 8, one of multiplier 1, a 1x1
+    // convolution.
+    let work = |target| {
+        let (_, _, prepared) = person_detect_for(target);
+        [0, 1, 2].map(|i| prepared[i].work)
+    };
+    // The four-channel blocks' taps, sums and bytes (128 + 256 + 64); the pixel pairs'
+    // input, output, lanes and sums (2 x 512 + 1,024 + 128); with the DSP extension also
+    // the multiplier path's rows for its assembly (16 of 8 bytes).
+    assert_eq!(work(Path::Portable), [0, 448, 2176]);
+    assert_eq!(work(Path::Dsp), [128, 448, 2176]);
+    // Helium's chunks for 9 taps (two lists of taps, the filter repeated, the channel
+    // lists repeated, a run's bytes: 2 x 128 + 256 + 192 + 256), the most of the paths
+    // a depthwise call may take there, and its 1x1 product (1,024 + 1,024 + 1,024 + 64).
+    assert_eq!(work(Path::Helium), [960, 960, 3136]);
+    let (model, ops, prepared) = person_detect_for(Path::Helium);
     let working = crate::kernels::with_work(&model, &prepared);
-    let work = &working.calls[1].scratch;
+    let work = &working.calls[2].scratch;
     assert_eq!(work.len(), 1);
     assert_eq!(work[0].name, "kernel work");
     assert_eq!(
@@ -179,6 +191,7 @@ fn kernel_work_is_planned_for_the_targets_path() {
     let stage = &fused.calls[0].scratch[0];
     assert_eq!(stage.name, "line buffers and kernel work");
     assert_eq!(stage.size.bytes(), Some(3840 + 3136));
+    assert_eq!(stage.alignment, Some(8));
     // The calls after the stages keep their own.
     assert_eq!(fused.calls[2].scratch[0].name, "kernel work");
 }
@@ -205,7 +218,8 @@ fn person_detects_stages_fuse_into_a_model_that_checks() {
     assert_eq!(stage.reads.len(), 1 + 2 * 4);
     assert_eq!(stage.reads[0], model.calls[0].reads[0]);
     assert_eq!(stage.writes, model.calls[3].writes);
-    assert_eq!(stage.scratch[0].size.bytes(), Some(3840));
+    // 3,840 bytes of line buffers, then the 1x1 part's kernel work (pixel pairs).
+    assert_eq!(stage.scratch[0].size.bytes(), Some(3840 + 2176));
     assert!(kernels[0].starts_with(
         "k::Kernel::Stage(&k::Stage { parts: &[k::Part { kernel: k::Kernel::DepthwiseConv2d("
     ));

@@ -220,12 +220,12 @@ impl Walk {
         (input, filter): (&[T], &[u8]),
         at: impl Fn(usize) -> (usize, usize),
         oc: usize,
-        rows_at: &mut RowsAt,
+        rows_at: Option<&mut RowsAt>,
     ) -> [i32; N] {
         let (step, out_c) = self.steps;
         let mut acc = [0i32; N];
         let eight = <&mut [i32; 8]>::try_from(&mut acc[..]);
-        if let (true, true, Ok(eight)) = (PACKED, self.lanes, eight) {
+        if let (true, true, Some(rows_at), Ok(eight)) = (PACKED, self.lanes, rows_at, eight) {
             let mut n = 0;
             for (entry, fy) in rows_at.iter_mut().zip(self.rows.clone()) {
                 let (i, tap) = at(fy);
@@ -266,14 +266,11 @@ const MOST_ROWS: usize = 16;
 /// The multiplier path's work: each filter row's first input and filter positions.
 type RowsAt = [At; MOST_ROWS];
 
-/// The work the multiplier path keeps for a call of `p`: a [`RowsAt`] where it may take
-/// the call.
-pub(crate) fn multiplier_work_bytes(p: &Conv<'_>) -> usize {
-    if p.several_at_a_time() {
-        size_of::<RowsAt>()
-    } else {
-        0
-    }
+/// The work the multiplier path keeps for a call of `p` on `path`: a [`RowsAt`] where it
+/// may take the call in lanes (the DSP extension's form), else none.
+pub(crate) fn multiplier_work_bytes(p: &Conv<'_>, path: crate::work::Path) -> usize {
+    let lanes = path == crate::work::Path::Dsp && p.several_at_a_time();
+    if lanes { size_of::<RowsAt>() } else { 0 }
 }
 
 /// `x` (an offset input byte) times four filter bytes (`ws`, one word) added to four
@@ -311,8 +308,13 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     if !p.several_at_a_time() || !small(input.len()) || !small(filter.len()) {
         return false;
     }
-    let Some(rows_at) = work::take::<RowsAt>(work) else {
-        return false;
+    // The rows' list only where the assembly walks it (lanes, thumbv7em's form).
+    let mut rows_at = match PACKED {
+        true => match work::take::<RowsAt>(work) {
+            Some(rows_at) => Some(rows_at),
+            None => return false,
+        },
+        false => None,
     };
     let [batches, in_h, in_w, in_c] = p.input;
     let [_, f_h, f_w, out_c] = p.filter;
@@ -349,13 +351,18 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     // Eight outputs per walk where the multiplier allows (each input byte
                     // loaded once for eight), then four.
                     while (lanes || !PACKED) && oc + 8 <= end {
-                        let acc = walk.sums::<8, PACKED, T>((input, filter), at, oc, rows_at);
+                        let acc = walk.sums::<8, PACKED, T>(
+                            (input, filter),
+                            at,
+                            oc,
+                            rows_at.as_deref_mut(),
+                        );
                         let bytes = &mut [0; 8];
                         finish.put_row(oc, &acc, bytes, (put, out + oc));
                         oc += 8;
                     }
                     while oc + 4 <= end {
-                        let acc = walk.sums::<4, PACKED, T>((input, filter), at, oc, rows_at);
+                        let acc = walk.sums::<4, PACKED, T>((input, filter), at, oc, None);
                         let bytes = &mut [0; 4];
                         finish.put_row(oc, &acc, bytes, (put, out + oc));
                         oc += 4;

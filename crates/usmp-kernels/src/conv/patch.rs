@@ -125,7 +125,7 @@ fn by_patches<const PACKED: bool, T: Load>(
     filter: &[u8],
     bias: &[u8],
     put: &mut dyn Put,
-    (accs, finished, store): &mut Buffers,
+    buffers: &mut Buffers,
 ) {
     let [batches, in_h, in_w, in_c] = p.input;
     let [out_c, f_h, f_w, _] = p.filter;
@@ -134,7 +134,7 @@ fn by_patches<const PACKED: bool, T: Load>(
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     let finish = Finish::new(p, bias);
     // Whole groups of four: a last, partial group's slots are spread over the group.
-    let patch = &mut store[..field.next_multiple_of(4)];
+    let patch = &mut buffers.2[..field.next_multiple_of(4)];
     for b in 0..batches {
         for oy in rows_at.computed.clone() {
             let rows = taps(oy, sy, dy, py, in_h, f_h);
@@ -162,12 +162,12 @@ fn by_patches<const PACKED: bool, T: Load>(
                 // Up to a group of channels summed, then finished in one row.
                 while oc < out_c {
                     let mut n = 0;
-                    for (acc, w) in accs.iter_mut().zip(filters.by_ref()) {
+                    for (acc, w) in buffers.0.iter_mut().zip(filters.by_ref()) {
                         *acc = dot::<PACKED>(patch, w);
                         n += 1;
                     }
-                    let bytes = &mut finished[..n];
-                    finish.put_row(oc, &accs[..n], bytes, (put, out + oc));
+                    let bytes = &mut buffers.1[..n];
+                    finish.put_row(oc, &buffers.0[..n], bytes, (put, out + oc));
                     if n < GROUP {
                         break;
                     }

@@ -58,8 +58,9 @@ pub(crate) type At = [u32; 2];
 /// The largest input and filter positions of `list`.
 #[inline(always)]
 fn largest(list: &[At]) -> [usize; 2] {
-    list.iter()
-        .fold([0, 0], |[i, f], t| [i.max(t[0] as usize), f.max(t[1] as usize)])
+    list.iter().fold([0, 0], |[i, f], t| {
+        [i.max(t[0] as usize), f.max(t[1] as usize)]
+    })
 }
 
 /// `value` in both lanes.

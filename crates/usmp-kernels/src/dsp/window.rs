@@ -160,13 +160,7 @@ pub(crate) fn add_bytes<T: Load>(
 /// `x[i..]` and `w[f..]`, and there is at least one tap.
 #[cfg(all(usmp_thumb2, not(usmp_helium)))]
 #[inline(always)]
-fn bytes_in_assembly<T: Load>(
-    acc: &mut [i32],
-    x: &[T],
-    w: &[u8],
-    taps: &[At],
-    offset: i32,
-) {
+fn bytes_in_assembly<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], taps: &[At], offset: i32) {
     const { assert!(core::mem::size_of::<T>() == 1) };
     let list = taps.as_ptr_range();
     // SAFETY: as `in_assembly`'s: the loop reads `taps` (borrowed here; `[u32; 2]`, so
