@@ -107,6 +107,7 @@ pub mod shape;
 pub mod softmax;
 pub mod stage;
 // Read by the build script too; the crate reads what `work::Path::of` needs.
+mod plain;
 #[cfg(feature = "prepare")]
 #[allow(dead_code)]
 mod target;

@@ -99,14 +99,20 @@ fn work<'s, const USED: u64>(
     kernel: &Kernel<'_>,
     scratch: &'s mut usmp::Writable<'_>,
 ) -> Result<&'s mut [u8], Error> {
-    // FULLY_CONNECTED keeps work only in the product, which a firmware none of whose
-    // calls takes it does not link: no need to look at its multipliers per call then.
-    if let Kernel::FullyConnected(_) = kernel
-        && !on::<USED>(bit::FULLY_CONNECTED_PRODUCT)
-    {
-        return Ok(&mut []);
-    }
-    let need = crate::work::bytes(kernel, crate::work::Path::TARGET);
+    // Only the kinds the firmware links are looked at (a model of FULLY_CONNECTED calls
+    // alone links none of this), FULLY_CONNECTED only where it links the product, its
+    // one path that keeps work.
+    let target = crate::work::Path::TARGET;
+    let need = match kernel {
+        Kernel::Conv2d(p) if on::<USED>(bit::CONV_2D) => crate::work::conv(p, false, target),
+        Kernel::DepthwiseConv2d(p) if on::<USED>(bit::DEPTHWISE_CONV_2D) => {
+            crate::work::conv(p, true, target)
+        }
+        Kernel::FullyConnected(_) if on::<USED>(bit::FULLY_CONNECTED_PRODUCT) => {
+            crate::work::bytes(kernel, target)
+        }
+        _ => 0,
+    };
     if need == 0 {
         return Ok(&mut []);
     }

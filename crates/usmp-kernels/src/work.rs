@@ -63,8 +63,8 @@ impl Path {
 }
 
 /// The bytes of work a call of `kernel` needs on `path`: the most any of the paths the
-/// kernel may take there keeps (0 where none keeps any). For a stage, the bytes its one
-/// scratch buffer holds after its line buffers ([`stage::work_bytes`](crate::stage::work_bytes)).
+/// kernel may take there keeps (0 where none keeps any). A stage's is its parts' most,
+/// after its line buffers ([`stage::work_bytes`](crate::stage::work_bytes)).
 pub fn bytes(kernel: &Kernel<'_>, path: Path) -> usize {
     match kernel {
         Kernel::Conv2d(p) => conv(p, false, path),
@@ -72,7 +72,6 @@ pub fn bytes(kernel: &Kernel<'_>, path: Path) -> usize {
         Kernel::FullyConnected(p) => {
             crate::dense::as_pointwise(p).map_or(0, |c| pointwise(&c, path))
         }
-        Kernel::Stage(stage) => crate::stage::work_bytes(stage, path),
         _ => 0,
     }
 }
@@ -85,7 +84,8 @@ pub(crate) fn conv(p: &Conv<'_>, depthwise: bool, path: Path) -> usize {
             Path::Helium => chunked::work_bytes(p),
             Path::Dsp | Path::Portable => 0,
         };
-        let others = depthwise::work_bytes(p).max(fast::multiplier_work_bytes(p, path));
+        let others =
+            depthwise::work_bytes(p).max(fast::multiplier_work_bytes(p, path == Path::Dsp));
         helium.max(others)
     } else if fast::pointwise(p) {
         pointwise(p, path)
@@ -108,60 +108,11 @@ pub(crate) fn holds(work: &[u8], need: usize) -> bool {
     skip.checked_add(need).is_some_and(|end| end <= work.len())
 }
 
-pub(crate) use plain::take;
-
-/// The one place outside `dsp` with `unsafe`: a fast path's buffers laid over its work.
-#[allow(unsafe_code)]
-mod plain {
-    /// A type every pattern of zero bytes is a value of, with no invariant beyond its bytes.
-    ///
-    /// # Safety
-    ///
-    /// An implementation's every field (recursively) is an integer or an array of them, so
-    /// zeroed bytes of its size and alignment are a valid value; any padding between fields is
-    /// never read through the reference [`take`] returns.
-    pub(crate) unsafe trait Plain: Sized {}
-
-    // SAFETY: integers: zero is a value.
-    unsafe impl Plain for u8 {}
-    // SAFETY: as u8.
-    unsafe impl Plain for i16 {}
-    // SAFETY: as u8.
-    unsafe impl Plain for i32 {}
-    // SAFETY: as u8.
-    unsafe impl Plain for usize {}
-    // SAFETY: as u8.
-    unsafe impl Plain for u32 {}
-    // SAFETY: an array of `Plain` elements: each element zeroed is one, with no padding.
-    unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}
-    // SAFETY: each field is `Plain`; the padding rustc puts between them is not read.
-    unsafe impl<A: Plain, B: Plain> Plain for (A, B) {}
-    // SAFETY: as for pairs.
-    unsafe impl<A: Plain, B: Plain, C: Plain> Plain for (A, B, C) {}
-    // SAFETY: as for pairs.
-    unsafe impl<A: Plain, B: Plain, C: Plain, D: Plain> Plain for (A, B, C, D) {}
-
-    /// A `T` laid over the start of `work` (after the bytes that align it), zeroed, as a fast
-    /// path's buffers were on the stack; `None` where `work` is too short for one.
-    pub(crate) fn take<T: Plain>(work: &mut [u8]) -> Option<&mut T> {
-        let skip = work.as_ptr().align_offset(align_of::<T>());
-        let end = skip.checked_add(size_of::<T>())?;
-        let at = work.get_mut(skip..end)?.as_mut_ptr().cast::<T>();
-        // SAFETY: `at` points at `size_of::<T>()` bytes of `work`, borrowed mutably for the
-        // reference's lifetime, starting at a multiple of `align_of::<T>()`: writing them
-        // zero (as a `T`, so the compiler knows the size and alignment and clears them as
-        // it cleared the stack arrays) makes them a value of `T` (`Plain`).
-        unsafe {
-            at.write_bytes(0, 1);
-            Some(&mut *at)
-        }
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     extern crate std;
-    use super::{ALIGN, holds, take};
+    use super::{ALIGN, holds};
+    use crate::plain::take;
     use std::vec::Vec;
 
     /// Work enough for any call of the kernels' tests on any path.

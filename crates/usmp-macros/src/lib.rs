@@ -96,6 +96,12 @@
 //! `memory.x`. The file is named differently from usmp-build's `usmp.x`, so a crate may
 //! use both.
 //!
+//! With `kernels = true` each call's kernel work (`usmp_kernels::work`) is planned for the
+//! kernels' portable path: a macro, unlike a build script, is not told the target. On a
+//! Cortex-M4 or M7, or with Helium, a call whose fast path keeps more work there (a 1x1
+//! convolution, a depthwise one) is refused at run time with `Error::Work`, naming the
+//! bytes; plan such a model with usmp-build from `build.rs`, which reads the target.
+//!
 //! Every mistake is a compile error at its token, all reported at once, with what to
 //! write instead. The expansion reads the model with `include_bytes!`, so editing the
 //! model file recompiles the crate.

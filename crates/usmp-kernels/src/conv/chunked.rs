@@ -16,11 +16,11 @@ use crate::bytes::int8;
 use crate::dsp::chunks::{
     self, CHUNK, FEW_TAPS, Gather, Input, MOST_CHUNKS, MOST_TAPS, Taps, chunks,
 };
-use crate::dsp::requantize;
+use crate::dsp::{positions_fit, requantize};
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
+use crate::plain;
 use crate::rows::{Frame, RowMap};
-use crate::work;
 
 /// The lists of the call's output channels (`c` of them), and where `c` divides [`CHUNK`]
 /// (a chunk holding whole pixels) each repeated along a chunk, as one set serves every
@@ -96,14 +96,14 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     // Storage cleared on every call (a streamed stage's part is a call of a row or two):
     // as small as the filter allows.
     match p.filter[1] * p.filter[2] {
-        taps if taps <= FEW_TAPS => match work::take::<Buffers<FEW_TAPS>>(work) {
+        taps if taps <= FEW_TAPS => match plain::take::<Buffers<FEW_TAPS>>(work) {
             Some(((a, b, c), lists, bytes)) => {
                 let store = (&mut a[..], &mut b[..], c.as_flattened_mut(), lists, bytes);
                 with(p, frame, input, filter, bias, store, put)
             }
             None => false,
         },
-        taps if taps <= MOST_TAPS => match work::take::<Buffers<MOST_TAPS>>(work) {
+        taps if taps <= MOST_TAPS => match plain::take::<Buffers<MOST_TAPS>>(work) {
             Some(((a, b, c), lists, bytes)) => {
                 let store = (&mut a[..], &mut b[..], c.as_flattened_mut(), lists, bytes);
                 with(p, frame, input, filter, bias, store, put)
@@ -173,9 +173,8 @@ fn with<T: Load, I: RowMap, O: RowMap>(
     };
     // Every tap's start fits the list's 32 bits, the offset a 16-bit lane, and the
     // gather's offsets 16 bits.
-    let small = |len: usize| u32::try_from(len).is_ok();
     let gathered = gather(c, c_in, m, sx);
-    let fits = i16::try_from(p.input_offset).is_ok() && small(input.len()) && small(filter.len());
+    let fits = i16::try_from(p.input_offset).is_ok() && positions_fit([input.len(), filter.len()]);
     let Some(gathered) = gathered.filter(|_| fits) else {
         return false;
     };

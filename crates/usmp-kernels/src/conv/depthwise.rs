@@ -17,11 +17,11 @@
 
 use crate::bytes::int8;
 use crate::dsp::window;
-use crate::dsp::{At, splat, tap_words};
+use crate::dsp::{At, positions_fit, splat, tap_words};
 use crate::overlap::{Load, Put};
 use crate::params::{Conv, MOST_TAPS};
+use crate::plain;
 use crate::rows::{Frame, RowMap};
-use crate::work;
 
 use super::{Finish, taps};
 
@@ -65,12 +65,10 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     let [batches, in_h, in_w, c] = p.input;
     let [_, f_h, f_w, _] = p.filter;
     let [_, _, out_w, _] = p.output;
-    // Every position fits the list's 32 bits.
-    let small = |len: usize| u32::try_from(len).is_ok();
-    if !p.four_at_a_time() || !small(input.len()) || !small(filter.len()) {
+    if !p.four_at_a_time() || !positions_fit([input.len(), filter.len()]) {
         return false;
     }
-    let Some((at, accs, finished)) = work::take::<Buffers>(work) else {
+    let Some((at, accs, finished)) = plain::take::<Buffers>(work) else {
         return false;
     };
     let finish = Finish::new(p, bias);

@@ -8,11 +8,11 @@
 //! the windows the general order certifies (`overlap::tests` traces them).
 
 use crate::bytes::int8;
-use crate::dsp::{At, rows_taps, smlabb, smlabt, sxtb16, sxtb16_odd};
+use crate::dsp::{At, positions_fit, rows_taps, smlabb, smlabt, sxtb16, sxtb16_odd};
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
+use crate::plain;
 use crate::rows::{Frame, Ring, RowMap};
-use crate::work;
 
 use super::{Finish, taps};
 
@@ -266,11 +266,31 @@ const MOST_ROWS: usize = 16;
 /// The multiplier path's work: each filter row's first input and filter positions.
 type RowsAt = [At; MOST_ROWS];
 
-/// The work the multiplier path keeps for a call of `p` on `path`: a [`RowsAt`] where it
-/// may take the call in lanes (the DSP extension's form), else none.
-pub(crate) fn multiplier_work_bytes(p: &Conv<'_>, path: crate::work::Path) -> usize {
-    let lanes = path == crate::work::Path::Dsp && p.several_at_a_time();
-    if lanes { size_of::<RowsAt>() } else { 0 }
+/// The work the multiplier path keeps for a call of `p`, in `lanes` (the DSP extension's
+/// form, `PACKED`) or not: a [`RowsAt`] where it may take the call in lanes, else none.
+pub(crate) fn multiplier_work_bytes(p: &Conv<'_>, lanes: bool) -> usize {
+    if lanes && p.several_at_a_time() {
+        size_of::<RowsAt>()
+    } else {
+        0
+    }
+}
+
+/// Whether the multiplier path takes `p` (an input and a filter of `lens` bytes) and, with
+/// `PACKED`, the rows' list its assembly walks (thumbv7em's lanes), taken from `work`:
+/// `None` where it declines.
+fn rows_list<'w, const PACKED: bool>(
+    p: &Conv<'_>,
+    lens: [usize; 2],
+    work: &'w mut [u8],
+) -> Option<Option<&'w mut RowsAt>> {
+    if !p.several_at_a_time() || !positions_fit(lens) {
+        return None;
+    }
+    match PACKED {
+        true => plain::take::<RowsAt>(work).map(Some),
+        false => Some(None),
+    }
 }
 
 /// `x` (an offset input byte) times four filter bytes (`ws`, one word) added to four
@@ -303,18 +323,8 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     put: &mut impl Put,
     work: &mut [u8],
 ) -> bool {
-    // Every position fits the list's 32 bits.
-    let small = |len: usize| u32::try_from(len).is_ok();
-    if !p.several_at_a_time() || !small(input.len()) || !small(filter.len()) {
+    let Some(mut rows_at) = rows_list::<PACKED>(p, [input.len(), filter.len()], work) else {
         return false;
-    }
-    // The rows' list only where the assembly walks it (lanes, thumbv7em's form).
-    let mut rows_at = match PACKED {
-        true => match work::take::<RowsAt>(work) {
-            Some(rows_at) => Some(rows_at),
-            None => return false,
-        },
-        false => None,
     };
     let [batches, in_h, in_w, in_c] = p.input;
     let [_, f_h, f_w, out_c] = p.filter;
@@ -351,12 +361,8 @@ fn by_multiplier<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
                     // Eight outputs per walk where the multiplier allows (each input byte
                     // loaded once for eight), then four.
                     while (lanes || !PACKED) && oc + 8 <= end {
-                        let acc = walk.sums::<8, PACKED, T>(
-                            (input, filter),
-                            at,
-                            oc,
-                            rows_at.as_deref_mut(),
-                        );
+                        let rows_at = rows_at.as_deref_mut();
+                        let acc = walk.sums::<8, PACKED, T>((input, filter), at, oc, rows_at);
                         let bytes = &mut [0; 8];
                         finish.put_row(oc, &acc, bytes, (put, out + oc));
                         oc += 8;

@@ -21,7 +21,7 @@ use crate::bytes::int8;
 use crate::dsp::dots::dot_rows;
 use crate::dsp::{Lanes, splat, sxtab16, sxtab16_odd, two_dots};
 use crate::params::Conv;
-use crate::work;
+use crate::plain;
 
 /// Four bytes known to be there: one (unaligned) load.
 #[inline(always)]
@@ -57,7 +57,7 @@ pub(crate) fn conv_1x1(
     work: &mut [u8],
 ) {
     let finish = Finish::new(p, bias);
-    match work::take::<Scratch>(work) {
+    match plain::take::<Scratch>(work) {
         Some(scratch) => conv_1x1_in(p, &finish, input, filter, bias, output, scratch),
         None => fast::conv_1x1::<true, _>(p, input, filter, bias, &mut |o, v| output[o] = v),
     }

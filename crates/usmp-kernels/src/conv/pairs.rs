@@ -13,7 +13,7 @@ use crate::bytes::int8;
 use crate::dsp::dots::pair_rows;
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
-use crate::work;
+use crate::plain;
 
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
 /// time in `work`; deeper pixels, an offset past 16 bits, or `work` shorter than a
@@ -30,7 +30,7 @@ pub(super) fn conv_1x1(
     work: &mut [u8],
 ) {
     let finish = Finish::new(p, bias);
-    match work::take::<Scratch>(work) {
+    match plain::take::<Scratch>(work) {
         Some(scratch) => conv_1x1_by(p, &finish, input, filter, bias, output, scratch),
         None => fast::conv_1x1_apart(p, input, filter, bias, output),
     }
@@ -137,7 +137,7 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
     let (depth, channels) = (2 * depth, 2 * channels);
     // The one scratch or the other, in the same bytes of work.
     if PACKED {
-        let Some((x, y, scratch)) = work::take::<Over<packed::Scratch>>(work) else {
+        let Some((x, y, scratch)) = plain::take::<Over<packed::Scratch>>(work) else {
             return false;
         };
         let (x, y) = (&mut x[..depth], &mut y[..channels]);
@@ -145,7 +145,7 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
             packed::conv_1x1_in(&pair, &finish, x, filter, bias, y, scratch)
         });
     } else {
-        let Some((x, y, scratch)) = work::take::<Over<Scratch>>(work) else {
+        let Some((x, y, scratch)) = plain::take::<Over<Scratch>>(work) else {
             return false;
         };
         let (x, y) = (&mut x[..depth], &mut y[..channels]);

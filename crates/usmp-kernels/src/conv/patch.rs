@@ -18,8 +18,8 @@ use crate::bytes::int8;
 use crate::dsp::{pair, smlad, sxtb16, sxtb16_odd};
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
+use crate::plain;
 use crate::rows::{Frame, RowMap};
-use crate::work;
 
 use super::depthwise::GROUP;
 use super::{Finish, fast, taps};
@@ -56,7 +56,7 @@ pub(crate) fn conv<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     put: &mut impl Put,
     work: &mut [u8],
 ) -> bool {
-    let Some(buffers) = work::take::<Buffers>(work) else {
+    let Some(buffers) = plain::take::<Buffers>(work) else {
         return false;
     };
     let rows = Rows {

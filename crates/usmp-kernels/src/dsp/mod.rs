@@ -55,6 +55,12 @@ pub(crate) type Lanes = u32;
 /// width of the build machine's `usize`.
 pub(crate) type At = [u32; 2];
 
+/// Whether every position in slices of `lens` bytes fits an [`At`]'s 32 bits.
+#[inline(always)]
+pub(crate) fn positions_fit(lens: [usize; 2]) -> bool {
+    lens.iter().all(|&len| u32::try_from(len).is_ok())
+}
+
 /// The largest input and filter positions of `list`.
 #[inline(always)]
 fn largest(list: &[At]) -> [usize; 2] {

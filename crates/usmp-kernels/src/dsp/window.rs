@@ -158,23 +158,30 @@ pub(crate) fn add_bytes<T: Load>(
 
 /// [`add_bytes`]' loop, its taps checked: every `[i, f]` has `acc.len() >= 1` bytes at
 /// `x[i..]` and `w[f..]`, and there is at least one tap.
+///
+/// What the loop touches, as `in_assembly`'s: it reads `taps` (`[u32; 2]`, so `i` then
+/// `f`) one tap at a time from `list.start` to `list.end`. Per tap it reads the
+/// `acc.len()` bytes at r8 (the tap's input, inside `x`; `T` is one byte, asserted, and
+/// `Load`'s types are initialized bytes nothing writes while it runs; unaligned LDRs,
+/// which Armv7-M performs) and at r9 (the tap's filter, inside `w`), a word of each for
+/// every four channels and then a byte of each, and reads then writes the `acc.len()`
+/// sums at r10 (from `acc`'s start, aligned for LDM and STM). It keeps the bases, the
+/// count of whole words and the list's end in 24 bytes it reserves below the stack
+/// pointer (which stays 8-byte aligned) and gives back before it ends (then r8-r12 are the
+/// tap's input, filter, sums, count and a scratch register, `t2` the channels past the
+/// last whole word), writes no other memory and only the registers named; CMP and SUBS
+/// set the flags, so they are not declared preserved. Every instruction is Thumb-2. From
+/// label 2 four channels a pass (a word of input and one of filter, each byte
+/// sign-extended), from label 4 the last channels one at a time.
 #[cfg(all(usmp_thumb2, not(usmp_helium)))]
 #[inline(always)]
 fn bytes_in_assembly<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], taps: &[At], offset: i32) {
     const { assert!(core::mem::size_of::<T>() == 1) };
     let list = taps.as_ptr_range();
-    // SAFETY: as `in_assembly`'s: the loop reads `taps` (borrowed here; `[u32; 2]`, so
-    // `i` then `f`) one tap at a time from `list.start` to `list.end`, at least one. Per
-    // tap it reads the `acc.len() >= 1` bytes at r8 (the tap's input: `i + acc.len() <=
-    // x.len()`, checked by `add_bytes`; `T` is one byte, asserted above, and `Load`'s
-    // types are initialized bytes nothing writes while this runs; unaligned LDRs, which
-    // Armv7-M performs) and at r9 (the tap's filter, likewise within `w`), a word of each
-    // for every four channels and then a byte of each, and reads then writes the
-    // `acc.len()` sums at r10 (from `acc`'s start, aligned for LDM and STM, borrowed
-    // mutably here). It keeps the bases, the counts and the list's end in 24 bytes it
-    // reserves below the stack pointer (which stays 8-byte aligned) and gives back before
-    // it ends; it writes no other memory, only the registers named; CMP and SUBS set the
-    // flags, so they are not declared preserved. Every instruction is Thumb-2.
+    // SAFETY: the loop touches only what the doc above lists: `taps` (borrowed here, at
+    // least one), each tap's `acc.len() >= 1` bytes of `x` and `w` (`add_bytes` checked
+    // `i + acc.len() <= x.len()` and `f + acc.len() <= w.len()` for the largest of each),
+    // `acc` (borrowed mutably here) and 24 bytes below the stack pointer it gives back.
     unsafe {
         core::arch::asm!(
             "sub sp, sp, #24",
@@ -192,7 +199,6 @@ fn bytes_in_assembly<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], taps: &[At], o
             "ldrd r10, r11, [sp, #8]",
             "cmp r11, #0",
             "beq 4f",
-            // Four channels: a word of input and one of filter, each byte sign-extended.
             "2:",
             "ldr {t0}, [r8], #4",
             "ldr {t1}, [r9], #4",
@@ -218,7 +224,6 @@ fn bytes_in_assembly<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], taps: &[At], o
             "stm r10!, {{r2, r3}}",
             "subs r11, r11, #1",
             "bne 2b",
-            // The last channels one at a time.
             "4:",
             "ldr r11, [sp, #20]",
             "cmp r11, #0",
@@ -239,12 +244,9 @@ fn bytes_in_assembly<T: Load>(acc: &mut [i32], x: &[T], w: &[u8], taps: &[At], o
             off = in(reg) offset,
             t0 = out(reg) _,
             t1 = out(reg) _,
-            // The channels past the last whole word (stored; then a scratch register).
             t2 = inout(reg) acc.len() % 4 => _,
             out("r2") _,
             out("r3") _,
-            // The bases, the count of whole words and the list's end (stored; then the
-            // tap's input, filter, sums, count and a scratch register).
             inout("r8") x.as_ptr().cast::<u8>() => _,
             inout("r9") w.as_ptr() => _,
             inout("r10") acc.as_mut_ptr() => _,

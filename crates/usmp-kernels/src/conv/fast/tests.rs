@@ -245,8 +245,7 @@ fn depthwise_by_multiplier_equals_the_general_loops() {
             let mut out = std::vec![0u8; fast.len()];
             let put = &mut |o: usize, v: u8| out[o] = v;
             let (x, w, b) = (&d.input[..], &d.filter[..], &d.bias[..]);
-            let path = [crate::work::Path::Portable, crate::work::Path::Dsp][usize::from(packed)];
-            let need = super::multiplier_work_bytes(&p, path);
+            let need = super::multiplier_work_bytes(&p, packed);
             let taken = crate::work::tests::exactly_enough(need, |work| match packed {
                 true => super::depthwise_by_multiplier::<true, u8>(&p, x, w, b, put, work),
                 false => super::depthwise_by_multiplier::<false, u8>(&p, x, w, b, put, work),

@@ -1,0 +1,47 @@
+//! A fast path's buffers laid over its call's kernel work (`crate::work`): the one place
+//! outside `dsp` with `unsafe`, one cast of zeroed bytes to integer arrays.
+#![allow(unsafe_code)]
+
+/// A type every pattern of zero bytes is a value of, with no invariant beyond its bytes.
+///
+/// # Safety
+///
+/// An implementation's every field (recursively) is an integer or an array of them, so
+/// zeroed bytes of its size and alignment are a valid value; any padding between fields is
+/// never read through the reference [`take`] returns.
+pub(crate) unsafe trait Plain: Sized {}
+
+// SAFETY: integers: zero is a value.
+unsafe impl Plain for u8 {}
+// SAFETY: as u8.
+unsafe impl Plain for i16 {}
+// SAFETY: as u8.
+unsafe impl Plain for i32 {}
+// SAFETY: as u8.
+unsafe impl Plain for usize {}
+// SAFETY: as u8.
+unsafe impl Plain for u32 {}
+// SAFETY: an array of `Plain` elements: each element zeroed is one, with no padding.
+unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}
+// SAFETY: each field is `Plain`; the padding rustc puts between them is not read.
+unsafe impl<A: Plain, B: Plain> Plain for (A, B) {}
+// SAFETY: as for pairs.
+unsafe impl<A: Plain, B: Plain, C: Plain> Plain for (A, B, C) {}
+// SAFETY: as for pairs.
+unsafe impl<A: Plain, B: Plain, C: Plain, D: Plain> Plain for (A, B, C, D) {}
+
+/// A `T` laid over the start of `work` (after the bytes that align it), zeroed, as a fast
+/// path's buffers were on the stack; `None` where `work` is too short for one.
+pub(crate) fn take<T: Plain>(work: &mut [u8]) -> Option<&mut T> {
+    let skip = work.as_ptr().align_offset(align_of::<T>());
+    let end = skip.checked_add(size_of::<T>())?;
+    let at = work.get_mut(skip..end)?.as_mut_ptr().cast::<T>();
+    // SAFETY: `at` points at `size_of::<T>()` bytes of `work`, borrowed mutably for the
+    // reference's lifetime, starting at a multiple of `align_of::<T>()`: writing them
+    // zero (as a `T`, so the compiler knows the size and alignment and clears them as
+    // it cleared the stack arrays) makes them a value of `T` (`Plain`).
+    unsafe {
+        at.write_bytes(0, 1);
+        Some(&mut *at)
+    }
+}
