@@ -128,7 +128,7 @@ pub(crate) const MOST_TAPS: usize = 16;
 
 impl Conv<'_> {
     /// Whether DEPTHWISE_CONV_2D with these parameters runs four channels at a time
-    /// (depth multiplier 1, at most [`MOST_TAPS`] taps) instead of its general loops; a
+    /// (depth multiplier 1, at most `MOST_TAPS` (16) taps) instead of its general loops; a
     /// `const fn`, so the set of kernels a model links knows it.
     pub const fn four_at_a_time(&self) -> bool {
         self.depth_multiplier == 1
@@ -182,7 +182,7 @@ impl FullyConnected<'_> {
     /// (every int8 FULLY_CONNECTED TFLite writes: its weights are symmetric), so each
     /// output is the convolution's wrapping sum; no multiplier of -2^31, the one the
     /// convolutions' requantization refuses (no TFLite scale gives it); at least 8 inputs
-    /// and 4 outputs and [`PRODUCT_MACS`] products a row. The product's code costs
+    /// and 4 outputs and `PRODUCT_MACS` products a row. The product's code costs
     /// 4-11 KB of flash (hello_world's firmware on a Cortex-M0 7,176 -> 13,360 bytes of
     /// `.text`), so smaller calls keep the loop and a model without such a call does not
     /// link it. A `const fn`, so the set of kernels a model links knows it.

@@ -3,7 +3,7 @@
 //! folded for the call), planned like any scratch instead of taken from the stack.
 //!
 //! Which path a call takes depends on the target (`usmp_dsp`, `usmp_helium`, set by the
-//! build script from the same functions usmp-build reads, [`Path::of`]), so the bytes a
+//! build script from the same functions usmp-build reads, `Path::of`), so the bytes a
 //! call needs are [`bytes`]`(kernel, path)`. usmp-build plans that much as the call's
 //! last scratch buffer, named `kernel work`, aligned to [`ALIGN`], and shows it in the
 //! report; [`run`](crate::run) hands it to the kernel and refuses a call whose plan gave
