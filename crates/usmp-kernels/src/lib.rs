@@ -5,7 +5,7 @@
 //! regions a [`usmp::Session`] hands out: no arena, no allocator, and no `unsafe` but the
 //! `dsp` module's inline assembly on Thumb-2 cores (DSP instructions on registers, and
 //! seven loops, each behind a safe function that checks its slices first) and
-//! [`work`]'s one cast of a call's zeroed work to the integer arrays a path keeps there.
+//! one cast of a call's zeroed [`work`] to the integer arrays a path keeps there.
 //!
 //! Everything TFLite Micro's `Prepare` computes from floats (fixed-point multipliers and
 //! shifts, padding, activation ranges, softmax's exp scaling) is computed at build time
@@ -70,11 +70,11 @@
 //! work* ([`work`]), not on the stack: the 1x1 convolution's pixel pairs (2,176 bytes) or,
 //! with Helium, its four pixels laid out and block of sums (3,136), a small convolution's
 //! patch (832), the depthwise paths' taps and sums (128 to 448; Helium's chunks 960, or
-//! 3,520 past 16 taps). usmp-build plans a call's work as its last scratch buffer, sized
-//! for the path of the target it builds for, and the report lists it with every other
-//! buffer; [`run`] refuses a call whose plan gave less ([`Error::Work`]). What stays on the
-//! stack is a few words a loop keeps at hand (up to a pixel's sixteen sums, eight bytes)
-//! and ADD's and MUL's 64-byte block on Helium.
+//! 3,520 past 16 taps), ADD's and MUL's block of outputs on Helium (64). usmp-build plans a
+//! call's work as its last scratch buffer, sized for the path of the target it builds for,
+//! and the report lists it with every other buffer; [`run`] refuses a call whose plan gave
+//! less ([`Error::Work`]). What stays on the stack is a few words a loop keeps at hand (up
+//! to a pixel's sixteen sums, eight bytes).
 #![no_std]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]

@@ -111,6 +111,8 @@ fn work<'s, const USED: u64>(
         Kernel::FullyConnected(_) if on::<USED>(bit::FULLY_CONNECTED_PRODUCT) => {
             crate::work::bytes(kernel, target)
         }
+        Kernel::Add(_) if on::<USED>(bit::ADD) => crate::work::bytes(kernel, target),
+        Kernel::Mul(_) if on::<USED>(bit::MUL) => crate::work::bytes(kernel, target),
         _ => 0,
     };
     if need == 0 {
@@ -162,8 +164,8 @@ fn run_kernel<const USED: u64>(
         Kernel::Softmax(p) if on::<USED>(bit::SOFTMAX) => softmax::softmax(p, x()?, out),
         Kernel::Requantize(p) if on::<USED>(bit::REQUANTIZE) => quantize::requantize(p, x()?, out),
         Kernel::Relu(p) if on::<USED>(bit::RELU) => quantize::requantize(p, x()?, out),
-        Kernel::Add(p) if on::<USED>(bit::ADD) => elementwise::add(p, x()?, y()?, out),
-        Kernel::Mul(p) if on::<USED>(bit::MUL) => elementwise::mul(p, x()?, y()?, out),
+        Kernel::Add(p) if on::<USED>(bit::ADD) => elementwise::add(p, x()?, y()?, out, work),
+        Kernel::Mul(p) if on::<USED>(bit::MUL) => elementwise::mul(p, x()?, y()?, out, work),
         Kernel::Concatenation(p) if on::<USED>(bit::CONCATENATION) => concatenation(p, inputs, out),
         Kernel::Pad(p) if on::<USED>(bit::PAD) => shape::pad(p, x()?, out),
         Kernel::Mean(p) if on::<USED>(bit::MEAN) => pool::mean(p, x()?, out),
@@ -388,7 +390,7 @@ fn run_over<const USED: u64>(
         Kernel::MaxPool2dFloat(p) if on::<USED>(bit::MAX_POOL_2D_FLOAT | bit::OVER_POOL) => {
             pool::pool2d_f32_over::<true>(p, region, shared)
         }
-        _ => run_over_elementwise::<USED>(kernel, shared, inputs, region),
+        _ => run_over_elementwise::<USED>(kernel, shared, inputs, region, work),
     }
 }
 
@@ -398,6 +400,7 @@ fn run_over_elementwise<const USED: u64>(
     shared: &usmp::Shared,
     inputs: &Inputs<'_>,
     region: &mut [u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
     match kernel {
         Kernel::Copy if on::<USED>(bit::OVER_ELEMENTWISE) => quantize::copy_over(region, shared),
@@ -420,10 +423,10 @@ fn run_over_elementwise<const USED: u64>(
             pointwise::affine_over::<true>(p, region, shared)
         }
         Kernel::Add(p) if on::<USED>(bit::ADD | bit::OVER_ELEMENTWISE) => {
-            elementwise::add_over(p, region, shared, input(inputs, 1, "input 2")?)
+            elementwise::add_over(p, region, shared, input(inputs, 1, "input 2")?, work)
         }
         Kernel::Mul(p) if on::<USED>(bit::MUL | bit::OVER_ELEMENTWISE) => {
-            elementwise::mul_over(p, region, shared, input(inputs, 1, "input 2")?)
+            elementwise::mul_over(p, region, shared, input(inputs, 1, "input 2")?, work)
         }
         Kernel::Concatenation(p) if on::<USED>(bit::CONCATENATION | bit::OVER_ELEMENTWISE) => {
             with_parts::<16, _>(inputs, 1, CONCATENATION, |others| {

@@ -344,7 +344,7 @@ pub fn elementwise(cases: usize) -> Result<usize, usize> {
             activation: [lo, lo + rng.below((128 - lo) as usize) as i32],
         };
         let mut out = [0u8; 300];
-        if add(&p, first, second, &mut out[..n]).is_err() {
+        if add(&p, first, second, &mut out[..n], &mut Work::new().0).is_err() {
             return Err(case);
         }
         let int8 = |x: u8| i32::from(x as i8);
@@ -369,7 +369,7 @@ pub fn elementwise(cases: usize) -> Result<usize, usize> {
             output_offset: p.output_offset,
             activation: p.activation,
         };
-        if mul(&q, first, second, &mut out[..n]).is_err() {
+        if mul(&q, first, second, &mut out[..n], &mut Work::new().0).is_err() {
             return Err(case);
         }
         for k in 0..n {

@@ -33,14 +33,15 @@ fn in_order(strides: &[usize; 4], output: &[usize; 4]) -> bool {
 }
 
 /// ADD over one region holding input 1 and the output where `shared` says, at a shift
-/// its window allows; input 2 apart.
+/// its window allows; input 2 apart; `work` as [`add`]'s.
 pub fn add_over(
     p: &Add,
     region: &mut [u8],
     shared: &usmp::Shared,
     second: &[u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
-    over(p, region, shared, second)
+    over(p, region, shared, second, work)
 }
 
 /// MUL as [`add_over`].
@@ -49,9 +50,13 @@ pub fn mul_over(
     region: &mut [u8],
     shared: &usmp::Shared,
     second: &[u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
-    over(p, region, shared, second)
+    over(p, region, shared, second, work)
 }
+
+/// The work ADD and MUL keep on Helium: a block of output bytes (`work::bytes`).
+pub(crate) const WORK: usize = 64;
 
 /// What ADD and MUL share: their shapes, whether their rescalings take the one-rounding
 /// form, and one output element from the two input values.
@@ -78,9 +83,13 @@ fn by<P: Elementwise, T: Load>(
     first: &[T],
     second: &[u8],
     output: (usize, impl FnMut(usize, u8)),
+    work: &mut [u8],
 ) -> Result<(), Error> {
+    // Only the vector path keeps work.
+    #[cfg(not(any(test, usmp_helium)))]
+    let _ = work;
     #[cfg(any(test, usmp_helium))]
-    let output = match vectors(p, first, second, output) {
+    let output = match vectors(p, first, second, output, work) {
         Ok(done) => return done,
         Err(declined) => declined,
     };
@@ -105,10 +114,10 @@ fn by<P: Elementwise, T: Load>(
     }
 }
 
-/// [`by`]'s vector path: the output a block of `sums::BLOCK` at a time into a buffer,
-/// then stored (each block's inputs are read before its outputs are written, so an
-/// output over input 1 is safe at every shift [`window`] allows). `Err` hands the output
-/// back where the call is not one it takes.
+/// [`by`]'s vector path: the output a block of `sums::BLOCK` at a time into a buffer in
+/// `work`, then stored (each block's inputs are read before its outputs are written, so
+/// an output over input 1 is safe at every shift [`window`] allows). `Err` hands the
+/// output back where the call is not one it takes or `work` is shorter than [`WORK`].
 #[cfg(any(test, usmp_helium))]
 #[allow(clippy::type_complexity)]
 fn vectors<P: Elementwise, T: Load, F: FnMut(usize, u8)>(
@@ -116,6 +125,7 @@ fn vectors<P: Elementwise, T: Load, F: FnMut(usize, u8)>(
     first: &[T],
     second: &[u8],
     (len, mut put): (usize, F),
+    work: &mut [u8],
 ) -> Result<Result<(), Error>, (usize, F)> {
     use crate::dsp::sums;
     use crate::overlap::Put;
@@ -127,7 +137,10 @@ fn vectors<P: Elementwise, T: Load, F: FnMut(usize, u8)>(
         Ok((_, false)) => return Err((len, put)),
         Err(e) => return Ok(Err(e)),
     };
-    let mut block = [0u8; sums::BLOCK];
+    const { assert!(WORK == sums::BLOCK) };
+    let Some(block) = crate::plain::take::<[u8; WORK]>(work) else {
+        return Err((len, put));
+    };
     for o in (0..n).step_by(sums::BLOCK) {
         let m = (n - o).min(sums::BLOCK);
         let (a, b, out) = (&first[o..o + m], &second[o..o + m], &mut block[..m]);
@@ -150,13 +163,14 @@ fn over<P: Elementwise>(
     region: &mut [u8],
     shared: &usmp::Shared,
     second: &[u8],
+    work: &mut [u8],
 ) -> Result<(), Error> {
     let refused = Error::Overlap {
         shift: shared.shift(),
         most: isize::MIN,
     };
     let [first, output] = split(region, shared, window(p.shape()).ok_or(refused)?)?;
-    by(p, first, second, cells(output))
+    by(p, first, second, cells(output), work)
 }
 
 /// The output's elements, the inputs' and the output's lengths checked against the
@@ -219,9 +233,16 @@ pub(crate) fn each<T: Load>(
 }
 
 /// ADD: both inputs rescaled to a common scale with `left_shift` bits of headroom,
-/// summed, and rescaled to the output.
-pub fn add(p: &Add, first: &[u8], second: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    by(p, first, second, apart(output))
+/// summed, and rescaled to the output; `work` holds the call's
+/// [`work::bytes`](crate::work::bytes) (Helium's block).
+pub fn add(
+    p: &Add,
+    first: &[u8],
+    second: &[u8],
+    output: &mut [u8],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    by(p, first, second, apart(output), work)
 }
 
 /// `multiply_by_quantized_multiplier(x, multiplier, shift)`: with `ONE_ROUNDING` by
@@ -270,9 +291,15 @@ impl Elementwise for Add {
     }
 }
 
-/// MUL: the product of the offset inputs, rescaled to the output.
-pub fn mul(p: &Mul, first: &[u8], second: &[u8], output: &mut [u8]) -> Result<(), Error> {
-    by(p, first, second, apart(output))
+/// MUL: the product of the offset inputs, rescaled to the output; `work` as [`add`]'s.
+pub fn mul(
+    p: &Mul,
+    first: &[u8],
+    second: &[u8],
+    output: &mut [u8],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    by(p, first, second, apart(output), work)
 }
 
 impl Elementwise for Mul {

@@ -127,6 +127,7 @@ fn offsets(rng: &mut Rng) -> [i32; 5] {
 fn add_and_mul_equal_the_reference() {
     let mut rng = Rng(0x3C6E_F372_FE94_F82B);
     let (mut plain, mut one_rounding, mut vectors) = (0, 0, 0);
+    let mut buffer = Vec::new();
     for case in 0..3000 {
         let shape = shapes(&mut rng);
         let bytes =
@@ -152,7 +153,10 @@ fn add_and_mul_equal_the_reference() {
         one_rounding += usize::from(p.rescaled());
         let broadcast = shape.first_elements < n || shape.second_elements < n;
         vectors += usize::from(!broadcast && crate::dsp::sums::Row::add(&p).is_some());
-        add(&p, &first, &second, &mut out).unwrap();
+        // Exactly the work a plan for Helium gives the call.
+        let need = crate::work::bytes(&crate::Kernel::Add(&p), crate::work::Path::Helium);
+        let work = crate::work::tests::exactly(&mut buffer, need);
+        add(&p, &first, &second, &mut out, work).unwrap();
         assert_eq!(
             out,
             add_reference(&p, &first, &second),
@@ -169,7 +173,9 @@ fn add_and_mul_equal_the_reference() {
             activation: [low, high],
         };
         vectors += usize::from(!broadcast && crate::dsp::sums::Row::mul(&p).is_some());
-        mul(&p, &first, &second, &mut out).unwrap();
+        let need = crate::work::bytes(&crate::Kernel::Mul(&p), crate::work::Path::Helium);
+        let work = crate::work::tests::exactly(&mut buffer, need);
+        mul(&p, &first, &second, &mut out, work).unwrap();
         assert_eq!(
             out,
             mul_reference(&p, &first, &second),

@@ -223,8 +223,10 @@ fn add_and_mul_write_over_an_input_they_do_not_broadcast() {
                     })
                     .unwrap()
                 },
-                apart: &|x, out| elementwise::add(a, x, y, out),
-                over: &|region, shared| elementwise::add_over(a, region, shared, y),
+                apart: &|x, out| elementwise::add(a, x, y, out, &mut crate::work::tests::any()),
+                over: &|region, shared| {
+                    elementwise::add_over(a, region, shared, y, &mut crate::work::tests::any())
+                },
             },
             Case {
                 name: "mul",
@@ -235,8 +237,10 @@ fn add_and_mul_write_over_an_input_they_do_not_broadcast() {
                     })
                     .unwrap()
                 },
-                apart: &|x, out| elementwise::mul(m, x, y, out),
-                over: &|region, shared| elementwise::mul_over(m, region, shared, y),
+                apart: &|x, out| elementwise::mul(m, x, y, out, &mut crate::work::tests::any()),
+                over: &|region, shared| {
+                    elementwise::mul_over(m, region, shared, y, &mut crate::work::tests::any())
+                },
             },
         ];
         for case in &cases {
