@@ -20,6 +20,8 @@ pub struct Prepared {
     /// The bytes of work its kernel keeps on the target's path (`usmp_kernels::work`),
     /// planned as its last scratch buffer.
     pub work: usize,
+    /// The bytes it keeps as a part of a streamed stage (`work::in_stage`).
+    pub stage_work: usize,
 }
 
 /// Each call's kernel as a `Kernel` expression naming usmp-kernels by `path` (usmp-kernels
@@ -55,6 +57,7 @@ pub fn prepare(
                     rust: prepare::rust(k, path),
                     step: Step::of(k, rows),
                     work: work::bytes(k, target),
+                    stage_work: work::in_stage(k, target),
                 },
             )
             .map_err(|e| format!("call {i} ({}): {e}", model.calls[i].op))

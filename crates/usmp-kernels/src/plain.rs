@@ -45,3 +45,51 @@ pub(crate) fn take<T: Plain>(work: &mut [u8]) -> Option<&mut T> {
         Some(&mut *at)
     }
 }
+
+/// Work cut into buffers one after another, each starting at a multiple of
+/// [`ALIGN`](crate::work::ALIGN) and as long as its call needs ([`carved`] bytes each):
+/// sized to the call, where [`take`] lays a fixed type.
+pub(crate) struct Carve<'w>(&'w mut [u8]);
+
+impl<'w> Carve<'w> {
+    /// The whole of `work`, nothing cut yet.
+    pub(crate) fn new(work: &'w mut [u8]) -> Self {
+        Carve(work)
+    }
+
+    /// `n` zeroed `T`s from the next multiple of `ALIGN`; `None` where the work left is
+    /// too short.
+    pub(crate) fn slice<T: Plain>(&mut self, n: usize) -> Option<&'w mut [T]> {
+        const { assert!(align_of::<T>() <= crate::work::ALIGN) };
+        let work = core::mem::take(&mut self.0);
+        let skip = work.as_ptr().align_offset(crate::work::ALIGN);
+        let len = n.checked_mul(size_of::<T>())?;
+        let end = skip.checked_add(len)?;
+        if end > work.len() {
+            return None;
+        }
+        let (bytes, rest) = work[skip..].split_at_mut(len);
+        self.0 = rest;
+        let at = bytes.as_mut_ptr().cast::<T>();
+        // SAFETY: `at` points at `len = n * size_of::<T>()` bytes of `work`, borrowed
+        // mutably for `'w` and handed out once (the rest of `work` is kept apart), starting
+        // at a multiple of `ALIGN`, which `T`'s alignment divides (asserted above):
+        // written zero (as `n` `T`s) they are `n` values of `T` (`Plain`).
+        unsafe {
+            at.write_bytes(0, n);
+            Some(core::slice::from_raw_parts_mut(at, n))
+        }
+    }
+}
+
+impl<'w> Carve<'w> {
+    /// One zeroed `T`, as [`Carve::slice`].
+    pub(crate) fn one<T: Plain>(&mut self) -> Option<&'w mut T> {
+        self.slice::<T>(1)?.first_mut()
+    }
+}
+
+/// The bytes [`Carve::slice`] uses for `n` `T`s, the next one's alignment included.
+pub(crate) const fn carved<T>(n: usize) -> usize {
+    (n * size_of::<T>()).next_multiple_of(crate::work::ALIGN)
+}

@@ -63,15 +63,26 @@ impl Path {
 }
 
 /// The bytes of work a call of `kernel` needs on `path`: the most any of the paths the
-/// kernel may take there keeps (0 where none keeps any). A stage's is its parts' most,
-/// after its line buffers ([`stage::work_bytes`](crate::stage::work_bytes)).
+/// kernel may take there keeps (0 where none keeps any). A stage's is its parts' most
+/// [`in_stage`], after its line buffers ([`stage::work_bytes`](crate::stage::work_bytes)).
 pub fn bytes(kernel: &Kernel<'_>, path: Path) -> usize {
     match kernel {
         Kernel::Conv2d(p) => conv(p, false, path),
-        Kernel::DepthwiseConv2d(p) => conv(p, true, path),
         Kernel::FullyConnected(p) => {
-            crate::dense::as_pointwise(p).map_or(0, |c| pointwise(&c, path))
+            // Always apart: the product runs over an input and an output of its own.
+            crate::dense::as_pointwise(p).map_or(0, |c| pointwise(&c, path, false))
         }
+        _ => in_stage(kernel, path),
+    }
+}
+
+/// [`bytes`] of `kernel` run as a part of a streamed stage: a row at a time, its input
+/// and output apart (a 1x1 CONV_2D copies no pixel pairs then).
+pub fn in_stage(kernel: &Kernel<'_>, path: Path) -> usize {
+    match kernel {
+        Kernel::Conv2d(p) if fast::pointwise(p) => pointwise(p, path, false),
+        Kernel::Conv2d(p) => conv(p, false, path),
+        Kernel::DepthwiseConv2d(p) => conv(p, true, path),
         // Helium's block of outputs (any call: those its loop declines keep it unused).
         Kernel::Add(_) | Kernel::Mul(_) if path == Path::Helium => crate::elementwise::WORK,
         _ => 0,
@@ -79,7 +90,8 @@ pub fn bytes(kernel: &Kernel<'_>, path: Path) -> usize {
 }
 
 /// [`bytes`] of an int8 CONV_2D (or, `depthwise`, DEPTHWISE_CONV_2D): the most of the
-/// paths the call may take on `path` (each keeps its buffers only while it runs).
+/// paths the call may take on `path` (each keeps its buffers only while it runs), a 1x1
+/// one's over its input included.
 pub(crate) fn conv(p: &Conv<'_>, depthwise: bool, path: Path) -> usize {
     if depthwise {
         let helium = match path {
@@ -90,17 +102,17 @@ pub(crate) fn conv(p: &Conv<'_>, depthwise: bool, path: Path) -> usize {
             depthwise::work_bytes(p).max(fast::multiplier_work_bytes(p, path == Path::Dsp));
         helium.max(others)
     } else if fast::pointwise(p) {
-        pointwise(p, path)
+        pointwise(p, path, true)
     } else {
         patch::work_bytes(p)
     }
 }
 
-/// [`bytes`] of a 1x1 CONV_2D's blocked product.
-fn pointwise(p: &Conv<'_>, path: Path) -> usize {
+/// The work of a 1x1 CONV_2D's blocked product, `over` its input or apart.
+fn pointwise(p: &Conv<'_>, path: Path, over: bool) -> usize {
     match path {
         Path::Helium => helium::work_bytes(p),
-        Path::Dsp | Path::Portable => pairs::work_bytes(p),
+        Path::Dsp | Path::Portable => pairs::work_bytes(p, over),
     }
 }
 
@@ -131,14 +143,19 @@ pub(crate) mod tests {
         &mut buffer[skip..skip + n]
     }
 
-    /// `path` run with one byte less work than `need` (it must decline, having done
-    /// nothing), then with exactly `need`: what it returns then. So a test that asserts
-    /// the path taken also asserts that [`bytes`](super::bytes) is enough, to the byte.
+    /// `path` run with [`ALIGN`] bytes less work than `need` (it must decline, having
+    /// done nothing), then with exactly `need`: what it returns then. So a test that
+    /// asserts the path taken also asserts that [`bytes`](super::bytes) is enough, and
+    /// tight to the padding that aligns its last buffer.
     pub(crate) fn exactly_enough(need: usize, mut path: impl FnMut(&mut [u8]) -> bool) -> bool {
         let mut buffer = Vec::new();
         if need > 0 {
-            let short = exactly(&mut buffer, need - 1);
-            assert!(!path(short), "taken with {} bytes of work", need - 1);
+            let short = exactly(&mut buffer, need.saturating_sub(ALIGN));
+            assert!(
+                !path(short),
+                "taken with {} bytes of work",
+                need.saturating_sub(ALIGN)
+            );
         }
         path(exactly(&mut buffer, need))
     }

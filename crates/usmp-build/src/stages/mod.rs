@@ -239,7 +239,7 @@ fn stage_call(
     // The parts' kernel work after the line buffers, as usmp-kernels' stage reads it.
     let most = prepared[stage.first..=stage.last]
         .iter()
-        .map(|k| k.work)
+        .map(|k| k.stage_work)
         .max()
         .unwrap_or(0);
     let lines = usize::try_from(stage.scratch()).unwrap_or(usize::MAX);

@@ -218,8 +218,9 @@ fn person_detects_stages_fuse_into_a_model_that_checks() {
     assert_eq!(stage.reads.len(), 1 + 2 * 4);
     assert_eq!(stage.reads[0], model.calls[0].reads[0]);
     assert_eq!(stage.writes, model.calls[3].writes);
-    // 3,840 bytes of line buffers, then the 1x1 part's kernel work (pixel pairs).
-    assert_eq!(stage.scratch[0].size.bytes(), Some(3840 + 2176));
+    // 3,840 bytes of line buffers, then the 1x1 part's kernel work: a pixel pair's lanes
+    // and sums (a part runs apart, copying no pair).
+    assert_eq!(stage.scratch[0].size.bytes(), Some(3840 + 1152));
     assert!(kernels[0].starts_with(
         "k::Kernel::Stage(&k::Stage { parts: &[k::Part { kernel: k::Kernel::DepthwiseConv2d("
     ));

@@ -1,4 +1,4 @@
-//! DEPTHWISE_CONV_2D of depth multiplier 1 (at most [`MOST_TAPS`] taps) along the
+//! DEPTHWISE_CONV_2D of depth multiplier 1 (at most [`MOST_TAPS`](crate::params::MOST_TAPS) taps) along the
 //! channels: per output pixel the taps inside the input are found once; then each tap
 //! adds its products to a row of accumulators, one per channel, walking the input's and
 //! the filter's contiguous channels together; then the row is requantized and written.
@@ -19,8 +19,8 @@ use crate::bytes::int8;
 use crate::dsp::window;
 use crate::dsp::{At, positions_fit, splat, tap_words};
 use crate::overlap::{Load, Put};
-use crate::params::{Conv, MOST_TAPS};
-use crate::plain;
+use crate::params::Conv;
+use crate::plain::{Carve, carved};
 use crate::rows::{Frame, RowMap};
 
 use super::{Finish, taps};
@@ -29,17 +29,19 @@ use super::{Finish, taps};
 /// their bytes.
 pub(crate) const GROUP: usize = 64;
 
-/// [`by_four`]'s work: a pixel's taps (input and filter positions), a group's sums and
-/// their bytes.
-type Buffers = ([At; MOST_TAPS], [i32; GROUP], [u8; GROUP]);
+/// The taps of a pixel (at most [`MOST_TAPS`](crate::params::MOST_TAPS) where [`Conv::four_at_a_time`]) and the
+/// channels of a group of a call of `p`: what [`by_four`]'s work holds, a pixel's taps
+/// (input and filter positions), a group's sums and their bytes.
+fn sizes(p: &Conv<'_>) -> [usize; 2] {
+    [p.filter[1] * p.filter[2], GROUP.min(p.input[3])]
+}
 
-/// The work [`by_four`] keeps for a call of `p`: its [`Buffers`] where it may take the
-/// call.
+/// The work [`by_four`] keeps for a call of `p`, where it may take the call.
 pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
-    if p.four_at_a_time() {
-        size_of::<Buffers>()
-    } else {
-        0
+    let [taps, group] = sizes(p);
+    match p.four_at_a_time() {
+        true => carved::<At>(taps) + carved::<i32>(group) + carved::<u8>(group),
+        false => 0,
     }
 }
 
@@ -68,7 +70,13 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     if !p.four_at_a_time() || !positions_fit([input.len(), filter.len()]) {
         return false;
     }
-    let Some((at, accs, finished)) = plain::take::<Buffers>(work) else {
+    let [listed, group] = sizes(p);
+    let work = &mut Carve::new(work);
+    let (Some(at), Some(accs), Some(finished)) = (
+        work.slice::<At>(listed),
+        work.slice(group),
+        work.slice(group),
+    ) else {
         return false;
     };
     let finish = Finish::new(p, bias);

@@ -21,7 +21,7 @@ use crate::bytes::int8;
 use crate::dsp::dots::dot_rows;
 use crate::dsp::{Lanes, splat, sxtab16, sxtab16_odd, two_dots};
 use crate::params::Conv;
-use crate::plain;
+use crate::plain::Carve;
 
 /// Four bytes known to be there: one (unaligned) load.
 #[inline(always)]
@@ -57,16 +57,30 @@ pub(crate) fn conv_1x1(
     work: &mut [u8],
 ) {
     let finish = Finish::new(p, bias);
-    match plain::take::<Scratch>(work) {
-        Some(scratch) => conv_1x1_in(p, &finish, input, filter, bias, output, scratch),
+    match Scratch::carve(&mut Carve::new(work), p.filter[3]) {
+        Some(mut scratch) => conv_1x1_in(p, &finish, input, filter, bias, output, &mut scratch),
         None => fast::conv_1x1::<true, _>(p, input, filter, bias, &mut |o, v| output[o] = v),
     }
 }
 
-/// What [`conv_1x1_in`] works in, in the call's work, cleared once per call, not per
-/// pixel pair (clearing it cost a 1,024-byte memclr per pair): a pixel pair's input in
-/// 16-bit lanes, its sums before they are finished.
-pub(crate) type Scratch = ([u32; MOST_PAIRED], Rows);
+/// What [`conv_1x1_in`] works in, cut from the call's work once per call, not per pixel
+/// pair (clearing it cost a 1,024-byte memclr per pair).
+pub(crate) struct Scratch<'w> {
+    /// A pixel pair's input in 16-bit lanes.
+    widened: &'w mut [u32],
+    /// Its sums before they are finished.
+    rows: &'w mut Rows,
+}
+
+impl<'w> Scratch<'w> {
+    /// For pixels of `depth` bytes (at most [`MOST_PAIRED`]), from `work`.
+    pub(crate) fn carve(work: &mut Carve<'w>, depth: usize) -> Option<Self> {
+        Some(Scratch {
+            widened: work.slice(depth.min(MOST_PAIRED))?,
+            rows: work.one()?,
+        })
+    }
+}
 
 /// [`conv_1x1`] finished by `finish` (the call's, made once where a call runs as many
 /// calls of a pixel pair), working in `scratch`.
@@ -78,7 +92,7 @@ pub(super) fn conv_1x1_in(
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
-    scratch: &mut Scratch,
+    scratch: &mut Scratch<'_>,
 ) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     // Offsets are -127 to 128 (a zero point's negation); the general loops take any.
@@ -146,10 +160,10 @@ fn two_pixels(
     filter: &[u8],
     [a, b]: [&[u8]; 2],
     [oa, ob]: [&mut [u8]; 2],
-    scratch: &mut Scratch,
+    scratch: &mut Scratch<'_>,
 ) {
     let (depth, whole) = (s.depth, s.whole);
-    let (widened, rows) = scratch;
+    let Scratch { widened, rows } = scratch;
     let pixels = words(a, whole).zip(words(b, whole));
     for (lanes, (a, b)) in widened.chunks_exact_mut(4).zip(pixels) {
         let (a, b) = (word(a), word(b));

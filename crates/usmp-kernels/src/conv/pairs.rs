@@ -13,7 +13,7 @@ use crate::bytes::int8;
 use crate::dsp::dots::pair_rows;
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
-use crate::plain;
+use crate::plain::{Carve, carved};
 
 /// [`fast::conv_1x1_apart`]'s call, its regions checked, two pixels and two channels at a
 /// time in `work`; deeper pixels, an offset past 16 bits, or `work` shorter than a
@@ -30,27 +30,45 @@ pub(super) fn conv_1x1(
     work: &mut [u8],
 ) {
     let finish = Finish::new(p, bias);
-    match plain::take::<Scratch>(work) {
-        Some(scratch) => conv_1x1_by(p, &finish, input, filter, bias, output, scratch),
+    match Scratch::carve(&mut Carve::new(work), p.filter[3]) {
+        Some(mut scratch) => conv_1x1_by(p, &finish, input, filter, bias, output, &mut scratch),
         None => fast::conv_1x1_apart(p, input, filter, bias, output),
     }
 }
 
-/// What [`conv_1x1_by`] works in, in the call's work, cleared once per call, not per
-/// pixel pair: a pixel pair's input, offset, interleaved; its sums before they are
-/// finished.
-type Scratch = ([i16; 2 * MOST_PAIRED], Rows);
+/// What [`conv_1x1_by`] works in, cut from the call's work once per call, not per pixel
+/// pair.
+struct Scratch<'w> {
+    /// A pixel pair's input, offset, interleaved.
+    widened: &'w mut [i16],
+    /// Its sums before they are finished.
+    rows: &'w mut Rows,
+}
 
-/// [`conv_1x1_over`]'s work: a pixel pair's input and output, then the scratch `S` of
-/// the form it runs (a [`Scratch`] or a `packed::Scratch`, the same size).
-type Over<S> = ([u8; 2 * MOST_PAIRED], [u8; 2 * MOST_PAIRED], S);
+impl<'w> Scratch<'w> {
+    /// For pixels of `depth` bytes, from `work`.
+    fn carve(work: &mut Carve<'w>, depth: usize) -> Option<Self> {
+        Some(Scratch {
+            widened: work.slice(2 * depth)?,
+            rows: work.one()?,
+        })
+    }
+}
 
-/// The work the pairs keep for a 1x1 CONV_2D of `p` (over its input or apart, with the
-/// DSP extension or not): an [`Over`] where they may take the call.
-pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
-    const { assert!(size_of::<packed::Scratch>() == size_of::<Scratch>()) };
-    let fits = p.filter[3] <= MOST_PAIRED && p.output[3] <= MOST_PAIRED;
-    if fits { size_of::<Over<Scratch>>() } else { 0 }
+/// The work the pairs keep for a 1x1 CONV_2D of `p` (with the DSP extension or not),
+/// `over` its input (an [`Over`]: the pair's input and output copied) or apart (a
+/// [`Scratch`]): none where they do not take the call.
+pub(crate) fn work_bytes(p: &Conv<'_>, over: bool) -> usize {
+    let (depth, channels) = (p.filter[3], p.output[3]);
+    if depth > MOST_PAIRED || channels > MOST_PAIRED {
+        return 0;
+    }
+    // Either form's lanes: 2 x `depth` i16 or `depth` u32, the same bytes.
+    let scratch = carved::<i16>(2 * depth).max(carved::<u32>(depth)) + carved::<Rows>(1);
+    match over {
+        true => carved::<u8>(2 * depth) + carved::<u8>(2 * channels) + scratch,
+        false => scratch,
+    }
 }
 
 /// [`conv_1x1`] finished by `finish` (the call's, made once where a call runs as many
@@ -63,7 +81,7 @@ fn conv_1x1_by(
     filter: &[u8],
     bias: &[u8],
     output: &mut [u8],
-    scratch: &mut Scratch,
+    scratch: &mut Scratch<'_>,
 ) {
     let (depth, channels) = (p.filter[3], p.output[3]);
     let Ok(offset) = i16::try_from(p.input_offset) else {
@@ -72,7 +90,7 @@ fn conv_1x1_by(
     if depth > MOST_PAIRED || offset.unsigned_abs() > i16::MAX.unsigned_abs() - 128 {
         return fast::conv_1x1_apart(p, input, filter, bias, output);
     }
-    let (widened, rows) = scratch;
+    let Scratch { widened, rows } = scratch;
     let mut pairs = input.chunks_exact(2 * depth);
     let mut outs = output.chunks_exact_mut(2 * channels);
     for (xs, out) in pairs.by_ref().zip(outs.by_ref()) {
@@ -136,21 +154,23 @@ pub(crate) fn conv_1x1_over<const PACKED: bool, T: Load>(
     let rest = pairs.remainder();
     let (depth, channels) = (2 * depth, 2 * channels);
     // The one scratch or the other, in the same bytes of work.
+    let work = &mut Carve::new(work);
+    let (Some(x), Some(y)) = (work.slice(depth), work.slice(channels)) else {
+        return false;
+    };
     if PACKED {
-        let Some((x, y, scratch)) = plain::take::<Over<packed::Scratch>>(work) else {
+        let Some(mut scratch) = packed::Scratch::carve(work, p.filter[3]) else {
             return false;
         };
-        let (x, y) = (&mut x[..depth], &mut y[..channels]);
         each_pair(pairs, [x, y], put, &mut |x, y| {
-            packed::conv_1x1_in(&pair, &finish, x, filter, bias, y, scratch)
+            packed::conv_1x1_in(&pair, &finish, x, filter, bias, y, &mut scratch)
         });
     } else {
-        let Some((x, y, scratch)) = plain::take::<Over<Scratch>>(work) else {
+        let Some(mut scratch) = Scratch::carve(work, p.filter[3]) else {
             return false;
         };
-        let (x, y) = (&mut x[..depth], &mut y[..channels]);
         each_pair(pairs, [x, y], put, &mut |x, y| {
-            conv_1x1_by(&pair, &finish, x, filter, bias, y, scratch)
+            conv_1x1_by(&pair, &finish, x, filter, bias, y, &mut scratch)
         });
     }
     // An odd pixel last, on its own, as the general loops take it.

@@ -18,7 +18,7 @@ use crate::bytes::int8;
 use crate::dsp::{pair, smlad, sxtb16, sxtb16_odd};
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
-use crate::plain;
+use crate::plain::{Carve, carved};
 use crate::rows::{Frame, RowMap};
 
 use super::depthwise::GROUP;
@@ -56,7 +56,7 @@ pub(crate) fn conv<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     put: &mut impl Put,
     work: &mut [u8],
 ) -> bool {
-    let Some(buffers) = plain::take::<Buffers>(work) else {
+    let Some(mut buffers) = Buffers::carve(&mut Carve::new(work), p) else {
         return false;
     };
     let rows = Rows {
@@ -64,16 +64,46 @@ pub(crate) fn conv<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
         input: &|b, y| frame.input.at(p.input, b, y),
         output: &|b, y| frame.output.at(p.output, b, y),
     };
-    by_patches::<PACKED, T>(p, &rows, input, filter, bias, put, buffers);
+    by_patches::<PACKED, T>(p, &rows, input, filter, bias, put, &mut buffers);
     true
 }
 
-/// [`conv`]'s work: a group's sums and their bytes, the patch.
-type Buffers = ([i32; GROUP], [u8; GROUP], [i16; MOST_PATCH]);
+/// [`conv`]'s work, cut to the call's size.
+struct Buffers<'w> {
+    /// A group's sums.
+    accs: &'w mut [i32],
+    /// Their bytes.
+    finished: &'w mut [u8],
+    /// The patch: the field in whole groups of four.
+    patch: &'w mut [i16],
+}
+
+impl<'w> Buffers<'w> {
+    /// The group and patch of a call of `p`, from `work`.
+    fn carve(work: &mut Carve<'w>, p: &Conv<'_>) -> Option<Self> {
+        let [group, patch] = sizes(p);
+        Some(Buffers {
+            accs: work.slice(group)?,
+            finished: work.slice(group)?,
+            patch: work.slice(patch)?,
+        })
+    }
+}
+
+/// The channels of a group and the elements of a patch of a call of `p`.
+fn sizes(p: &Conv<'_>) -> [usize; 2] {
+    let [_, f_h, f_w, _] = p.filter;
+    let field = f_h * f_w * p.input[3];
+    [GROUP.min(p.output[3]), field.next_multiple_of(4)]
+}
 
 /// The work [`conv`] keeps for a call of `p`: its [`Buffers`] where it [`applies`].
 pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
-    if applies(p) { size_of::<Buffers>() } else { 0 }
+    let [group, patch] = sizes(p);
+    match applies(p) {
+        true => carved::<i32>(group) + carved::<u8>(group) + carved::<i16>(patch),
+        false => 0,
+    }
 }
 
 /// Where [`by_patches`] finds rows: looked up once per output row and filter row, so
@@ -125,7 +155,7 @@ fn by_patches<const PACKED: bool, T: Load>(
     filter: &[u8],
     bias: &[u8],
     put: &mut dyn Put,
-    buffers: &mut Buffers,
+    buffers: &mut Buffers<'_>,
 ) {
     let [batches, in_h, in_w, in_c] = p.input;
     let [out_c, f_h, f_w, _] = p.filter;
@@ -134,7 +164,11 @@ fn by_patches<const PACKED: bool, T: Load>(
     let ([sy, sx], [dy, dx], [py, px]) = (p.stride, p.dilation, p.padding);
     let finish = Finish::new(p, bias);
     // Whole groups of four: a last, partial group's slots are spread over the group.
-    let patch = &mut buffers.2[..field.next_multiple_of(4)];
+    let Buffers {
+        accs,
+        finished,
+        patch,
+    } = buffers;
     for b in 0..batches {
         for oy in rows_at.computed.clone() {
             let rows = taps(oy, sy, dy, py, in_h, f_h);
@@ -162,12 +196,12 @@ fn by_patches<const PACKED: bool, T: Load>(
                 // Up to a group of channels summed, then finished in one row.
                 while oc < out_c {
                     let mut n = 0;
-                    for (acc, w) in buffers.0.iter_mut().zip(filters.by_ref()) {
+                    for (acc, w) in accs.iter_mut().zip(filters.by_ref()) {
                         *acc = dot::<PACKED>(patch, w);
                         n += 1;
                     }
-                    let bytes = &mut buffers.1[..n];
-                    finish.put_row(oc, &buffers.0[..n], bytes, (put, out + oc));
+                    let bytes = &mut finished[..n];
+                    finish.put_row(oc, &accs[..n], bytes, (put, out + oc));
                     if n < GROUP {
                         break;
                     }

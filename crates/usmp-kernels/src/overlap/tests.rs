@@ -354,7 +354,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             )
             .unwrap();
             let put = &mut |o: usize, v| paired[o] = v;
-            let need = conv::pairs::work_bytes(&q);
+            let need = conv::pairs::work_bytes(&q, true);
             let x = &input[..];
             if crate::work::tests::exactly_enough(need, |work| {
                 conv::pairs::conv_1x1_over::<true, _>(&q, x, &filter, &bias, put, work)
@@ -365,7 +365,7 @@ fn int8_windows_are_the_traced_bound_and_hold_at_their_edge() {
             }
             let mut portable = vec![0; outs];
             let put = &mut |o: usize, v| portable[o] = v;
-            let need = conv::pairs::work_bytes(&q);
+            let need = conv::pairs::work_bytes(&q, true);
             let x = &input[..];
             if crate::work::tests::exactly_enough(need, |work| {
                 conv::pairs::conv_1x1_over::<false, _>(&q, x, &filter, &bias, put, work)

@@ -55,7 +55,7 @@ pub fn scratch_bytes(stage: &Stage<'_>) -> usize {
 /// buffers on `path` ([`work_after`] the most any part keeps).
 pub fn work_bytes(stage: &Stage<'_>, path: crate::work::Path) -> usize {
     let most = (stage.parts.iter())
-        .map(|p| crate::work::bytes(&p.kernel, path))
+        .map(|p| crate::work::in_stage(&p.kernel, path))
         .max()
         .unwrap_or(0);
     work_after(scratch_bytes(stage), most)
