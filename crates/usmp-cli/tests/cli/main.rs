@@ -565,7 +565,7 @@ fn plan_names_the_outputs_written_over_their_inputs() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report = text(&out.stdout);
     for line in [
-        "sram             workspace          36880",
+        "sram             workspace          37088",
         "sram             workspace           4176",
         "sram             workspace          12304",
         "overlaps: 2 declared, 1 used",
