@@ -2,6 +2,9 @@
 //! outside `dsp` with `unsafe`, one cast of zeroed bytes to integer arrays.
 #![allow(unsafe_code)]
 
+/// Where each buffer [`Carve`] cuts starts: a multiple of this many bytes (`work::ALIGN`).
+pub(crate) const ALIGN: usize = 8;
+
 /// A type every pattern of zero bytes is a value of, with no invariant beyond its bytes.
 ///
 /// # Safety
@@ -47,7 +50,7 @@ pub(crate) fn take<T: Plain>(work: &mut [u8]) -> Option<&mut T> {
 }
 
 /// Work cut into buffers one after another, each starting at a multiple of
-/// [`ALIGN`](crate::work::ALIGN) and as long as its call needs ([`carved`] bytes each):
+/// [`ALIGN`] and as long as its call needs ([`carved`] bytes each):
 /// sized to the call, where [`take`] lays a fixed type.
 pub(crate) struct Carve<'w>(&'w mut [u8]);
 
@@ -60,9 +63,9 @@ impl<'w> Carve<'w> {
     /// `n` zeroed `T`s from the next multiple of `ALIGN`; `None` where the work left is
     /// too short.
     pub(crate) fn slice<T: Plain>(&mut self, n: usize) -> Option<&'w mut [T]> {
-        const { assert!(align_of::<T>() <= crate::work::ALIGN) };
+        const { assert!(align_of::<T>() <= ALIGN) };
         let work = core::mem::take(&mut self.0);
-        let skip = work.as_ptr().align_offset(crate::work::ALIGN);
+        let skip = work.as_ptr().align_offset(ALIGN);
         let len = n.checked_mul(size_of::<T>())?;
         let end = skip.checked_add(len)?;
         if end > work.len() {
@@ -91,5 +94,5 @@ impl<'w> Carve<'w> {
 
 /// The bytes [`Carve::slice`] uses for `n` `T`s, the next one's alignment included.
 pub(crate) const fn carved<T>(n: usize) -> usize {
-    (n * size_of::<T>()).next_multiple_of(crate::work::ALIGN)
+    (n * size_of::<T>()).next_multiple_of(ALIGN)
 }

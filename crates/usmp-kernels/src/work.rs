@@ -16,7 +16,7 @@ use crate::conv::{chunked, depthwise, fast, helium, pairs, patch};
 use crate::params::Conv;
 
 /// The alignment of a call's work, in bytes: every buffer in it starts aligned.
-pub const ALIGN: usize = 8;
+pub const ALIGN: usize = crate::plain::ALIGN;
 
 /// The kernels' paths that keep buffers of their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

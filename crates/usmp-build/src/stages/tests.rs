@@ -165,11 +165,12 @@ fn kernel_work_is_planned_for_the_targets_path() {
         let (_, _, prepared) = person_detect_for(target);
         [0, 1, 2].map(|i| prepared[i].work)
     };
-    // The four-channel blocks' taps, sums and bytes (128 + 256 + 64); the pixel pairs'
-    // input, output, lanes and sums (2 x 512 + 1,024 + 128); with the DSP extension also
-    // the multiplier path's rows for its assembly (16 of 8 bytes).
-    assert_eq!(work(Path::Portable), [0, 448, 2176]);
-    assert_eq!(work(Path::Dsp), [128, 448, 2176]);
+    // Each cut to the call: the four-channel blocks' taps, sums and bytes for 9 taps of 8
+    // channels (72 + 32 + 8); the 1x1's pixel pair (8 channels in, 16 out) copied in and
+    // out, its lanes and sums (16 + 32 + 32 + 128); with the DSP extension also the
+    // multiplier path's rows for its assembly (16 of 8 bytes).
+    assert_eq!(work(Path::Portable), [0, 112, 208]);
+    assert_eq!(work(Path::Dsp), [128, 112, 208]);
     // Helium's chunks for 9 taps (two lists of taps, the filter repeated, the channel
     // lists repeated, a run's bytes: 2 x 128 + 256 + 192 + 256), the most of the paths
     // a depthwise call may take there, and its 1x1 product (1,024 + 1,024 + 1,024 + 64).
@@ -220,7 +221,7 @@ fn person_detects_stages_fuse_into_a_model_that_checks() {
     assert_eq!(stage.writes, model.calls[3].writes);
     // 3,840 bytes of line buffers, then the 1x1 part's kernel work: a pixel pair's lanes
     // and sums (a part runs apart, copying no pair).
-    assert_eq!(stage.scratch[0].size.bytes(), Some(3840 + 1152));
+    assert_eq!(stage.scratch[0].size.bytes(), Some(3840 + 32 + 128));
     assert!(kernels[0].starts_with(
         "k::Kernel::Stage(&k::Stage { parts: &[k::Part { kernel: k::Kernel::DepthwiseConv2d("
     ));

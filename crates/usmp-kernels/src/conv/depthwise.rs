@@ -36,6 +36,18 @@ fn sizes(p: &Conv<'_>) -> [usize; 2] {
     [p.filter[1] * p.filter[2], GROUP.min(p.input[3])]
 }
 
+/// [`by_four`]'s buffers for a call of `p`, cut from `work`: a pixel's taps, a group's
+/// sums and their bytes.
+#[allow(clippy::type_complexity)]
+fn buffers<'w>(
+    p: &Conv<'_>,
+    work: &'w mut [u8],
+) -> Option<(&'w mut [At], &'w mut [i32], &'w mut [u8])> {
+    let [taps, group] = sizes(p);
+    let work = &mut Carve::new(work);
+    Some((work.slice(taps)?, work.slice(group)?, work.slice(group)?))
+}
+
 /// The work [`by_four`] keeps for a call of `p`, where it may take the call.
 pub(crate) fn work_bytes(p: &Conv<'_>) -> usize {
     let [taps, group] = sizes(p);
@@ -70,13 +82,7 @@ pub(crate) fn by_four<const PACKED: bool, T: Load, I: RowMap, O: RowMap>(
     if !p.four_at_a_time() || !positions_fit([input.len(), filter.len()]) {
         return false;
     }
-    let [listed, group] = sizes(p);
-    let work = &mut Carve::new(work);
-    let (Some(at), Some(accs), Some(finished)) = (
-        work.slice::<At>(listed),
-        work.slice(group),
-        work.slice(group),
-    ) else {
+    let Some((at, accs, finished)) = buffers(p, work) else {
         return false;
     };
     let finish = Finish::new(p, bias);
