@@ -11,7 +11,7 @@ pub(crate) const ALIGN: usize = 8;
 ///
 /// An implementation's every field (recursively) is an integer or an array of them, so
 /// zeroed bytes of its size and alignment are a valid value; any padding between fields is
-/// never read through the reference [`take`] returns.
+/// never read through the reference [`Carve::one`] returns.
 pub(crate) unsafe trait Plain: Sized {}
 
 // SAFETY: integers: zero is a value.
@@ -20,8 +20,6 @@ unsafe impl Plain for u8 {}
 unsafe impl Plain for i16 {}
 // SAFETY: as u8.
 unsafe impl Plain for i32 {}
-// SAFETY: as u8.
-unsafe impl Plain for usize {}
 // SAFETY: as u8.
 unsafe impl Plain for u32 {}
 // SAFETY: an array of `Plain` elements: each element zeroed is one, with no padding.
@@ -33,25 +31,9 @@ unsafe impl<A: Plain, B: Plain, C: Plain> Plain for (A, B, C) {}
 // SAFETY: as for pairs.
 unsafe impl<A: Plain, B: Plain, C: Plain, D: Plain> Plain for (A, B, C, D) {}
 
-/// A `T` laid over the start of `work` (after the bytes that align it), zeroed, as a fast
-/// path's buffers were on the stack; `None` where `work` is too short for one.
-pub(crate) fn take<T: Plain>(work: &mut [u8]) -> Option<&mut T> {
-    let skip = work.as_ptr().align_offset(align_of::<T>());
-    let end = skip.checked_add(size_of::<T>())?;
-    let at = work.get_mut(skip..end)?.as_mut_ptr().cast::<T>();
-    // SAFETY: `at` points at `size_of::<T>()` bytes of `work`, borrowed mutably for the
-    // reference's lifetime, starting at a multiple of `align_of::<T>()`: writing them
-    // zero (as a `T`, so the compiler knows the size and alignment and clears them as
-    // it cleared the stack arrays) makes them a value of `T` (`Plain`).
-    unsafe {
-        at.write_bytes(0, 1);
-        Some(&mut *at)
-    }
-}
-
 /// Work cut into buffers one after another, each starting at a multiple of
 /// [`ALIGN`] and as long as its call needs ([`carved`] bytes each):
-/// sized to the call, where [`take`] lays a fixed type.
+/// sized to the call, or a fixed type ([`Carve::one`]).
 pub(crate) struct Carve<'w>(&'w mut [u8]);
 
 impl<'w> Carve<'w> {
@@ -83,10 +65,9 @@ impl<'w> Carve<'w> {
             Some(core::slice::from_raw_parts_mut(at, n))
         }
     }
-}
 
-impl<'w> Carve<'w> {
-    /// One zeroed `T`, as [`Carve::slice`].
+    /// One zeroed `T`, as [`Carve::slice`]: a fast path's buffers of fixed size, cleared as
+    /// its stack arrays were.
     pub(crate) fn one<T: Plain>(&mut self) -> Option<&'w mut T> {
         self.slice::<T>(1)?.first_mut()
     }

@@ -126,7 +126,7 @@ pub(crate) fn holds(work: &[u8], need: usize) -> bool {
 pub(crate) mod tests {
     extern crate std;
     use super::{ALIGN, holds};
-    use crate::plain::take;
+    use crate::plain::Carve;
     use std::vec::Vec;
 
     /// Work enough for any call of the kernels' tests on any path.
@@ -161,15 +161,21 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn take_zeroes_and_aligns_or_refuses() {
+    fn carve_zeroes_and_aligns_or_refuses() {
         let mut work = std::vec![0xFFu8; 64];
         let n = work.len();
         let skip = work.as_ptr().align_offset(4);
-        let words: &mut [i32; 8] = take(&mut work).expect("64 bytes hold 32 aligned");
+        let words: &mut [i32; 8] = Carve::new(&mut work)
+            .one()
+            .expect("64 bytes hold 32 aligned");
         assert_eq!(*words, [0; 8]);
         words[7] = -1;
-        assert!(take::<[i32; 16]>(&mut work[skip + 1..]).is_none());
-        assert!(take::<[u8; 65]>(&mut work).is_none());
+        assert!(
+            Carve::new(&mut work[skip + 1..])
+                .one::<[i32; 16]>()
+                .is_none()
+        );
+        assert!(Carve::new(&mut work).one::<[u8; 65]>().is_none());
         assert!(holds(&work, n - work.as_ptr().align_offset(ALIGN)));
         assert!(!holds(&work, n + 1));
     }

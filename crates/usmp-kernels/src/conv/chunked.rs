@@ -19,7 +19,7 @@ use crate::dsp::chunks::{
 use crate::dsp::{positions_fit, requantize};
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
-use crate::plain;
+use crate::plain::Carve;
 use crate::rows::{Frame, RowMap};
 
 /// The lists of the call's output channels (`c` of them), and where `c` divides [`CHUNK`]
@@ -96,14 +96,14 @@ pub(crate) fn depthwise<T: Load, I: RowMap, O: RowMap>(
     // Storage cleared on every call (a streamed stage's part is a call of a row or two):
     // as small as the filter allows.
     match p.filter[1] * p.filter[2] {
-        taps if taps <= FEW_TAPS => match plain::take::<Buffers<FEW_TAPS>>(work) {
+        taps if taps <= FEW_TAPS => match Carve::new(work).one::<Buffers<FEW_TAPS>>() {
             Some(((a, b, c), lists, bytes)) => {
                 let store = (&mut a[..], &mut b[..], c.as_flattened_mut(), lists, bytes);
                 with(p, frame, input, filter, bias, store, put)
             }
             None => false,
         },
-        taps if taps <= MOST_TAPS => match plain::take::<Buffers<MOST_TAPS>>(work) {
+        taps if taps <= MOST_TAPS => match Carve::new(work).one::<Buffers<MOST_TAPS>>() {
             Some(((a, b, c), lists, bytes)) => {
                 let store = (&mut a[..], &mut b[..], c.as_flattened_mut(), lists, bytes);
                 with(p, frame, input, filter, bias, store, put)

@@ -11,7 +11,7 @@ use crate::bytes::int8;
 use crate::dsp::{At, positions_fit, rows_taps, smlabb, smlabt, sxtb16, sxtb16_odd};
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
-use crate::plain;
+use crate::plain::Carve;
 use crate::rows::{Frame, Ring, RowMap};
 
 use super::{Finish, taps};
@@ -288,7 +288,7 @@ fn rows_list<'w, const PACKED: bool>(
         return None;
     }
     match PACKED {
-        true => plain::take::<RowsAt>(work).map(Some),
+        true => Carve::new(work).one::<RowsAt>().map(Some),
         false => Some(None),
     }
 }

@@ -16,7 +16,7 @@ use crate::dsp::mve::{self, PIXELS, gathered_len};
 use crate::dsp::requantize;
 use crate::overlap::{Load, Put};
 use crate::params::Conv;
-use crate::plain;
+use crate::plain::Carve;
 
 /// The deepest pixels and the most output channels [`conv_1x1`] takes: with them its
 /// work holds about 3 KB ([`Buffers`]).
@@ -66,7 +66,7 @@ pub(crate) fn conv_1x1<T: Load>(
     if depth > MOST || channels > MOST || !fast::pointwise(p) || filter.len() < depth * channels {
         return false;
     }
-    let Some((folded, gathered, sums, bytes)) = plain::take::<Buffers>(work) else {
+    let Some((folded, gathered, sums, bytes)) = Carve::new(work).one::<Buffers>() else {
         return false;
     };
     let rows = filter.chunks_exact(depth).zip(bias.chunks_exact(4));

@@ -138,7 +138,7 @@ fn vectors<P: Elementwise, T: Load, F: FnMut(usize, u8)>(
         Err(e) => return Ok(Err(e)),
     };
     const { assert!(WORK == sums::BLOCK) };
-    let Some(block) = crate::plain::take::<[u8; WORK]>(work) else {
+    let Some(block) = crate::plain::Carve::new(work).one::<[u8; WORK]>() else {
         return Err((len, put));
     };
     for o in (0..n).step_by(sums::BLOCK) {
