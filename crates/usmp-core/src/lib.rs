@@ -117,9 +117,10 @@ pub mod verify;
 mod test_rng;
 
 pub use algo::{
-    Algorithm, Assignment, Auto, BOUND_PROBE_FACTOR, BestFit, DEFAULT_WORK_BUDGET,
-    EXACT_MAX_BUFFERS, Exact, FirstFit, FirstFitByClass, GreedyByBreadth, GreedyByConflicts,
-    GreedyBySize, HillClimb, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS, Named, Slots,
+    Algorithm, Assignment, Auto, BOUND_PROBE_FACTOR, BOUND_PROBE_MOST, BestFit,
+    DEFAULT_WORK_BUDGET, EXACT_MAX_BUFFERS, Exact, FirstFit, FirstFitByClass, GreedyByBreadth,
+    GreedyByConflicts, GreedyBySize, HillClimb, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS, Named,
+    Slots,
 };
 pub use bound::LowerBound;
 pub use plan::{Plan, plan};

@@ -18,8 +18,8 @@ mod slots;
 
 pub use auto::Auto;
 pub use exact::{
-    Assignment, BOUND_PROBE_FACTOR, DEFAULT_WORK_BUDGET, EXACT_MAX_BUFFERS, Exact,
-    JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS,
+    Assignment, BOUND_PROBE_FACTOR, BOUND_PROBE_MOST, DEFAULT_WORK_BUDGET, EXACT_MAX_BUFFERS,
+    Exact, JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS,
 };
 pub use greedy::{
     BestFit, FirstFit, FirstFitByClass, GreedyByBreadth, GreedyByConflicts, GreedyBySize,

@@ -17,8 +17,8 @@
 
 use std::collections::BTreeMap;
 
+use super::effort::Effort;
 use super::instance::{Instance, section_spans};
-use super::search::Effort;
 use super::{minimise, peak};
 use crate::problem::{Conflicts, Problem};
 use crate::solution::Allocation;

@@ -19,8 +19,10 @@
 //! machine; the command may add a wall-clock limit, which builds never do.
 
 mod assign;
+mod effort;
 mod instance;
 mod search;
+mod unplaced;
 mod weights;
 mod windows;
 
@@ -38,19 +40,26 @@ use crate::problem::Problem;
 use crate::solution::{Allocation, PlanError, Solution, pool_sizes};
 use assign::Objective;
 pub use assign::{JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS};
+use effort::Effort;
 use instance::Instance;
-use search::{Effort, Outcome, Preorder, Search};
+use search::{Outcome, Preorder, Search};
 
 /// Pools with more buffers than this keep their greedy placement: the search's tables
 /// grow with buffers times sections, and greedy plans of such pools are already close.
 pub const EXACT_MAX_BUFFERS: usize = 2500;
 
 /// Before bisecting, minimising decides at the lower bound with this many times the work
-/// budget left, and never more than this many default budgets (see `minimise`).
-/// MiniMalloc's challenging instances whose optimum is the bound need up to 214 million
-/// units for that decision (H; E 163 million), since probes go on where they stopped
-/// (352 million for E before, 543 million before probes tried TWA first).
+/// budget left, and never more than [`BOUND_PROBE_MOST`] units (see `minimise`).
 pub const BOUND_PROBE_FACTOR: u64 = 6;
+
+/// The most work the decision at the lower bound gets. MiniMalloc's challenging
+/// instances whose optimum is the bound need up to 214 million units for it (H; E 163
+/// million, B 121 million), since probes go on where they stopped (352 million for E
+/// before, 543 million before probes tried TWA first). Where the optimum is above the
+/// bound (D and J), the decision never ends, and this is what it costs before the search
+/// goes on: 600 million units were 10-13 s of their 12-15 s (this project's 2-core
+/// machine), 250 million hold `auto` under 10 s on every one of them.
+pub const BOUND_PROBE_MOST: u64 = 250_000_000;
 
 /// [`Exact`]'s default work budget.
 pub const DEFAULT_WORK_BUDGET: u64 = 100_000_000;
@@ -379,8 +388,8 @@ fn fastest(problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, Plan
 /// mode only down to `target`. Returns offsets only when they beat `size`.
 ///
 /// Minimising first decides at the bound exactly as decision mode would, with a work
-/// budget of its own: [`BOUND_PROBE_FACTOR`] times what `effort` has left, at most that
-/// many default budgets (and half the time left, under a deadline). Where the optimum is
+/// budget of its own: [`BOUND_PROBE_FACTOR`] times what `effort` has left, at most
+/// [`BOUND_PROBE_MOST`] (and half the time left, under a deadline). Where the optimum is
 /// the bound, a probe there needs its whole share at once, which the bisection rounds
 /// below never give it. Only when that fails do the rounds run, with `effort` untouched.
 fn minimise_within(
@@ -400,8 +409,10 @@ fn minimise_within(
             .deadline
             .map(|d| Instant::now() + d.saturating_duration_since(Instant::now()) / 2);
         let left = effort.limit.saturating_sub(effort.spent);
-        let most = BOUND_PROBE_FACTOR * DEFAULT_WORK_BUDGET;
-        let mut decide = Effort::new(left.saturating_mul(BOUND_PROBE_FACTOR).min(most), deadline);
+        let most = left
+            .saturating_mul(BOUND_PROBE_FACTOR)
+            .min(BOUND_PROBE_MOST);
+        let mut decide = Effort::new(most, deadline);
         let (at_bound, after) = rounds(inst, start, size, Some(bound), &mut decide, &mut probes);
         if at_bound.offsets.is_some() {
             return PoolResult {

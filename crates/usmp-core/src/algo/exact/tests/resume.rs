@@ -2,8 +2,9 @@
 //! start finds, whether the path is where a search stopped for lack of work or where one
 //! at a higher capacity found a plan. `Probes` relies on both.
 
+use super::super::effort::Effort;
 use super::super::instance::Instance;
-use super::super::search::{Effort, Outcome, Preorder, Search};
+use super::super::search::{Outcome, Preorder, Search};
 use super::*;
 
 /// Buffers over a timeline long enough to split into parts (the search's decomposition
