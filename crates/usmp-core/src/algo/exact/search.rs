@@ -487,12 +487,8 @@ impl<'i> Search<'i> {
         true
     }
 
-    /// Whether, in each section whose items were just raised, those that must start at
-    /// or above any height fit between it and the capacity. [`Search::fits`] checks the
-    /// lowest such height, the floor; an item raised high leaves room below it that the
-    /// others need not be able to use. (Apart from the floors' loop, which stops at the
-    /// first item at the floor: most sections have one, and most pass the quick check
-    /// here.)
+    /// The stacks check (module text) in each section whose items were just raised; apart
+    /// from the floors' loop, which stops at the first item at the floor.
     fn stacks(&mut self, at: u64) -> bool {
         let inst = self.inst;
         for k in 0..self.affected.len() {
