@@ -31,7 +31,7 @@
 
 use super::effort::Effort;
 use super::instance::Instance;
-use super::unplaced::Unplaced;
+use super::unplaced::{UNPLACED, Unplaced};
 
 /// How a search ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,8 +43,6 @@ pub(crate) enum Outcome {
     /// The effort ran out first.
     Stopped,
 }
-
-pub(super) const UNPLACED: u64 = u64::MAX;
 
 /// The section boundaries an item of sections `[first, last)` crosses: `j` is the boundary
 /// between sections `j` and `j + 1`.

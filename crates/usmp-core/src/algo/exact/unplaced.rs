@@ -1,7 +1,9 @@
 //! Each section's unplaced items, kept apart from its placed ones for the search.
 
 use super::instance::Instance;
-use super::search::UNPLACED;
+
+/// The offset of an item not placed yet.
+pub(super) const UNPLACED: u64 = u64::MAX;
 
 /// Per section, its items with the unplaced ones first, so that the loops over a
 /// section's unplaced items do not pass the placed ones: placing an item swaps it to
