@@ -36,6 +36,10 @@ pub(crate) struct Instance {
     /// Whether some window was narrowed for the search (see `windows`): its plans are
     /// then valid, but its proofs cover only the narrower windows.
     pub(crate) narrowed: bool,
+    /// Per item, the item before it that it could swap places with in any plan (the
+    /// same live range, size and alignment, no window), or `u32::MAX`: the search
+    /// places such twins in item order only.
+    pub(crate) twin: Vec<u32>,
 }
 
 /// Live ranges `[start, end)` as spans of time sections `[first, last)`, sections being
@@ -104,6 +108,30 @@ fn in_graph(adj: &[Vec<usize>], len: usize, buffers: &[usize]) -> Vec<Vec<u32>> 
         .collect()
 }
 
+/// For live ranges: per item, the last item before it with the same live range, size
+/// and alignment, neither in a window (`u32::MAX` for none). Such items conflict with
+/// the same others and each other, so exchanging their offsets keeps a plan a plan.
+fn twins(problem: &Problem, buffers: &[usize], pool: usize, pairs_of: &[Vec<u32>]) -> Vec<u32> {
+    let all = problem.buffers();
+    let mut last = std::collections::BTreeMap::new();
+    let mut twin = vec![u32::MAX; buffers.len()];
+    for (k, &b) in buffers.iter().enumerate() {
+        let Some(live) = all[b].live.filter(|_| pairs_of[k].is_empty()) else {
+            continue;
+        };
+        let key = (
+            live.start,
+            live.end,
+            all[b].size,
+            problem.alignment_in(b, pool),
+        );
+        if let Some(before) = last.insert(key, k as u32) {
+            twin[k] = before;
+        }
+    }
+    twin
+}
+
 impl Instance {
     /// The items `buffers` of `problem`, all placed in `pool`.
     pub(crate) fn new(problem: &Problem, pool: usize, buffers: Vec<usize>) -> Instance {
@@ -126,6 +154,10 @@ impl Instance {
             }
         };
         let w = Windows::of(problem, &buffers, &size, &span, &overlaps);
+        let twin = match problem.conflicts() {
+            Conflicts::Intervals => twins(problem, &buffers, pool, &w.pairs_of),
+            Conflicts::Graph(_) => vec![u32::MAX; n],
+        };
         Instance {
             buffers,
             size,
@@ -139,6 +171,7 @@ impl Instance {
             pairs_of: w.pairs_of,
             tie: w.tie,
             narrowed: w.narrowed,
+            twin,
         }
     }
 

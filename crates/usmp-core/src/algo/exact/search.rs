@@ -386,7 +386,11 @@ impl<'i> Search<'i> {
             }
             let at = self.min_offset[i_us];
             min_top = min_top.min(at.saturating_add(self.inst.size[i_us]));
-            order.push((at, self.rank[i_us], i));
+            // Twins go in item order: with the one before unplaced, this one waits.
+            let twin = self.inst.twin[i_us];
+            if twin == u32::MAX || self.offset[twin as usize] != UNPLACED {
+                order.push((at, self.rank[i_us], i));
+            }
         }
         if order.is_empty() {
             return None;

@@ -88,6 +88,55 @@ fn matches_brute_force_on_small_instances() {
     }
 }
 
+/// Buffers with twins (the same live range, size and alignment), which the search places
+/// in item order only, and near-twins (one of the three differs by one) which it must
+/// not: still the optimum, proven, and the twins are seen as such.
+#[test]
+fn matches_brute_force_with_twins() {
+    let mut rng = Rng::seeded(0x7715);
+    for case in 0..10000 {
+        let base = random_problem(&mut rng, 2 + case % 2);
+        let mut b = Problem::builder();
+        let w = b.pool(Pool::workspace("w").with_alignment(1));
+        let (mut n, mut copies) = (0, 0);
+        for buffer in base.buffers() {
+            for copy in 0..1 + rng.below(2) {
+                let live = buffer.live.unwrap();
+                // A copy is a twin, or differs in its start, end, size or alignment.
+                let near = if copy == 0 { 0 } else { rng.below(5) };
+                let start = live.start.saturating_sub(u64::from(near == 1));
+                let end = live.end + u64::from(near == 2);
+                let size = buffer.size + u64::from(near == 3);
+                let align = if near == 4 {
+                    3 - buffer.alignment
+                } else {
+                    buffer.alignment
+                };
+                copies += usize::from(copy > 0 && near == 0);
+                b.buffer(
+                    Buffer::new(format!("b{n}"), size)
+                        .with_candidates([w])
+                        .with_live(start, end)
+                        .with_alignment(align),
+                );
+                n += 1;
+            }
+        }
+        let problem = b.build().unwrap();
+        let inst = Instance::new(&problem, 0, (0..n).collect());
+        let twins = inst.twin.iter().filter(|&&t| t != u32::MAX).count();
+        // At least the copies (the draw may give twins of its own).
+        assert!(twins >= copies, "case {case}");
+        let plan = plan(&problem, &Exact::default()).unwrap();
+        assert_eq!(
+            plan.total(),
+            brute_force(&problem),
+            "case {case}: {problem:?}"
+        );
+        assert!(plan.optimal, "case {case}: the search was not exhausted");
+    }
+}
+
 /// Sizes that share a factor (3, 4 or 6), alignments that divide it or not: the search
 /// probes only capacities on the step every end lies on (the factor where each alignment
 /// divides it, else the common divisor of sizes and alignments), and still finds the
