@@ -21,6 +21,7 @@
 mod assign;
 mod effort;
 mod instance;
+mod preorder;
 mod search;
 mod unplaced;
 mod weights;
@@ -42,7 +43,8 @@ use assign::Objective;
 pub use assign::{JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS};
 use effort::Effort;
 use instance::Instance;
-use search::{Outcome, Preorder, Search};
+use preorder::Preorder;
+use search::{Outcome, Search};
 
 /// Pools with more buffers than this keep their greedy placement: the search's tables
 /// grow with buffers times sections, and greedy plans of such pools are already close.

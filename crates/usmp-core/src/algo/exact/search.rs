@@ -17,6 +17,8 @@
 //!   some of a section's unplaced items cannot start below (raised by their neighbours),
 //!   it plus their sizes must fit. (MiniMalloc's D decided at 1,025,024 bytes: 3.4 s
 //!   before, 0.3 s.)
+//! - **Twins.** Items of one live range, size and alignment (no window) can swap places
+//!   in any plan: they are placed in item order only.
 //! - **Hatless items.** If an item that overlaps no unplaced item fails at its minimum
 //!   offset, the node fails: every completion could put it there and place it first.
 //! - **Decomposition.** When no unplaced item crosses some section boundary, the two sides
@@ -31,6 +33,7 @@
 
 use super::effort::Effort;
 use super::instance::Instance;
+use super::preorder::Preorder;
 use super::unplaced::{UNPLACED, Unplaced};
 
 /// How a search ended.
@@ -73,26 +76,6 @@ struct Frame {
     /// Whether that candidate overlaps no unplaced item ("has no hat"). If it fails, so
     /// does every later candidate: any completion could have it right there.
     hatless: bool,
-}
-
-/// A static order that breaks ties between items at the same offset: keys compared
-/// largest first, named after MiniMalloc's letters. W is the length of the item's life,
-/// A its area (bytes times steps) and T the most bytes still unplaced in any
-/// section of its life. T changes as items are placed, so each part of a decomposition
-/// ranks its items afresh: what is left crowded decides, not what was crowded at the start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Preorder {
-    Wat,
-    Taw,
-    Twa,
-}
-
-impl Preorder {
-    /// Every order, in the order a probe tries them. TWA first: on MiniMalloc's
-    /// challenging set it is the one that finds the plan at the bound on A, E, F and I and
-    /// most of D's and J's plans, and a probe's later orders only run once it is stopped
-    /// (E at its bound: 543 million units with WAT first, 352 million with TWA first).
-    pub(crate) const ALL: [Preorder; 3] = [Preorder::Twa, Preorder::Taw, Preorder::Wat];
 }
 
 /// One decision search over an [`Instance`].
@@ -280,11 +263,7 @@ impl<'i> Search<'i> {
                 let i = item as usize;
                 let w = inst.length[i];
                 let a = inst.size[i].saturating_mul(w);
-                let key = match self.preorder {
-                    Preorder::Wat => (w, a, crowded(i)),
-                    Preorder::Taw => (crowded(i), a, w),
-                    Preorder::Twa => (crowded(i), w, a),
-                };
+                let key = self.preorder.key(w, a, crowded(i));
                 (key, item)
             })
             .collect();

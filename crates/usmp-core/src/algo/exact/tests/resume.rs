@@ -4,7 +4,8 @@
 
 use super::super::effort::Effort;
 use super::super::instance::Instance;
-use super::super::search::{Outcome, Preorder, Search};
+use super::super::preorder::Preorder;
+use super::super::search::{Outcome, Search};
 use super::*;
 
 /// Buffers over a timeline long enough to split into parts (the search's decomposition
