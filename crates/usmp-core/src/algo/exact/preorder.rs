@@ -18,9 +18,7 @@ impl Preorder {
     /// most of D's and J's plans, and a probe's later orders only run once it is stopped
     /// (E at its bound: 543 million units with WAT first, 352 million with TWA first).
     pub(crate) const ALL: [Preorder; 3] = [Preorder::Twa, Preorder::Taw, Preorder::Wat];
-}
 
-impl Preorder {
     /// The key of an item of life `length`, `area` and `crowded` (see the type's text),
     /// compared largest first.
     pub(super) fn key(self, length: u64, area: u64, crowded: u64) -> (u64, u64, u64) {

@@ -96,7 +96,7 @@ pub(crate) struct Search<'i> {
     cuts: Vec<u32>,
     trail: Vec<Undo>,
     new_cuts: Vec<u32>,
-    /// The spans of the items the last placement raised, and the sections they cover.
+    /// The spans of the items the last placement raised, merged into `affected`.
     raised: Vec<(u32, u32)>,
     affected: Vec<u32>,
     /// The index of each candidate on the way to the current node, in the order chosen.
@@ -562,7 +562,7 @@ impl<'i> Search<'i> {
                     for s in first..last {
                         self.total[s as usize] =
                             self.total[s as usize].saturating_add(self.inst.size[i]);
-                        self.unplaced.len[s as usize] += 1;
+                        self.unplaced.restore(s as usize);
                     }
                     for j in boundaries((first, last)) {
                         self.cuts[j as usize] += 1;

@@ -12,7 +12,7 @@ pub(super) const UNPLACED: u64 = u64::MAX;
 #[derive(Debug, Default)]
 pub(super) struct Unplaced {
     items: Vec<Vec<u32>>,
-    pub(super) len: Vec<u32>,
+    len: Vec<u32>,
     /// Per item, where it is in each section of its span, from `start[item]` on.
     at: Vec<u32>,
     start: Vec<usize>,
@@ -65,5 +65,11 @@ impl Unplaced {
         self.at[a] = here as u32;
         self.at[b] = last as u32;
         self.len[s] -= 1;
+    }
+
+    /// Gives back to section `s` the item last taken from it: it is still where
+    /// [`Unplaced::remove`] put it, just past the unplaced ones.
+    pub(super) fn restore(&mut self, s: usize) {
+        self.len[s] += 1;
     }
 }
