@@ -55,12 +55,13 @@ impl fmt::Display for AlgorithmChoice {
 }
 
 /// The work budget of `exact` and `auto` in a build (units of the search's work, as
-/// [`Exact::work_budget`] counts them): a 200th of the command's default, so that a
-/// model whose plan misses the lower bound does not hold a build up. Build scripts are
-/// compiled without optimisation by default: a 1,000-call chain whose plan misses its bound
-/// spent 186 s of a debug build script with the command's budget. `usmp plan` keeps the
-/// full budget; [`Config::work_budget`](crate::Config::work_budget) sets another.
-pub const BUILD_WORK_BUDGET: u64 = usmp_core::DEFAULT_WORK_BUDGET / 200;
+/// [`Exact::work_budget`] counts them): half a million, a 600th of the command's default
+/// (a 200th of the 100 million it had before its dives), so that a model whose plan
+/// misses the lower bound does not hold a build up. Build scripts are compiled without
+/// optimisation by default: a 1,000-call chain whose plan misses its bound spent 186 s of
+/// a debug build script with the command's budget of then. `usmp plan` keeps the full
+/// budget; [`Config::work_budget`](crate::Config::work_budget) sets another.
+pub const BUILD_WORK_BUDGET: u64 = 500_000;
 
 /// The algorithms a build plans with: the build script's own, by the name a model gives
 /// in `algorithm = "..."`, and the work budget of the built-in searching ones.

@@ -38,6 +38,35 @@ impl Effort {
         !self.expired
     }
 
+    /// The units not yet spent.
+    pub(crate) fn left(&self) -> u64 {
+        self.limit.saturating_sub(self.spent)
+    }
+
+    /// `num / den` of the time left before the deadline, as a deadline of its own.
+    pub(crate) fn deadline_part(&self, num: u32, den: u32) -> Option<Instant> {
+        let now = Instant::now();
+        self.deadline
+            .map(|d| now + d.saturating_duration_since(now) / den * num)
+    }
+
+    /// An effort of `num / den` of what this one has left, in units and in time: spend
+    /// it, then [`Effort::absorb`] it back.
+    pub(crate) fn part(&self, num: u32, den: u32) -> Effort {
+        let mut part = Effort::new(
+            self.spent
+                .saturating_add(self.left() / u64::from(den) * u64::from(num)),
+            self.deadline_part(num, den),
+        );
+        part.spent = self.spent;
+        part
+    }
+
+    /// Counts what `part` (from [`Effort::part`]) spent as spent here.
+    pub(crate) fn absorb(&mut self, part: &Effort) {
+        self.spend(part.spent.saturating_sub(self.spent));
+    }
+
     pub(crate) fn exhausted(&self) -> bool {
         self.spent > self.limit || self.expired
     }

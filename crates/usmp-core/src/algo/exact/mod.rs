@@ -13,7 +13,9 @@
 //! there proves it optimal), then bisection. Each probe gets a share of work that doubles
 //! from round to round, so easy capacities are settled before hard ones eat the budget,
 //! and goes on from where the searches before it stopped (`Probes`); a probe that
-//! exhausts its search proves every smaller capacity impossible.
+//! exhausts its search proves every smaller capacity impossible. The rounds get a third
+//! of the budget; the rest goes to short searches from the start below the best plan,
+//! in shaken and plain orders (`minimise`'s dives).
 //!
 //! The budget is a count of work, so the same problem gives the same plan on every
 //! machine; the command may add a wall-clock limit, which builds never do.
@@ -21,6 +23,7 @@
 mod assign;
 mod effort;
 mod instance;
+mod minimise;
 mod preorder;
 mod search;
 mod unplaced;
@@ -43,8 +46,7 @@ use assign::Objective;
 pub use assign::{JOINT_MAX_BUFFERS, JOINT_MAX_CHOOSERS};
 use effort::Effort;
 use instance::Instance;
-use preorder::Preorder;
-use search::{Outcome, Search};
+use minimise::{minimise, peak};
 
 /// Pools with more buffers than this keep their greedy placement: the search's tables
 /// grow with buffers times sections, and greedy plans of such pools are already close.
@@ -63,14 +65,17 @@ pub const BOUND_PROBE_FACTOR: u64 = 6;
 /// machine), 250 million hold `auto` under 10 s on every one of them.
 pub const BOUND_PROBE_MOST: u64 = 250_000_000;
 
-/// [`Exact`]'s default work budget.
-pub const DEFAULT_WORK_BUDGET: u64 = 100_000_000;
+/// [`Exact`]'s default work budget: a third for the probing rounds, the rest for dives
+/// (MiniMalloc's D and J, whose optimum is above the bound, spend it all, with the
+/// bound's probe 7-8 s on this project's 2-core machine).
+pub const DEFAULT_WORK_BUDGET: u64 = 300_000_000;
 
 /// The exact solver, anytime, with a deterministic budget.
 #[derive(Clone, Copy, Debug)]
 pub struct Exact {
-    /// Work the search may spend over all pools (items examined; about 10 ns each on a
-    /// current core). Builds rely on this to stay reproducible.
+    /// Work the search may spend over all pools (items examined; 3-20 ns each on this
+    /// project's 2-core machine, by the shape of the problem). Builds rely on this to stay
+    /// reproducible.
     pub work_budget: u64,
     /// An additional wall-clock limit, for interactive use only: plans then depend on
     /// the machine's speed.
@@ -169,12 +174,6 @@ impl Algorithm for Exact {
             ..solution
         })
     }
-}
-
-/// What searching one pool achieved.
-struct PoolResult {
-    offsets: Option<Vec<u64>>,
-    proven: bool,
 }
 
 impl Exact {
@@ -384,201 +383,4 @@ fn fastest(problem: &Problem, lower_bound: &LowerBound) -> Result<Solution, Plan
     let layout = Layout::new(&fast);
     let (allocations, _) = place_in_order(&layout, &order, Fit::Lowest, lower_bound.total)?;
     Ok(Solution::new(allocations))
-}
-
-/// Shrinks one pool from `size` (its greedy size) toward its lower bound, or in decision
-/// mode only down to `target`. Returns offsets only when they beat `size`.
-///
-/// Minimising first decides at the bound exactly as decision mode would, with a work
-/// budget of its own: [`BOUND_PROBE_FACTOR`] times what `effort` has left, at most
-/// [`BOUND_PROBE_MOST`] (and half the time left, under a deadline). Where the optimum is
-/// the bound, a probe there needs its whole share at once, which the bisection rounds
-/// below never give it. Only when that fails do the rounds run, with `effort` untouched.
-fn minimise_within(
-    inst: &Instance,
-    size: u64,
-    target: Option<u64>,
-    effort: &mut Effort,
-) -> PoolResult {
-    let bound = inst.lower_bound();
-    let mut probes = Probes::default();
-    let mut start = Start {
-        lo: bound,
-        tried: 0,
-    };
-    if target.is_none() && bound < size && !effort.exhausted() {
-        let deadline = effort
-            .deadline
-            .map(|d| Instant::now() + d.saturating_duration_since(Instant::now()) / 2);
-        let left = effort.limit.saturating_sub(effort.spent);
-        let most = left
-            .saturating_mul(BOUND_PROBE_FACTOR)
-            .min(BOUND_PROBE_MOST);
-        let mut decide = Effort::new(most, deadline);
-        let (at_bound, after) = rounds(inst, start, size, Some(bound), &mut decide, &mut probes);
-        if at_bound.offsets.is_some() {
-            return PoolResult {
-                proven: true,
-                ..at_bound
-            };
-        }
-        start = after;
-    }
-    rounds(inst, start, size, target, effort, &mut probes).0
-}
-
-/// [`minimise_within`], whose proofs hold for the declared windows only where the search
-/// took them whole.
-fn minimise(inst: &Instance, size: u64, target: Option<u64>, effort: &mut Effort) -> PoolResult {
-    let result = minimise_within(inst, size, target, effort);
-    PoolResult {
-        proven: result.proven && !inst.narrowed,
-        ..result
-    }
-}
-
-/// Where probing rounds start: the lowest capacity not yet proven impossible, and the
-/// largest share of work one probe there has already had without an answer.
-#[derive(Clone, Copy, Debug)]
-struct Start {
-    lo: u64,
-    tried: u64,
-}
-
-/// The probing rounds of [`minimise`], from `start.lo` up to `size`; and where rounds
-/// after them would start. Every end lies on the instance's step (`Instance::step`), so a
-/// capacity fits exactly when the step's multiple at or below it does: only those are
-/// probed.
-fn rounds(
-    inst: &Instance,
-    start: Start,
-    size: u64,
-    target: Option<u64>,
-    effort: &mut Effort,
-    probes: &mut Probes,
-) -> (PoolResult, Start) {
-    let step = inst.step();
-    let down = |c: u64| c / step * step;
-    let mut lo = start.lo.next_multiple_of(step);
-    let mut hi = size;
-    let target = target.map(down);
-    let mut best = None;
-    let mut share = 16 * (inst.len() as u64 + 1).pow(2);
-    let mut tried = start.tried;
-    let done = |lo: u64, hi: u64| match target {
-        Some(t) => hi <= t || t < lo,
-        None => hi <= lo,
-    };
-    while !done(lo, hi) && !effort.exhausted() {
-        // One round: the bound (the optimum surprisingly often) unless it has had this
-        // share already, then bisection toward `hi`, going up past every probe that runs
-        // out of its share. On the open problems the optimum lies well above the bound,
-        // and the capacities just below the best plan are where the next plan is found:
-        // a round must reach them.
-        let mut open = lo;
-        let mut first = share > tried;
-        while open < hi && !done(lo, hi) && !effort.exhausted() {
-            let c = match target {
-                Some(t) => t,
-                None if first => lo,
-                None => down(open + (hi - open) / 2).max(open),
-            };
-            if c == lo {
-                tried = tried.max(share);
-            }
-            first = false;
-            match probes.probe(inst, c, share, effort) {
-                (Outcome::Found, offsets) => {
-                    hi = peak(inst, &offsets);
-                    best = Some(offsets);
-                }
-                (Outcome::Infeasible, _) => {
-                    lo = c + step;
-                    open = c + step;
-                    tried = 0;
-                }
-                (Outcome::Stopped, _) => {
-                    if target.is_some() {
-                        break;
-                    }
-                    open = c + step;
-                }
-            }
-        }
-        share = share.saturating_mul(2);
-    }
-    let result = PoolResult {
-        offsets: best,
-        proven: hi <= lo,
-    };
-    (result, Start { lo, tried })
-}
-
-/// The probes made so far: the work each capacity's search had with each preorder, and
-/// how far each search got. A search's tree is the same at every capacity but for what
-/// a lower capacity prunes, so the nodes a search at capacity `c` went past hold no plan
-/// within `c`, nor within any lower capacity: a probe goes on from the furthest node any
-/// search of its preorder reached at its capacity or above (see `Search::resume`),
-/// instead of searching those nodes again.
-#[derive(Debug, Default)]
-struct Probes {
-    spent: std::collections::BTreeMap<u64, [u64; Preorder::ALL.len()]>,
-    /// Per preorder, (capacity, path): before `path` no plan fits in `capacity`.
-    reached: [Vec<(u64, Vec<u32>)>; Preorder::ALL.len()],
-}
-
-impl Probes {
-    /// One capacity, tried with each preorder in turn until it has had `share` work in
-    /// all. Any preorder that exhausts its search proves the capacity impossible.
-    fn probe(
-        &mut self,
-        inst: &Instance,
-        capacity: u64,
-        share: u64,
-        effort: &mut Effort,
-    ) -> (Outcome, Vec<u64>) {
-        let spent = self.spent.entry(capacity).or_default();
-        for (k, preorder) in Preorder::ALL.into_iter().enumerate() {
-            if spent[k] >= share {
-                continue;
-            }
-            let reached = &mut self.reached[k];
-            let from = reached
-                .iter()
-                .filter(|(c, _)| *c >= capacity)
-                .map(|(_, p)| p)
-                .max()
-                .cloned()
-                .unwrap_or_default();
-            let limit = effort.limit;
-            let before = effort.spent;
-            effort.limit = limit.min(before.saturating_add(share - spent[k]));
-            let (outcome, offsets, path) = Search::resume(inst, capacity, preorder, from, effort);
-            effort.limit = limit;
-            spent[k] += effort.spent - before;
-            let within = match outcome {
-                Outcome::Found => Some(peak(inst, &offsets).saturating_sub(1)),
-                Outcome::Stopped => Some(capacity),
-                Outcome::Infeasible => None,
-            };
-            if let Some(c) = within {
-                // Only what no other entry covers: a lower capacity, or not as far.
-                reached.retain(|(d, p)| *d > c || *p > path);
-                reached.push((c, path));
-            }
-            if outcome != Outcome::Stopped || effort.exhausted() {
-                return (outcome, offsets);
-            }
-        }
-        (Outcome::Stopped, Vec::new())
-    }
-}
-
-fn peak(inst: &Instance, offsets: &[u64]) -> u64 {
-    offsets
-        .iter()
-        .zip(&inst.size)
-        .map(|(&o, &s)| o + s)
-        .max()
-        .unwrap_or(0)
 }

@@ -33,7 +33,7 @@
 
 use super::effort::Effort;
 use super::instance::Instance;
-use super::preorder::Preorder;
+use super::preorder::{Order, Preorder};
 use super::unplaced::{UNPLACED, Unplaced};
 
 /// How a search ended.
@@ -83,8 +83,8 @@ struct Frame {
 pub(crate) struct Search<'i> {
     inst: &'i Instance,
     capacity: u64,
-    preorder: Preorder,
-    /// Per item, its position in `preorder` among the items of its part.
+    order: Order,
+    /// Per item, its position in `order` among the items of its part.
     rank: Vec<u32>,
     offset: Vec<u64>,
     min_offset: Vec<u64>,
@@ -142,6 +142,31 @@ impl<'i> Search<'i> {
         path: Vec<u32>,
         effort: &mut Effort,
     ) -> (Outcome, Vec<u64>, Vec<u32>) {
+        Self::run(inst, capacity, Order::plain(preorder), path, effort)
+    }
+
+    /// One dive: [`Search::decide`] in `order`, maybe shaken, from the start. A shaken
+    /// search's first plan lies somewhere else than every other's, and is often found in
+    /// few nodes where the plain search at the same capacity runs for hundreds of
+    /// millions (see `minimise`'s dives).
+    pub(crate) fn dive(
+        inst: &'i Instance,
+        capacity: u64,
+        order: Order,
+        effort: &mut Effort,
+    ) -> (Outcome, Vec<u64>) {
+        let (outcome, offsets, _) = Self::run(inst, capacity, order, Vec::new(), effort);
+        (outcome, offsets)
+    }
+
+    /// [`Search::resume`] in any [`Order`].
+    fn run(
+        inst: &'i Instance,
+        capacity: u64,
+        order: Order,
+        path: Vec<u32>,
+        effort: &mut Effort,
+    ) -> (Outcome, Vec<u64>, Vec<u32>) {
         let sections = inst.sections();
         let mut cuts = vec![0u32; sections.saturating_sub(1)];
         // Items that overlap nothing are placed at 0 below and never block a cut.
@@ -158,7 +183,7 @@ impl<'i> Search<'i> {
         let mut search = Search {
             inst,
             capacity,
-            preorder,
+            order,
             rank: vec![0; inst.len()],
             offset: vec![UNPLACED; inst.len()],
             min_offset: vec![0; inst.len()],
@@ -233,7 +258,8 @@ impl<'i> Search<'i> {
                 continue;
             }
             let saved: Vec<u32> = group.iter().map(|&i| self.rank[i as usize]).collect();
-            self.rank_items(group);
+            self.order
+                .rank(self.inst, &self.total, group, &mut self.rank);
             let outcome = self.dfs(group, bounds[g], bounds[g + 1], depth, effort);
             // The enclosing part's frames compare ranks of its own order.
             for (&i, &r) in group.iter().zip(&saved) {
@@ -245,35 +271,6 @@ impl<'i> Search<'i> {
             }
         }
         Outcome::Found
-    }
-
-    /// Ranks `items` by the search's preorder, ties by item number.
-    fn rank_items(&mut self, items: &[u32]) {
-        let inst = self.inst;
-        let crowded = |i: usize| {
-            let (first, last) = inst.span[i];
-            (first..last)
-                .map(|s| self.total[s as usize])
-                .max()
-                .unwrap_or(0)
-        };
-        let mut keyed: Vec<((u64, u64, u64), u32)> = items
-            .iter()
-            .map(|&item| {
-                let i = item as usize;
-                let w = inst.length[i];
-                let a = inst.size[i].saturating_mul(w);
-                let key = self.preorder.key(w, a, crowded(i));
-                (key, item)
-            })
-            .collect();
-        let tie = |i: &u32| inst.tie[*i as usize];
-        keyed.sort_unstable_by(|(ka, ia), (kb, ib)| {
-            (tie(ia).cmp(&tie(ib))).then(kb.cmp(ka)).then(ia.cmp(ib))
-        });
-        for (r, &(_, item)) in keyed.iter().enumerate() {
-            self.rank[item as usize] = r as u32;
-        }
     }
 
     /// The depth-first search over one part.

@@ -4,6 +4,7 @@ use crate::problem::{Buffer, Pool};
 
 use crate::test_rng::Rng;
 
+mod dives;
 mod overlaps;
 mod resume;
 
