@@ -121,9 +121,9 @@ impl Record {
 /// trees, far apart, and the rounds' probes, each going on where the one above stopped,
 /// rarely reach them. MiniMalloc's J: of the three orders' plain searches at 13 capacities
 /// from 1,019,904 to 1,032,192 bytes, three find a plan within 200 million units; about
-/// one shaken dive in 30 does at 1,027,072 (one million units each), one in 300 at
-/// 1,017,856. D's shaken dives find about one plan per 200 million units at 1,022,976 to
-/// 1,029,120, but TWA's plain search at 1,025,024 finds one in 7 million.
+/// one shaken dive in 50 does at 1,027,072 (one million units each), one in 500 at
+/// 1,017,856. D's shaken dives find one plan per 80-170 million units anywhere from
+/// 1,022,976 to 1,029,120, but TWA's plain search at 1,025,024 finds one in 7 million.
 fn dives(
     inst: &Instance,
     mut lo: u64,
