@@ -227,7 +227,7 @@ impl Config {
         self
     }
 
-    /// The work budget of `exact` and `auto` (default [`BUILD_WORK_BUDGET`], a 200th
+    /// The work budget of `exact` and `auto` (default [`BUILD_WORK_BUDGET`], a 600th
     /// of `usmp plan`'s): more finds smaller plans where the greedy planners miss the lower
     /// bound, at the cost of build time (a build script is compiled without optimisation
     /// unless `[profile.dev.build-override] opt-level = 3` says otherwise). The budget
