@@ -38,6 +38,20 @@ impl Effort {
         !self.expired
     }
 
+    /// Runs `work` on this effort with at most `units` more to spend (or what is left,
+    /// if less); returns its result and what it spent.
+    pub(crate) fn capped<R>(
+        &mut self,
+        units: u64,
+        work: impl FnOnce(&mut Effort) -> R,
+    ) -> (R, u64) {
+        let (limit, before) = (self.limit, self.spent);
+        self.limit = limit.min(before.saturating_add(units));
+        let result = work(self);
+        self.limit = limit;
+        (result, self.spent - before)
+    }
+
     /// The units not yet spent.
     pub(crate) fn left(&self) -> u64 {
         self.limit.saturating_sub(self.spent)

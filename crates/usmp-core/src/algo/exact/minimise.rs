@@ -80,6 +80,16 @@ fn minimise_within(
     dives(inst, after.lo, size, target, result.offsets, effort)
 }
 
+/// Whether minimising between `lo` (the lowest capacity not proven impossible) and `hi`
+/// (the best plan's peak) is over: proven optimal, or in decision mode `target` reached
+/// or proven out of reach.
+fn settled(target: Option<u64>, lo: u64, hi: u64) -> bool {
+    match target {
+        Some(t) => hi <= t || t < lo,
+        None => hi <= lo,
+    }
+}
+
 /// A shaken dive's work on `inst`.
 fn dive_length(inst: &Instance) -> u64 {
     DIVE_DESCENTS.saturating_mul((inst.len() as u64 + 1).pow(2))
@@ -137,10 +147,7 @@ fn dives(
     let shaken_length = dive_length(inst);
     let plain_length = shaken_length.saturating_mul(PLAIN_DIVES);
     let mut hi = best.as_ref().map_or(size, |o| peak(inst, o));
-    let done = |lo: u64, hi: u64| match target {
-        Some(t) => hi <= t || t < lo,
-        None => hi <= lo,
-    };
+    let done = |lo: u64, hi: u64| settled(target, lo, hi);
     let mut shaker = Shaker::new();
     let (mut shaken, mut plain) = (Record::default(), Record::default());
     let mut plain_at = std::collections::BTreeSet::new();
@@ -162,11 +169,9 @@ fn dives(
             let order = shaker.shake(Preorder::Wat, inst.len());
             (order, shaken_length, &mut shaken)
         };
-        let (limit, before) = (effort.limit, effort.spent);
-        effort.limit = limit.min(before.saturating_add(length));
-        let (outcome, offsets) = Search::dive(inst, c, order, effort);
-        effort.limit = limit;
-        record.spent += effort.spent - before;
+        let ((outcome, offsets), spent) =
+            effort.capped(length, |effort| Search::dive(inst, c, order, effort));
+        record.spent += spent;
         match outcome {
             Outcome::Found => {
                 record.found += 1;
@@ -226,10 +231,7 @@ fn rounds(
     let mut best = None;
     let mut share = 16 * (inst.len() as u64 + 1).pow(2);
     let mut tried = start.tried;
-    let done = |lo: u64, hi: u64| match target {
-        Some(t) => hi <= t || t < lo,
-        None => hi <= lo,
-    };
+    let done = |lo: u64, hi: u64| settled(target, lo, hi);
     while !done(lo, hi) && !effort.exhausted() {
         // One round: the bound (the optimum surprisingly often) unless it has had this
         // share already, then bisection toward `hi`, going up past every probe that runs
@@ -311,12 +313,10 @@ impl Probes {
                 .max()
                 .cloned()
                 .unwrap_or_default();
-            let limit = effort.limit;
-            let before = effort.spent;
-            effort.limit = limit.min(before.saturating_add(share - spent[k]));
-            let (outcome, offsets, path) = Search::resume(inst, capacity, preorder, from, effort);
-            effort.limit = limit;
-            spent[k] += effort.spent - before;
+            let ((outcome, offsets, path), used) = effort.capped(share - spent[k], |effort| {
+                Search::resume(inst, capacity, preorder, from, effort)
+            });
+            spent[k] += used;
             let within = match outcome {
                 Outcome::Found => Some(peak(inst, &offsets).saturating_sub(1)),
                 Outcome::Stopped => Some(capacity),

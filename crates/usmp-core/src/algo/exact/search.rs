@@ -123,8 +123,7 @@ impl<'i> Search<'i> {
         preorder: Preorder,
         effort: &mut Effort,
     ) -> (Outcome, Vec<u64>) {
-        let (outcome, offsets, _) = Self::resume(inst, capacity, preorder, Vec::new(), effort);
-        (outcome, offsets)
+        Self::dive(inst, capacity, Order::plain(preorder), effort)
     }
 
     /// [`Search::decide`], starting where an earlier search of the same instance and
